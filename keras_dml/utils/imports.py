@@ -1,0 +1,59 @@
+"""Lazy imports of optional dependencies with an error that names the extra to install."""
+
+import importlib
+
+# module name -> (pip extra, pip package) used in the error message.
+_EXTRAS = {
+    "faiss": ("faiss", "faiss-cpu"),
+    "onnx": ("onnx", "onnx"),
+    "tf2onnx": ("onnx", "tf2onnx"),
+    "onnxruntime": ("onnx", "onnxruntime"),
+    "matplotlib": ("vis", "matplotlib"),
+    "matplotlib.pyplot": ("vis", "matplotlib"),
+    "tf_keras_vis": ("vis", "tf-keras-vis"),
+    "tensorflow_datasets": ("tfds", "tensorflow-datasets"),
+}
+
+
+class MissingDependencyError(ImportError):
+    """An optional dependency needed for the requested feature is not installed."""
+
+
+def optional_import(module_name, feature=None):
+    """Imports an optional dependency or raises an error naming the extra to install.
+
+    Args:
+        module_name: str. The module to import, e.g. `"faiss"`.
+        feature: str. What the user asked for, for the message. Defaults to `None`.
+
+    Returns:
+        The imported module.
+
+    Raises:
+        MissingDependencyError: if the module cannot be imported.
+
+    Examples:
+    >>> np = optional_import("numpy")
+    """
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as error:
+        extra, package = _EXTRAS.get(module_name, (None, module_name.split(".")[0]))
+        what = f" for {feature}" if feature else ""
+        hint = (
+            f'pip install "keras-dml[{extra}]" (or pip install {package})'
+            if extra
+            else f"pip install {package}"
+        )
+        raise MissingDependencyError(
+            f"`{module_name}` is needed{what} but is not installed. Install it with: {hint}."
+        ) from error
+
+
+def is_available(module_name):
+    """Returns whether an optional dependency can be imported."""
+    try:
+        importlib.import_module(module_name)
+    except ImportError:
+        return False
+    return True
