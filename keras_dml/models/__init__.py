@@ -1,0 +1,3 @@
+from keras_dml.models.embedding_model import EmbeddingModel
+
+__all__ = ["EmbeddingModel"]

@@ -1,0 +1,212 @@
+"""The single-embedding baseline and the base class of every ensemble model."""
+
+import keras
+from keras import ops
+
+POOLINGS = ("avg", "max", "avgmax")
+
+
+@keras.saving.register_keras_serializable(package="keras_dml")
+class EmbeddingModel(keras.Model):
+    """Backbone, global pooling, one linear head per learner, per-learner L2 normalisation.
+
+    The model takes raw pixels in [0, 255] (the backbone carries its own normalisation), so
+    `predict`, a `.keras` file and an exported graph all see the same input. Its output is a single
+    tensor `[N, sum(learner_dims)]`: the concatenation of the per-learner L2-normalised embeddings,
+    each optionally multiplied by a fixed `learner_weights` entry (BIER's boosting weights, so that a
+    dot product of two outputs is the ensemble similarity).
+
+    With one learner (the default) this is the single-embedding baseline every ensemble method is
+    compared with. Ensemble methods subclass it: each learner owns its own `Dense` head, so an
+    optimizer step can update one learner without touching the others' weights or optimizer state.
+
+    Args:
+        backbone: `keras.Model`. A functional model from raw pixels to a 4-D feature map, as
+            returned by `keras_dml.backbones.get`.
+        embedding_dim: int. Total embedding size. Split evenly over `num_learners` unless
+            `learner_dims` is given. Defaults to `128`.
+        num_learners: int. Number of learners (embedding slices). Defaults to `1`.
+        learner_dims: tuple of int. Explicit per-learner sizes; overrides `embedding_dim` and
+            `num_learners`. Defaults to `None`.
+        learner_weights: tuple of float. Fixed multipliers applied to each normalised learner
+            embedding in the output. Defaults to `None` (all ones).
+        pooling: str. Global pooling of the backbone features: `"avg"`, `"max"` or `"avgmax"`
+            (sum of both, as in several DML codebases). Defaults to `"avg"`.
+        dropout: float. Dropout rate on pooled features before the heads. Defaults to `0.0`.
+        **kwargs: passed to `keras.Model` (e.g. `name`).
+
+    Examples:
+    >>> import keras_dml
+    >>> backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
+    >>> model = keras_dml.models.EmbeddingModel(backbone, embedding_dim=64)
+    >>> model.compile(optimizer="adam", loss=keras_dml.losses.TripletLoss())
+    >>> # model.fit(train_ds, epochs=10)
+
+    References:
+        Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019
+        (the evaluation vector is the concatenation of separately normalised learner slices).
+    """
+
+    def __init__(
+        self,
+        backbone,
+        embedding_dim=128,
+        num_learners=1,
+        learner_dims=None,
+        learner_weights=None,
+        pooling="avg",
+        dropout=0.0,
+        **kwargs,
+    ):
+        learner_dims = resolve_learner_dims(embedding_dim, num_learners, learner_dims)
+        if learner_weights is not None:
+            learner_weights = tuple(float(w) for w in learner_weights)
+            if len(learner_weights) != len(learner_dims):
+                raise ValueError(
+                    "`learner_weights` needs one weight per learner "
+                    f"({len(learner_dims)}). Received: learner_weights={learner_weights}"
+                )
+        if pooling not in POOLINGS:
+            raise ValueError(f"`pooling` must be one of {POOLINGS}. Received: pooling={pooling!r}")
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"`dropout` must be in [0, 1). Received: dropout={dropout}")
+        if not isinstance(backbone, keras.Model) or len(backbone.outputs or []) != 1:
+            raise ValueError(
+                "`backbone` must be a functional keras.Model with one 4-D output, e.g. "
+                f"keras_dml.backbones.get('convnet'). Received: backbone={backbone!r}"
+            )
+        if len(backbone.outputs[0].shape) != 4:
+            raise ValueError(
+                "`backbone` must output a 4-D feature map [N, H, W, C] (no pooling). "
+                f"Received output shape {backbone.outputs[0].shape}."
+            )
+        super().__init__(**kwargs)
+        self.backbone = backbone
+        self.learner_dims = learner_dims
+        self.learner_weights = learner_weights
+        self.embedding_dim = sum(learner_dims)
+        self.num_learners = len(learner_dims)
+        self.pooling = pooling
+        self.dropout = float(dropout)
+        self.dropout_layer = keras.layers.Dropout(self.dropout, name="feature_dropout")
+        self.heads = [
+            keras.layers.Dense(dim, name=f"learner_{k}_head") for k, dim in enumerate(learner_dims)
+        ]
+        self.build(backbone.inputs[0].shape)
+
+    # -- building -------------------------------------------------------------------------------
+    @property
+    def feature_dim(self):
+        """Size of the pooled backbone features the heads read."""
+        return int(self.backbone.outputs[0].shape[-1])
+
+    @property
+    def image_shape(self):
+        """The (H, W, C) input shape the model was built for."""
+        return tuple(self.backbone.inputs[0].shape[1:])
+
+    def build(self, input_shape):
+        for head in self.heads:
+            head.build((None, self.feature_dim))
+        self.built = True
+
+    # -- forward --------------------------------------------------------------------------------
+    def pool(self, feature_map):
+        """Global pooling of a `[N, H, W, C]` map to `[N, C]`."""
+        if self.pooling == "avg":
+            return ops.mean(feature_map, axis=(1, 2))
+        if self.pooling == "max":
+            return ops.max(feature_map, axis=(1, 2))
+        return ops.mean(feature_map, axis=(1, 2)) + ops.max(feature_map, axis=(1, 2))
+
+    def features(self, images, training=False):
+        """Pooled backbone features `[N, feature_dim]` (what D&C's reference code clusters)."""
+        return self.pool(self.backbone(images, training=training))
+
+    def raw_learner_embeddings(self, images, training=False):
+        """Per-learner head outputs before normalisation: a list of `[N, d_k]` tensors."""
+        features = self.dropout_layer(self.features(images, training=training), training=training)
+        return [head(features) for head in self.heads]
+
+    def learner_embeddings(self, images, training=False):
+        """Per-learner L2-normalised embeddings: a list of `[N, d_k]` tensors."""
+        return [l2_normalize(e) for e in self.raw_learner_embeddings(images, training=training)]
+
+    def combine(self, learner_embeddings):
+        """Concatenates normalised learner embeddings, applying `learner_weights` if set."""
+        if self.learner_weights is not None:
+            learner_embeddings = [
+                e * weight for e, weight in zip(learner_embeddings, self.learner_weights)
+            ]
+        if len(learner_embeddings) == 1:
+            return learner_embeddings[0]
+        return ops.concatenate(learner_embeddings, axis=-1)
+
+    def call(self, images, training=False):
+        return self.combine(self.learner_embeddings(images, training=training))
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], self.embedding_dim)
+
+    def learner_slices(self):
+        """`(start, stop)` column ranges of each learner inside the output embedding."""
+        bounds, start = [], 0
+        for dim in self.learner_dims:
+            bounds.append((start, start + dim))
+            start += dim
+        return bounds
+
+    # -- serialization --------------------------------------------------------------------------
+    def get_config(self):
+        config = {
+            "name": self.name,
+            "trainable": self.trainable,
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "embedding_dim": self.embedding_dim,
+            "num_learners": self.num_learners,
+            "learner_dims": list(self.learner_dims),
+            "learner_weights": None if self.learner_weights is None else list(self.learner_weights),
+            "pooling": self.pooling,
+            "dropout": self.dropout,
+        }
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)
+
+
+def l2_normalize(x, epsilon=1e-12):
+    """Row-wise L2 normalisation computed in float32 (safe under mixed precision)."""
+    x = ops.cast(x, "float32")
+    return x / ops.sqrt(ops.maximum(ops.sum(ops.square(x), axis=-1, keepdims=True), epsilon))
+
+
+def resolve_learner_dims(embedding_dim, num_learners, learner_dims=None):
+    """Returns the per-learner embedding sizes as a tuple, checking the arguments.
+
+    Args:
+        embedding_dim: int. Total size, split evenly when `learner_dims` is `None`.
+        num_learners: int. Number of learners.
+        learner_dims: sequence of int or `None`. Explicit sizes.
+
+    Returns:
+        tuple of int, one size per learner.
+    """
+    if learner_dims is not None:
+        learner_dims = tuple(int(d) for d in learner_dims)
+        if not learner_dims or min(learner_dims) < 1:
+            raise ValueError(
+                f"`learner_dims` must be positive sizes. Received: learner_dims={learner_dims}"
+            )
+        return learner_dims
+    if int(num_learners) < 1:
+        raise ValueError(f"`num_learners` must be >= 1. Received: num_learners={num_learners}")
+    if int(embedding_dim) % int(num_learners) != 0:
+        raise ValueError(
+            "`embedding_dim` must be divisible by `num_learners` (or pass `learner_dims`). "
+            f"Received: embedding_dim={embedding_dim}, num_learners={num_learners}"
+        )
+    return (int(embedding_dim) // int(num_learners),) * int(num_learners)
