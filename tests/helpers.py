@@ -73,7 +73,7 @@ def check_model(model, images, labels, loss=None, fit_kwargs=None, atol=1e-5):
 
 
 def check_layer(layer, input_shape, inputs=None, seed=0):
-    """Build, symbolic and eager call, `get_config` round trip and `.keras` round trip of a layer."""
+    """Build, symbolic and eager call, `get_config` and `.keras` round trips of a layer."""
     if inputs is None:
         inputs = np.random.default_rng(seed).standard_normal((2, *input_shape)).astype("float32")
     symbolic_in = keras.Input(shape=input_shape)

@@ -13,7 +13,7 @@ class EmbeddingModel(keras.Model):
     The model takes raw pixels in [0, 255] (the backbone carries its own normalisation), so
     `predict`, a `.keras` file and an exported graph all see the same input. Its output is a single
     tensor `[N, sum(learner_dims)]`: the concatenation of the per-learner L2-normalised embeddings,
-    each optionally multiplied by a fixed `learner_weights` entry (BIER's boosting weights, so that a
+    each optionally multiplied by a fixed `learner_weights` entry (BIER boosting weights, so that a
     dot product of two outputs is the ensemble similarity).
 
     With one learner (the default) this is the single-embedding baseline every ensemble method is
