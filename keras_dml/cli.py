@@ -1,0 +1,167 @@
+"""The `keras-dml` command: train, evaluate, export, zoo and demo."""
+
+import argparse
+import json
+import os
+import sys
+
+EXPECTED_ERRORS = (ValueError, FileNotFoundError, ImportError, KeyError, OSError)
+
+
+def _add_train_parser(subparsers):
+    parser = subparsers.add_parser(
+        "train", help="train a model with model.fit and evaluate it on the test split"
+    )
+    parser.add_argument("--config", help="JSON run configuration (see training/configs/)")
+    parser.add_argument("--method", help="training method, e.g. baseline, dc, hdc, bier, abe, dcml")
+    parser.add_argument("--dataset", help="dataset name, e.g. digits, fashion_mnist, cub200")
+    parser.add_argument("--data-dir", help="folder holding the dataset in its official layout")
+    parser.add_argument("--backbone", help="backbone name, e.g. convnet, resnet50, googlenet")
+    parser.add_argument("--weights", help="backbone weights: 'imagenet' or a weights file")
+    parser.add_argument("--image-size", type=int)
+    parser.add_argument("--embedding-dim", type=int)
+    parser.add_argument("--epochs", type=int)
+    parser.add_argument("--batch-size", type=int)
+    parser.add_argument("--m-per-class", type=int)
+    parser.add_argument("--learning-rate", type=float)
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--output", required=True, help="run folder (model.keras, metrics.json...)")
+    parser.add_argument("--quiet", action="store_true", help="no per-epoch progress")
+
+
+def _add_evaluate_parser(subparsers):
+    parser = subparsers.add_parser("evaluate", help="retrieval metrics of a saved model")
+    parser.add_argument("model", help="a .keras file, a zoo preset folder or a zoo model name")
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--data-dir")
+    parser.add_argument("--split", default="test", help="test (default), val, or query (In-shop)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the validation class split")
+    parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+
+
+def _add_demo_parser(subparsers):
+    parser = subparsers.add_parser(
+        "demo", help="train every method briefly on the embedded digits data, compare, export"
+    )
+    parser.add_argument("--output", default="demo_output", help="folder for the demo's files")
+    parser.add_argument("--epochs", type=int, help="epochs per method (default: the demo's own)")
+    parser.add_argument("--methods", help="comma-separated subset of methods")
+
+
+def _config_from_args(args):
+    from keras_dml.training import load_config, resolve_config
+
+    overrides = {}
+    for key in (
+        "method",
+        "dataset",
+        "data_dir",
+        "image_size",
+        "epochs",
+        "batch_size",
+        "m_per_class",
+        "seed",
+    ):
+        value = getattr(args, key)
+        if value is not None:
+            overrides[key] = value
+    if args.config:
+        config = load_config(args.config, overrides)
+    else:
+        config = resolve_config(overrides)
+    if args.backbone:
+        config["backbone"] = {**config["backbone"], "name": args.backbone}
+    if args.weights:
+        config["backbone"] = {**config["backbone"], "weights": args.weights}
+    if args.embedding_dim:
+        config["model"] = {**config["model"], "embedding_dim": args.embedding_dim}
+    if args.learning_rate:
+        config["optimizer"] = {**config["optimizer"], "learning_rate": args.learning_rate}
+    return config
+
+
+def _run_train(args):
+    from keras_dml.training import train
+
+    config = _config_from_args(args)
+    result = train(config, args.output, verbose=0 if args.quiet else 2)
+    print(json.dumps(result["metrics"], indent=2))
+    print(f"Saved {os.path.join(args.output, 'model.keras')}")
+    return 0
+
+
+def _run_evaluate(args):
+    from keras_dml import zoo
+    from keras_dml.data import load_dataset
+    from keras_dml.training import evaluate_model
+
+    model = zoo.load(args.model)
+    image_size = int(model.input_shape[1]) if model.input_shape[1] else None
+
+    def load(split):
+        return load_dataset(
+            args.dataset, split=split, data_dir=args.data_dir, image_size=image_size, seed=args.seed
+        )
+
+    if args.split in ("query", "gallery"):
+        splits = {"query": load("query"), "gallery": load("gallery")}
+    else:
+        splits = {"test": load(args.split)}
+    metrics = evaluate_model(model, splits, batch_size=args.batch_size, image_size=image_size)
+    metrics = {k: (v.item() if hasattr(v, "item") else v) for k, v in metrics.items()}
+    if args.json:
+        print(json.dumps(metrics))
+    else:
+        for key, value in metrics.items():
+            print(f"{key:>16}: {value:.4f}" if isinstance(value, float) else f"{key:>16}: {value}")
+    return 0
+
+
+def _run_demo(args):
+    from keras_dml.demo import run_demo
+
+    methods = args.methods.split(",") if args.methods else None
+    run_demo(args.output, methods=methods, epochs=args.epochs)
+    return 0
+
+
+def build_parser():
+    """The argument parser of `keras-dml` (also used to document the CLI)."""
+    from keras_dml.export.cli import add_export_parser
+    from keras_dml.zoo.cli import add_zoo_parser
+
+    parser = argparse.ArgumentParser(
+        prog="keras-dml", description="Ensemble deep metric learning for Keras 3."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    _add_train_parser(subparsers)
+    _add_evaluate_parser(subparsers)
+    _add_demo_parser(subparsers)
+    add_export_parser(subparsers)
+    add_zoo_parser(subparsers)
+    return parser
+
+
+def main(argv=None):
+    """Entry point of the `keras-dml` console script. Returns the exit code."""
+    args = build_parser().parse_args(argv)
+    runners = {"train": _run_train, "evaluate": _run_evaluate, "demo": _run_demo}
+    try:
+        if args.command in runners:
+            return runners[args.command](args)
+        if args.command == "export":
+            from keras_dml.export.cli import run_export
+
+            return run_export(args)
+        from keras_dml.zoo.cli import run_zoo
+
+        return run_zoo(args)
+    except EXPECTED_ERRORS as error:
+        message = str(error).strip() or error.__class__.__name__
+        print(f"keras-dml: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""The registry of training methods: how to build, compile and feed each model family.
+
+A method is a `MethodSpec` with three hooks that `keras_dml.training.run.train` calls in order:
+`build(config, backbone) -> model`, `compile(config, model)`, and
+`prepare(config, model, train_data, val_data) -> (train_dataset, callbacks)`. Methods whose
+package is heavy register by import path and are loaded on first use.
+"""
+
+import dataclasses
+import difflib
+import importlib
+
+import keras
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodSpec:
+    """How `keras-dml train --method NAME` builds and trains a model family.
+
+    Args:
+        name: str. The CLI name.
+        description: str. One line for `keras-dml train --help` and the README table.
+        build: callable `(config, backbone) -> keras.Model`.
+        prepare: callable `(config, model, train_data, val_data) -> (tf.data.Dataset, callbacks)`.
+            Defaults to class-balanced m-per-class batches and no extra callback.
+        compile: callable `(config, model) -> None`. Defaults to `compile_with_config`.
+    """
+
+    name: str
+    description: str
+    build: object
+    prepare: object = None
+    compile: object = None
+
+
+def build_optimizer(config):
+    """Builds the Keras optimizer named in `config["optimizer"]` (`name` + keyword arguments)."""
+    options = dict(config["optimizer"])
+    name = options.pop("name", "adam")
+    try:
+        return keras.optimizers.get({"class_name": name, "config": options})
+    except ValueError as error:
+        raise ValueError(
+            f"Unknown optimizer {name!r} in the run configuration (any keras.optimizers name, "
+            f"e.g. 'adam', 'adamw', 'sgd'). Keras said: {error}"
+        ) from error
+
+
+def build_loss(config):
+    """Builds the loss named in `config["loss"]` through `keras_dml.losses.get`."""
+    from keras_dml import losses
+
+    options = dict(config["loss"])
+    return losses.get(options.pop("name"), **options)
+
+
+def compile_with_config(config, model):
+    """Compiles `model` with the configuration's optimizer and loss."""
+    model.compile(optimizer=build_optimizer(config), loss=build_loss(config))
+
+
+def m_per_class_batches(config, model, train_data, val_data):
+    """Class-balanced training batches: `batch_size / m_per_class` classes x `m_per_class`."""
+    from keras_dml.data import MPerClassSampler
+
+    sampler = MPerClassSampler(
+        train_data.labels,
+        m=config["m_per_class"],
+        batch_size=config["batch_size"],
+        seed=config["seed"],
+    )
+    dataset = train_data.as_tf_dataset(
+        training=True,
+        batch_size=config["batch_size"],
+        sampler=sampler,
+        image_size=config["image_size"],
+        seed=config["seed"],
+    )
+    return dataset, []
+
+
+def _build_baseline(config, backbone):
+    from keras_dml.models import EmbeddingModel
+
+    return EmbeddingModel(backbone, **config["model"])
+
+
+_METHODS = {
+    "baseline": MethodSpec(
+        name="baseline",
+        description="single embedding: backbone, pooling, linear layer, L2 (the reference point)",
+        build=_build_baseline,
+    ),
+}
+
+# Methods defined in their own packages: name -> "module:attribute" of a MethodSpec.
+_LAZY_METHODS = {}
+
+
+def register_method(spec, overwrite=False):
+    """Adds a `MethodSpec` to the registry (e.g. a research variant from user code)."""
+    if spec.name in _METHODS and not overwrite:
+        raise ValueError(f"A method named {spec.name!r} is registered already.")
+    _METHODS[spec.name] = spec
+
+
+def list_methods():
+    """Names of every training method, sorted."""
+    return sorted(set(_METHODS) | set(_LAZY_METHODS))
+
+
+def get_method(name):
+    """Returns the `MethodSpec` called `name`, with a suggestion for a misspelt name."""
+    if name not in _METHODS and name in _LAZY_METHODS:
+        module_name, attribute = _LAZY_METHODS[name].split(":")
+        _METHODS[name] = getattr(importlib.import_module(module_name), attribute)
+    if name not in _METHODS:
+        close = difflib.get_close_matches(str(name), list_methods(), n=3)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"Unknown method {name!r}.{hint} Known methods: {list_methods()}.")
+    spec = _METHODS[name]
+    return dataclasses.replace(
+        spec,
+        prepare=spec.prepare or m_per_class_batches,
+        compile=spec.compile or compile_with_config,
+    )

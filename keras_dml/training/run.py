@@ -1,0 +1,152 @@
+"""Train, evaluate and save one run from a configuration (used by the CLI, recipes and demo)."""
+
+import json
+import os
+import time
+
+import keras
+
+from keras_dml.training.config import resolve_config
+from keras_dml.training.methods import get_method
+
+# Datasets whose test protocol is a query set searched against a gallery set.
+QUERY_GALLERY_DATASETS = ("inshop",)
+
+
+def load_splits(config):
+    """Loads the train, validation and test splits named by a resolved configuration.
+
+    Returns:
+        dict with `train`, `val` and either `test` or `query` + `gallery` `ImageDataset`s.
+    """
+    from keras_dml.data import load_dataset
+
+    def load(split):
+        return load_dataset(
+            config["dataset"],
+            split=split,
+            data_dir=config["data_dir"],
+            image_size=config["image_size"],
+            seed=config["seed"],
+            **config["dataset_options"],
+        )
+
+    splits = {"train": load("train"), "val": load("val")}
+    if config["dataset"] in QUERY_GALLERY_DATASETS:
+        splits.update(query=load("query"), gallery=load("gallery"))
+    else:
+        splits["test"] = load("test")
+    return splits
+
+
+def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0):
+    """Retrieval metrics of `model` on the test protocol in `splits`.
+
+    Args:
+        model: keras model returning one embedding per image.
+        splits: dict from `load_splits` (uses `test`, or `query` and `gallery`).
+        batch_size: int. Embedding batch size.
+        image_size: int. Evaluation crop size; defaults to the model's input size.
+        verbose: int. 1 shows progress bars.
+
+    Returns:
+        dict of metrics (`recall@K`, `map@r`, `r_precision`, `nmi`, counts).
+    """
+    from keras_dml.evaluation import embed, evaluate
+
+    def embeddings_of(data):
+        dataset = data.as_tf_dataset(training=False, batch_size=batch_size, image_size=image_size)
+        return embed(model, dataset, verbose=verbose)
+
+    if "query" in splits:
+        gallery, gallery_labels = embeddings_of(splits["gallery"])
+        query, query_labels = embeddings_of(splits["query"])
+        return evaluate(gallery, gallery_labels, query_embeddings=query, query_labels=query_labels)
+    embeddings, labels = embeddings_of(splits["test"])
+    return evaluate(embeddings, labels)
+
+
+def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
+    """Trains the configured model with `model.fit`, evaluates it on the test protocol, saves it.
+
+    Writes into `output_dir`: `config.json`, `model.keras` (final weights), `best.keras` (best
+    validation Recall@1; the test split is never used for model selection), `history.json`,
+    `metrics.json` (test metrics of the final model), `logs/` (TensorBoard) and `backup/`
+    (`keras.callbacks.BackupAndRestore`: running the same command again resumes an interrupted run).
+
+    Args:
+        config: dict. A run configuration (see `keras_dml.training.config`).
+        output_dir: str. Where the run's files go.
+        verbose: int. Keras verbosity.
+        extra_callbacks: sequence of Keras callbacks added to the method's own.
+        splits: dict of already loaded splits (as `load_splits` returns), to skip loading.
+
+    Returns:
+        dict with `model`, `history` (dict of lists), `metrics` (dict) and `seconds`.
+
+    Examples:
+    >>> result = train({"method": "baseline", "dataset": "digits", "epochs": 2}, "runs/x")
+    >>> result["metrics"]["recall@1"]  # doctest: +SKIP
+    """
+    from keras_dml import backbones
+    from keras_dml.evaluation import RetrievalEvaluation
+
+    config = resolve_config(config)
+    os.makedirs(output_dir, exist_ok=True)
+    with open(os.path.join(output_dir, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    keras.utils.set_random_seed(config["seed"])
+    splits = splits or load_splits(config)
+    method = get_method(config["method"])
+
+    backbone_options = dict(config["backbone"])
+    backbone = backbones.get(
+        backbone_options.pop("name"),
+        input_shape=(config["image_size"], config["image_size"], 3),
+        **backbone_options,
+    )
+    model = method.build(config, backbone)
+    method.compile(config, model)
+    train_dataset, method_callbacks = method.prepare(config, model, splits["train"], splits["val"])
+
+    val_dataset = splits["val"].as_tf_dataset(
+        training=False, batch_size=config["batch_size"], image_size=config["image_size"]
+    )
+    callbacks = [
+        RetrievalEvaluation(val_dataset, every_n_epochs=config["eval_every"]),
+        *method_callbacks,
+        keras.callbacks.ModelCheckpoint(
+            os.path.join(output_dir, "best.keras"),
+            monitor="val_recall@1",
+            mode="max",
+            save_best_only=True,
+        ),
+        keras.callbacks.BackupAndRestore(os.path.join(output_dir, "backup")),
+        keras.callbacks.TensorBoard(os.path.join(output_dir, "logs"), write_graph=False),
+        *extra_callbacks,
+    ]
+    start = time.perf_counter()
+    history = model.fit(
+        train_dataset, epochs=config["epochs"], callbacks=callbacks, verbose=verbose
+    )
+    seconds = time.perf_counter() - start
+
+    model.save(os.path.join(output_dir, "model.keras"))
+    metrics = evaluate_model(
+        model, splits, batch_size=config["batch_size"], image_size=config["image_size"]
+    )
+    metrics = {key: _plain(value) for key, value in metrics.items()}
+    history_dict = {key: [_plain(v) for v in values] for key, values in history.history.items()}
+    with open(os.path.join(output_dir, "history.json"), "w") as f:
+        json.dump(history_dict, f, indent=2)
+    with open(os.path.join(output_dir, "metrics.json"), "w") as f:
+        json.dump({"split": "test", "train_seconds": seconds, **metrics}, f, indent=2)
+    return {"model": model, "history": history_dict, "metrics": metrics, "seconds": seconds}
+
+
+def _plain(value):
+    """Converts numpy scalars to JSON-friendly Python numbers."""
+    try:
+        return value.item()
+    except AttributeError:
+        return value
