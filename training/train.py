@@ -1,0 +1,52 @@
+"""Train a keras-dml model from a JSON recipe with `model.fit`.
+
+Checkpoints the best model on validation Recall@1 (`best.keras`; the test split is never used for
+model selection), writes TensorBoard logs, and resumes an interrupted run when the same command is
+run again (`keras.callbacks.BackupAndRestore` in `OUTPUT/backup`). The test metrics of the final
+model go to `OUTPUT/metrics.json`.
+
+Usage:
+    python training/train.py --config training/configs/baseline_digits.json --output runs/baseline
+    python training/train.py --config training/configs/dc_cub200.json --output runs/dc_cub \
+        --set data_dir=/data/CUB_200_2011 --set epochs=5
+
+`--set KEY=VALUE` overrides a top-level key (VALUE parsed as JSON when it parses, else a string).
+"""
+
+import argparse
+import json
+import sys
+
+
+def parse_overrides(pairs):
+    """Turns `["epochs=3", "data_dir=/x"]` into `{"epochs": 3, "data_dir": "/x"}`."""
+    overrides = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--set needs KEY=VALUE, got {pair!r}")
+        try:
+            overrides[key] = json.loads(value)
+        except json.JSONDecodeError:
+            overrides[key] = value
+    return overrides
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True, help="JSON recipe in training/configs/")
+    parser.add_argument("--output", required=True, help="run folder")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+
+    from keras_dml.training import load_config, train
+
+    config = load_config(args.config, parse_overrides(args.set))
+    result = train(config, args.output, verbose=0 if args.quiet else 2)
+    print(json.dumps(result["metrics"], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
