@@ -1,0 +1,31 @@
+"""Backbones: functional models from raw pixels [0, 255] to the last feature map.
+
+`get(name, ...)` builds one, `split_points(name)` names its stages, `cut(model, start, end)`
+returns the sub-model between two of them, `list_backbones()` lists the names.
+"""
+
+# Importing the backbone modules registers them.
+from keras_dml.backbones import bn_inception, convnet, googlenet, mobilenet_v2, resnet50  # noqa: F401
+from keras_dml.backbones.batchnorm import freeze_batchnorm
+from keras_dml.backbones.build import get
+from keras_dml.backbones.cut import cut
+from keras_dml.backbones.local_response_normalization import LocalResponseNormalization
+from keras_dml.backbones.registry import (
+    BackboneSpec,
+    list_backbones,
+    register_backbone,
+    split_points,
+)
+from keras_dml.backbones.weights import WeightsUnavailableError
+
+__all__ = [
+    "BackboneSpec",
+    "LocalResponseNormalization",
+    "WeightsUnavailableError",
+    "cut",
+    "freeze_batchnorm",
+    "get",
+    "list_backbones",
+    "register_backbone",
+    "split_points",
+]

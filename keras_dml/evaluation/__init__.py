@@ -1,0 +1,20 @@
+"""Retrieval and clustering evaluation: `evaluate`, `embed`, `RetrievalEvaluation`."""
+
+from keras_dml.evaluation.callback import RetrievalEvaluation
+from keras_dml.evaluation.clustering import kmeans_assignments, nmi
+from keras_dml.evaluation.embed import embed
+from keras_dml.evaluation.evaluate import METRICS, evaluate
+from keras_dml.evaluation.neighbors import iter_neighbors
+from keras_dml.evaluation.retrieval_metrics import map_at_r_and_r_precision, relevant_counts
+
+__all__ = [
+    "METRICS",
+    "RetrievalEvaluation",
+    "embed",
+    "evaluate",
+    "iter_neighbors",
+    "kmeans_assignments",
+    "map_at_r_and_r_precision",
+    "nmi",
+    "relevant_counts",
+]

@@ -1,0 +1,82 @@
+"""Deep metric learning losses: pure `keras.ops` functions and serializable Loss classes.
+
+Every loss takes `(labels [B] int, embeddings [B, D])` and computes in float32. Losses without
+trainable parameters are `keras.losses.Loss` classes for `model.compile(loss=...)`; losses with
+trainable parameters (`LearnableMarginLoss`, `ProxyNCALoss`) are layers the model owns. Every
+function accepts `return_count=True` to also return the number of valid pairs / triplets, and
+every class has `loss_and_count(y_true, y_pred)`; a batch with nothing valid gives a finite 0.0.
+Per-pair building blocks (`*_pairs`, masks, distances, `reduce_pair_losses`) are public so
+ensemble methods (BIER boosting, D&C, DCML) can weight and combine pair losses themselves.
+"""
+
+from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.binomial_deviance import (
+    BinomialDevianceLoss,
+    binomial_deviance_loss,
+    binomial_deviance_pairs,
+)
+from keras_dml.losses.contrastive import (
+    ContrastiveLoss,
+    contrastive_loss,
+    contrastive_pairs,
+    cosine_contrastive_pairs,
+)
+from keras_dml.losses.distance_weighted import (
+    closest_negatives,
+    distance_weighted_probabilities,
+    sample_negatives,
+)
+from keras_dml.losses.margin import MarginLoss, margin_loss, margin_pairs
+from keras_dml.losses.margin_layer import LearnableMarginLoss
+from keras_dml.losses.mining import negative_mask, positive_mask, triplet_mask
+from keras_dml.losses.multi_similarity import MultiSimilarityLoss, multi_similarity_loss
+from keras_dml.losses.pairwise import (
+    cosine_similarity_matrix,
+    l2_normalize,
+    pairwise_distances,
+    pairwise_squared_distances,
+    prepare_inputs,
+    safe_sqrt,
+)
+from keras_dml.losses.proxy_nca import ProxyNCALoss, proxy_nca_loss
+from keras_dml.losses.reduction import masked_mean, reduce_pair_losses
+from keras_dml.losses.registry import LOSSES, get
+from keras_dml.losses.triplet import TripletLoss, triplet_loss, triplet_values
+
+__all__ = [
+    "LOSSES",
+    "BinomialDevianceLoss",
+    "ContrastiveLoss",
+    "LearnableMarginLoss",
+    "MarginLoss",
+    "MetricLoss",
+    "MultiSimilarityLoss",
+    "ProxyNCALoss",
+    "TripletLoss",
+    "binomial_deviance_loss",
+    "binomial_deviance_pairs",
+    "closest_negatives",
+    "contrastive_loss",
+    "contrastive_pairs",
+    "cosine_contrastive_pairs",
+    "cosine_similarity_matrix",
+    "distance_weighted_probabilities",
+    "get",
+    "l2_normalize",
+    "margin_loss",
+    "margin_pairs",
+    "masked_mean",
+    "multi_similarity_loss",
+    "negative_mask",
+    "pairwise_distances",
+    "pairwise_squared_distances",
+    "positive_mask",
+    "prepare_inputs",
+    "proxy_nca_loss",
+    "reduce_pair_losses",
+    "safe_sqrt",
+    "sample_negatives",
+    "triplet_loss",
+    "triplet_mask",
+    "triplet_values",
+]

@@ -1,0 +1,55 @@
+"""Model zoo: pretrained models by name, every byte verified against its card.
+
+Cards (one JSON per model, schema in `models/README.md`) give each file's sha256 and size.
+`load` and `download` find files next to the card, in the cache, on a mirror
+(`KERAS_DML_MIRROR`) or at the card's URL, verify them before use, and load `.keras` files
+with `safe_mode=True` only. Keras is imported only when a model is loaded or saved.
+
+Examples:
+>>> from keras_dml import zoo
+>>> zoo.list_models(status="published")  # doctest: +SKIP
+>>> model = zoo.load("dnc_resnet50_cub200")  # doctest: +SKIP
+"""
+
+from keras_dml.zoo.cache import cache_root, download, download_all, mirror_url
+from keras_dml.zoo.card import ModelCard, read_card
+from keras_dml.zoo.errors import (
+    CardValidationError,
+    DownloadError,
+    IntegrityError,
+    ModelNotPublishedError,
+    UnknownModelError,
+    UnsafeFormatError,
+    ZooError,
+)
+from keras_dml.zoo.integrity import sha256_file, verify_file
+from keras_dml.zoo.loading import load
+from keras_dml.zoo.preset import save_preset
+from keras_dml.zoo.publish import publish_run
+from keras_dml.zoo.registry import card_directories, get_card, list_models
+from keras_dml.zoo.schema import validate_card
+
+__all__ = [
+    "CardValidationError",
+    "DownloadError",
+    "IntegrityError",
+    "ModelCard",
+    "ModelNotPublishedError",
+    "UnknownModelError",
+    "UnsafeFormatError",
+    "ZooError",
+    "cache_root",
+    "card_directories",
+    "download",
+    "download_all",
+    "get_card",
+    "list_models",
+    "load",
+    "mirror_url",
+    "publish_run",
+    "read_card",
+    "save_preset",
+    "sha256_file",
+    "validate_card",
+    "verify_file",
+]

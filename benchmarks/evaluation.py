@@ -1,0 +1,215 @@
+"""Benchmark of `keras_dml.evaluation.evaluate` on SOP-sized embeddings against a naive reference.
+
+Data: 60,502 x 128 float32 embeddings with Stanford-Online-Products-like labels (11,316 classes
+of 2-12 images, seeded); every embedding is its class centre plus Gaussian noise, so the metrics
+are far from 0 and 1. Ours: full `evaluate` with Recall@{1,10,100,1000}, MAP@R, R-Precision and
+NMI. Naive: exact NumPy with a full-row argsort per query chunk and per-query Python loops, and
+scikit-learn k-means for NMI, on the same data in the same process. Printed: metric values side by
+side with the maximum absolute difference of the retrieval metrics, wall time, the speed ratio and
+peak memory (RSS sampled every 10 ms, `getrusage` max RSS, optional tracemalloc).
+
+Run:
+    python benchmarks/evaluation.py                       # full size, backend auto
+    python benchmarks/evaluation.py --num-samples 5000    # small, for CI
+    python benchmarks/evaluation.py --backend numpy --skip-naive
+"""
+
+import argparse
+import resource
+import sys
+import threading
+import time
+import tracemalloc
+
+import numpy as np
+
+from keras_dml.evaluation import evaluate
+
+RECALL_AT = (1, 10, 100, 1000)
+RETRIEVAL_KEYS = [f"recall@{K}" for K in RECALL_AT] + ["map@r", "r_precision"]
+
+
+def sop_like_data(num_samples=60502, num_classes=11316, dim=128, noise=0.15, seed=0):
+    """Labels with 2-12 images per class summing to `num_samples`; centre + noise embeddings."""
+    rng = np.random.default_rng(seed)
+    num_classes = min(num_classes, num_samples // 2)
+    sizes = np.full(num_classes, 2)
+    extra = num_samples - sizes.sum()
+    if extra < 0 or extra > 10 * num_classes:
+        raise ValueError("num_samples must be within [2, 12] x num_classes.")
+    # Skewed toward small classes like SOP: distribute the extra images with decaying weights.
+    weights = rng.exponential(1.0, num_classes) ** 2
+    while extra > 0:
+        room = sizes < 12
+        picks = rng.choice(
+            np.flatnonzero(room),
+            size=min(extra, room.sum()),
+            replace=False,
+            p=weights[room] / weights[room].sum(),
+        )
+        sizes[picks] += 1
+        extra -= picks.size
+    labels = rng.permutation(np.repeat(np.arange(num_classes), sizes))
+    centres = rng.normal(size=(num_classes, dim)).astype(np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    embeddings = centres[labels] + noise * rng.normal(size=(labels.size, dim)).astype(np.float32)
+    return embeddings.astype(np.float32), labels
+
+
+def naive_evaluate(embeddings, labels, recall_at, chunk=256, kmeans_niter=20, seed=0):
+    """Exact reference: full-row argsort per chunk, plain loops per query, sklearn k-means NMI."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import normalized_mutual_info_score
+
+    x = embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True)
+    n = x.shape[0]
+    class_sizes = np.bincount(labels)
+    hits = dict.fromkeys(recall_at, 0)
+    map_sum = rp_sum = 0.0
+    valid = 0
+    for start in range(0, n, chunk):
+        sims = x[start : start + chunk] @ x.T
+        for row in range(sims.shape[0]):
+            sims[row, start + row] = -np.inf  # the query itself, by index
+        order = np.argsort(-sims, axis=1, kind="stable")  # ties -> lower index first
+        for row in range(sims.shape[0]):
+            query = start + row
+            neighbour_labels = labels[order[row, : n - 1]]
+            relevant = neighbour_labels == labels[query]
+            for K in recall_at:
+                hits[K] += bool(relevant[:K].any())
+            R = class_sizes[labels[query]] - 1
+            if R == 0:
+                continue
+            valid += 1
+            found, precision_sum = 0, 0.0
+            for position in range(R):
+                if relevant[position]:
+                    found += 1
+                    precision_sum += found / (position + 1)
+            map_sum += precision_sum / R
+            rp_sum += found / R
+    result = {f"recall@{K}": hits[K] / n for K in recall_at}
+    result["map@r"] = map_sum / valid
+    result["r_precision"] = rp_sum / valid
+    kmeans = KMeans(
+        np.unique(labels).size, init="random", n_init=1, max_iter=kmeans_niter, random_state=seed
+    )
+    result["nmi"] = float(normalized_mutual_info_score(labels, kmeans.fit_predict(x)))
+    return result
+
+
+def rss_bytes():
+    import psutil
+
+    return psutil.Process().memory_info().rss
+
+
+def measure(fn):
+    """Runs fn(); returns (result, seconds, peak RSS sampled every 10 ms in bytes or None)."""
+    try:
+        rss_bytes()
+    except ImportError:
+        start = time.perf_counter()
+        return fn(), time.perf_counter() - start, None
+    peak = [rss_bytes()]
+    done = threading.Event()
+
+    def sample():
+        while not done.wait(0.01):
+            peak[0] = max(peak[0], rss_bytes())
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    start = time.perf_counter()
+    result = fn()
+    seconds = time.perf_counter() - start
+    done.set()
+    thread.join()
+    return result, seconds, max(peak[0], rss_bytes())
+
+
+def max_rss_bytes():
+    scale = 1 if sys.platform == "darwin" else 1024  # Linux reports KiB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--num-samples", type=int, default=60502)
+    parser.add_argument("--num-classes", type=int, default=None, help="default: SOP ratio")
+    parser.add_argument("--dim", type=int, default=128)
+    parser.add_argument("--noise", type=float, default=0.15)
+    parser.add_argument("--backend", default="auto", choices=["auto", "faiss", "numpy"])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip-naive", action="store_true", help="only time our evaluate")
+    parser.add_argument("--tracemalloc", action="store_true", help="rerun ours under tracemalloc")
+    args = parser.parse_args(argv)
+    num_classes = args.num_classes or max(1, round(args.num_samples * 11316 / 60502))
+    embeddings, labels = sop_like_data(
+        args.num_samples, num_classes, args.dim, args.noise, args.seed
+    )
+    recall_at = tuple(K for K in RECALL_AT if labels.size > K)
+    print(
+        f"data: {embeddings.shape[0]} x {embeddings.shape[1]} float32, "
+        f"{np.unique(labels).size} classes, sizes {np.bincount(labels).min()}-"
+        f"{np.bincount(labels).max()}, backend={args.backend}"
+    )
+
+    base_rss = rss_bytes() if _has_psutil() else None
+    ours, ours_seconds, ours_peak = measure(
+        lambda: evaluate(
+            embeddings, labels, recall_at=recall_at, backend=args.backend, seed=args.seed
+        )
+    )
+    print(f"ours : {ours_seconds:.2f} s wall")
+    if ours_peak is not None:
+        print(
+            f"ours : peak RSS {ours_peak / 2**30:.3f} GiB sampled during evaluate "
+            f"(+{(ours_peak - base_rss) / 2**30:.3f} GiB over {base_rss / 2**30:.3f} GiB before)"
+        )
+    print(f"ours : process max RSS so far (getrusage) {max_rss_bytes() / 2**30:.3f} GiB")
+    if args.tracemalloc:
+        tracemalloc.start()
+        evaluate(embeddings, labels, recall_at=recall_at, backend=args.backend, seed=args.seed)
+        _, traced_peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        print(
+            f"ours : tracemalloc peak {traced_peak / 2**30:.3f} GiB (NumPy/Python allocations; "
+            "faiss's C++ buffers are not traced)"
+        )
+    if args.skip_naive:
+        for key, value in ours.items():
+            print(f"  {key:>22}: {value}")
+        return ours
+    naive, naive_seconds, _ = measure(
+        lambda: naive_evaluate(embeddings, labels, recall_at, seed=args.seed)
+    )
+    print(
+        f"naive: {naive_seconds:.2f} s wall   speed ratio naive/ours: "
+        f"{naive_seconds / ours_seconds:.1f}x"
+    )
+    print(f"  {'metric':>22}  {'ours':>10}  {'naive':>10}")
+    for key in [f"recall@{K}" for K in recall_at] + ["map@r", "r_precision", "nmi"]:
+        print(f"  {key:>22}  {ours[key]:10.6f}  {naive[key]:10.6f}")
+    retrieval = [k for k in RETRIEVAL_KEYS if k in naive]
+    diff = max(abs(ours[k] - naive[k]) for k in retrieval)
+    print(f"max abs diff over retrieval metrics: {diff:.3g}")
+    print(
+        f"nmi diff (faiss/sklearn k-means vs sklearn random-init k-means, not expected to be "
+        f"equal): {abs(ours['nmi'] - naive['nmi']):.3g}"
+    )
+    print(f"num_queries={ours['num_queries']} num_excluded_queries={ours['num_excluded_queries']}")
+    return ours, naive
+
+
+def _has_psutil():
+    try:
+        rss_bytes()
+    except ImportError:
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,268 @@
+"""Stand-alone ONNX Runtime client for a keras-dml embedding model: embed a folder, query it.
+
+Needs only onnxruntime, numpy and Pillow (faiss is used for search when installed, otherwise an
+exact numpy search); it never imports keras_dml or TensorFlow, so it runs on a serving machine.
+
+The model (from `keras-dml export ... --format onnx`) takes `images` [batch, H, W, 3] raw RGB
+pixels in [0, 255] (float32 or uint8) and returns `embedding` [batch, D] made of L2-normalised
+learner embeddings, so the dot product is the similarity. Images are resized to the model's
+input size, read from the ONNX input shape.
+
+Examples:
+    python export/onnx_client.py embed --model model.onnx --images photos/ --output emb.npy
+    python export/onnx_client.py query --model model.onnx --index emb.npy --image q.jpg -k 5
+
+`embed` writes `emb.npy` (float32 [N, D]) and `emb.paths.txt` (one image path per row).
+"""
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
+
+
+class ClientError(ValueError):
+    """A problem with the model, an image or an index, explained for the user."""
+
+
+class EmbeddingClient:
+    """Runs an exported keras-dml ONNX model with ONNX Runtime.
+
+    Args:
+        model_path: str. The `.onnx` file.
+        num_threads: int. Intra-op threads; defaults to `os.cpu_count()` (all cores).
+
+    Examples:
+        >>> client = EmbeddingClient("model.onnx")  # doctest: +SKIP
+        >>> client.embed_files(["a.jpg", "b.png"]).shape  # doctest: +SKIP
+        (2, 128)
+    """
+
+    def __init__(self, model_path, num_threads=None):
+        import onnxruntime as ort
+
+        if not os.path.isfile(model_path):
+            raise ClientError(f"ONNX model not found: {model_path}")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = int(num_threads or os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(
+            model_path, sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        inputs, outputs = self.session.get_inputs(), self.session.get_outputs()
+        if len(inputs) != 1 or len(outputs) != 1:
+            raise ClientError(
+                f"{model_path} is not a keras-dml embedding model: expected one input and one "
+                f"output, found {[i.name for i in inputs]} -> {[o.name for o in outputs]}."
+            )
+        self.input_name, self.output_name = inputs[0].name, outputs[0].name
+        shape = inputs[0].shape
+        if len(shape) != 4 or not all(isinstance(d, int) for d in shape[1:]):
+            raise ClientError(
+                f"{model_path}: expected an input [batch, H, W, C] with fixed H, W, C, found "
+                f"{shape}. Re-export with `keras-dml export --image-size H W`."
+            )
+        self.height, self.width, self.channels = shape[1:]
+        self.input_dtype = {"tensor(uint8)": np.uint8, "tensor(float)": np.float32}.get(
+            inputs[0].type
+        )
+        if self.input_dtype is None:
+            raise ClientError(f"{model_path}: unsupported input type {inputs[0].type}.")
+
+    def prepare(self, image):
+        """Turns a PIL image or an array into one `[H, W, C]` input for the model.
+
+        Grayscale becomes RGB, RGBA and LA lose their alpha channel (each with a note on
+        stderr); other arrays of the wrong rank, channel count or dtype are rejected.
+
+        Args:
+            image: `PIL.Image.Image` or numpy array `[H, W]`, `[H, W, 1|3|4]` of uint8 or
+                of floats in [0, 255].
+
+        Returns:
+            numpy array `[H, W, C]` in the model's input dtype, resized to the model's size.
+        """
+        from PIL import Image
+
+        if isinstance(image, np.ndarray):
+            image = _array_to_pil(image)
+        if not isinstance(image, Image.Image):
+            raise ClientError(
+                f"Expected a PIL image or a numpy array, got {type(image).__name__}."
+            )
+        if image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info:
+            _note(f"image has an alpha channel ({image.mode}); alpha dropped")
+        elif image.mode in ("L", "1", "I", "I;16", "F"):
+            _note(f"grayscale image ({image.mode}) converted to RGB")
+        image = image.convert("RGB")
+        if image.size != (self.width, self.height):
+            image = image.resize((self.width, self.height), Image.Resampling.BILINEAR)
+        pixels = np.asarray(image, dtype=np.uint8)
+        if self.channels != 3:
+            raise ClientError(f"The model expects {self.channels} channels; only RGB is handled.")
+        return pixels.astype(self.input_dtype)
+
+    def embed(self, images):
+        """Embeds a batch: a list of PIL images / arrays, or one array `[N, H, W, C]`.
+
+        Returns:
+            float32 array `[N, D]`.
+        """
+        if isinstance(images, np.ndarray):
+            if images.ndim != 4:
+                raise ClientError(
+                    f"A batch array must be [N, H, W, C]; got shape {images.shape}. Pass a "
+                    "list for single images."
+                )
+            images = list(images)
+        batch = np.stack([self.prepare(image) for image in images])
+        (embeddings,) = self.session.run([self.output_name], {self.input_name: batch})
+        return embeddings.astype(np.float32)
+
+    def embed_files(self, paths, batch_size=32):
+        """Embeds image files in batches; returns float32 `[len(paths), D]`."""
+        from PIL import Image
+
+        chunks = []
+        for start in range(0, len(paths), batch_size):
+            batch = []
+            for path in paths[start : start + batch_size]:
+                try:
+                    with Image.open(path) as image:
+                        image.load()
+                        batch.append(image.copy())
+                except OSError as error:
+                    raise ClientError(f"Cannot read image {path}: {error}") from error
+            chunks.append(self.embed(batch))
+        return np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)
+
+
+def _array_to_pil(array):
+    from PIL import Image
+
+    if array.ndim == 3 and array.shape[-1] == 1:
+        array = array[..., 0]
+    if array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[-1] not in (3, 4)):
+        raise ClientError(
+            f"An image array must be [H, W] (grayscale), [H, W, 1], [H, W, 3] (RGB) or "
+            f"[H, W, 4] (RGBA); got shape {array.shape}."
+        )
+    if array.dtype != np.uint8:
+        if not np.issubdtype(array.dtype, np.floating) and not np.issubdtype(
+            array.dtype, np.integer
+        ):
+            raise ClientError(f"Image arrays must be uint8 or numeric; got dtype {array.dtype}.")
+        low, high = float(array.min()), float(array.max())
+        if low < 0 or high > 255:
+            raise ClientError(
+                f"Image values must be raw pixels in [0, 255]; got [{low:g}, {high:g}] "
+                f"({array.dtype}). Undo any normalisation first (the model normalises itself)."
+            )
+        array = np.rint(array).astype(np.uint8)
+    return Image.fromarray(array)
+
+
+def _note(message):
+    print(f"note: {message}", file=sys.stderr)
+
+
+def list_images(folder):
+    """Sorted image files under `folder` (recursive)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ClientError(f"Image folder not found: {folder}")
+    paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
+    if not paths:
+        raise ClientError(f"No images ({', '.join(IMAGE_SUFFIXES)}) found under {folder}")
+    return [str(p) for p in paths]
+
+
+def paths_file(index_path):
+    """The text file listing the image of each index row, next to the `.npy` index."""
+    return str(Path(index_path).with_suffix("")) + ".paths.txt"
+
+
+def nearest(index, queries, k):
+    """Top-k rows of `index` by inner product for each query: (scores, ids), each [Q, k]."""
+    k = min(int(k), len(index))
+    try:
+        import faiss
+    except ImportError:
+        faiss = None
+    if faiss is not None:
+        searcher = faiss.IndexFlatIP(index.shape[1])
+        searcher.add(np.ascontiguousarray(index, dtype=np.float32))
+        return searcher.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+    scores = queries @ index.T
+    ids = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(scores, ids, axis=1), ids
+
+
+def run_embed(args):
+    client = EmbeddingClient(args.model, num_threads=args.threads)
+    paths = list_images(args.images)
+    embeddings = client.embed_files(paths, batch_size=args.batch_size)
+    output = args.output if args.output.endswith(".npy") else args.output + ".npy"
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+    np.save(output, embeddings)
+    Path(paths_file(output)).write_text("\n".join(paths) + "\n", encoding="utf-8")
+    print(f"embedded {len(paths)} images -> {output} {embeddings.shape}, {paths_file(output)}")
+    return 0
+
+
+def run_query(args):
+    if not os.path.isfile(args.index):
+        raise ClientError(f"Index not found: {args.index}. Build it with the `embed` command.")
+    index = np.load(args.index)
+    names_path = paths_file(args.index)
+    names = Path(names_path).read_text(encoding="utf-8").split("\n") if os.path.isfile(
+        names_path
+    ) else [f"row {i}" for i in range(len(index))]
+    client = EmbeddingClient(args.model, num_threads=args.threads)
+    query = client.embed_files([args.image])
+    if index.ndim != 2 or index.shape[1] != query.shape[1]:
+        raise ClientError(
+            f"Index {args.index} has shape {index.shape} but the model embeds to "
+            f"{query.shape[1]} dimensions; rebuild it with this model."
+        )
+    scores, ids = nearest(index, query, args.k)
+    for rank, (score, row) in enumerate(zip(scores[0], ids[0]), start=1):
+        print(f"{rank}\t{score:.4f}\t{names[row]}")
+    return 0
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    embed = commands.add_parser("embed", help="embed a folder of images into a .npy index")
+    embed.add_argument("--model", required=True, help="exported .onnx model")
+    embed.add_argument("--images", required=True, help="folder of images (searched recursively)")
+    embed.add_argument("--output", required=True, help="output .npy file")
+    embed.add_argument("--batch-size", type=int, default=32, help="images per run (default 32)")
+    query = commands.add_parser("query", help="nearest neighbours of one image in an index")
+    query.add_argument("--model", required=True, help="exported .onnx model")
+    query.add_argument("--index", required=True, help=".npy index written by `embed`")
+    query.add_argument("--image", required=True, help="query image file")
+    query.add_argument("-k", type=int, default=5, help="neighbours to print (default 5)")
+    for sub in (embed, query):
+        sub.add_argument("--threads", type=int, help="intra-op threads (default: all cores)")
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return run_embed(args) if args.command == "embed" else run_query(args)
+    except ClientError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""The backbone registry: one `BackboneSpec` per name, looked up by `get` and `split_points`."""
+
+import dataclasses
+import difflib
+from collections.abc import Callable, Mapping
+
+
+@dataclasses.dataclass(frozen=True)
+class BackboneSpec:
+    """What keras-dml knows about one backbone.
+
+    Args:
+        name: str. Registry name, also the name of the built `keras.Model`.
+        build: callable `(images, imagenet, **options) -> tensor`. Receives the normalised
+            symbolic input tensor and whether ImageNet weights are requested, and returns the
+            last 4-D feature map. It must raise a clear error when it cannot provide ImageNet
+            weights.
+        normalization: dict. Keyword arguments of `keras_dml.layers.ImageNormalization`, e.g.
+            `{"mode": "caffe"}`.
+        split_points: mapping from split-point name to layer name inside the built model. Must
+            contain `"features"` (the final feature map). A callable `(**options) -> mapping`
+            when the names depend on build options.
+        options: dict. Default value of every builder option accepted through `get(**kwargs)`.
+        min_size: int. Smallest spatial input size the architecture accepts.
+        channels: int or None. Required number of input channels (None: any).
+        description: str. One line for `list_backbones(verbose=True)`.
+    """
+
+    name: str
+    build: Callable
+    normalization: Mapping
+    split_points: Mapping | Callable
+    options: Mapping = dataclasses.field(default_factory=dict)
+    min_size: int = 32
+    channels: int | None = 3
+    description: str = ""
+
+    def resolve_split_points(self, **options):
+        """Returns the split-point dict for these build options (defaults filled in)."""
+        if callable(self.split_points):
+            return dict(self.split_points(**{**self.options, **options}))
+        return dict(self.split_points)
+
+
+_REGISTRY = {}
+
+
+def register_backbone(spec):
+    """Adds a backbone to the registry.
+
+    Args:
+        spec: `BackboneSpec`. Its `name` must not be registered yet.
+
+    Returns:
+        The spec, so the call can sit at module level.
+
+    Raises:
+        ValueError: if the name is taken or the spec has no `"features"` split point.
+
+    Examples:
+    >>> spec = BackboneSpec("tiny", build=lambda x, imagenet: x,
+    ...                     normalization={"mode": "tf"}, split_points={"features": "x"})
+    >>> register_backbone(spec)  # doctest: +SKIP
+    """
+    if spec.name in _REGISTRY:
+        raise ValueError(f"A backbone named {spec.name!r} is already registered.")
+    if "features" not in spec.resolve_split_points():
+        raise ValueError(
+            f"Backbone {spec.name!r} must define a 'features' split point. "
+            f"Received: split_points={spec.resolve_split_points()}"
+        )
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def get_spec(name):
+    """Returns the `BackboneSpec` registered under `name`.
+
+    Raises:
+        ValueError: naming the known backbones and the closest matches.
+    """
+    if isinstance(name, str) and name in _REGISTRY:
+        return _REGISTRY[name]
+    known = sorted(_REGISTRY)
+    close = difflib.get_close_matches(str(name).lower(), known, n=3, cutoff=0.5)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise ValueError(f"Unknown backbone {name!r}.{hint} Known backbones: {known}.")
+
+
+def list_backbones(verbose=False):
+    """Names of the registered backbones.
+
+    Args:
+        verbose: bool. Return `{name: description}` instead of a list. Defaults to `False`.
+
+    Returns:
+        Sorted list of names, or a dict name -> one-line description.
+
+    Examples:
+    >>> "googlenet" in list_backbones()
+    True
+    """
+    if verbose:
+        return {name: _REGISTRY[name].description for name in sorted(_REGISTRY)}
+    return sorted(_REGISTRY)
+
+
+def split_points(name, **options):
+    """Named split points of a backbone: split-point name -> layer name in the built model.
+
+    Every backbone has `"features"` (the final feature map `get` returns). The names follow
+    the papers: GoogLeNet `"pool3"`, `"inception_4e"`, ...; ResNet-50 `"conv2"` .. `"conv5"`.
+    Cut the model at these points with `keras_dml.backbones.cut`.
+
+    Args:
+        name: str. A registered backbone name.
+        **options: the build options passed to `get` when they change layer names (GoogLeNet's
+            `lrn`). Defaults to the backbone's defaults.
+
+    Returns:
+        dict str -> str, in network order.
+
+    Raises:
+        ValueError: for an unknown backbone or option.
+
+    Examples:
+    >>> split_points("googlenet")["pool3"]
+    'pool3'
+    >>> split_points("resnet50")["conv4"]
+    'conv4_block6_out'
+
+    References:
+        Kim et al., "Attention-based Ensemble for Deep Metric Learning", ECCV 2018 (Sec. 4:
+        S = input..pool3, attention trunk inception_4a..4e, G = the rest).
+    """
+    spec = get_spec(name)
+    unknown = sorted(set(options) - set(spec.options))
+    if unknown:
+        raise ValueError(
+            f"Backbone {name!r} has no option(s) {unknown}. Its options: "
+            f"{sorted(spec.options) or 'none'}."
+        )
+    return spec.resolve_split_points(**options)

@@ -1,0 +1,110 @@
+"""Pretrained weights for backbones: Keras downloads with a clear offline error, local files."""
+
+import contextlib
+import os
+
+WEIGHTS_SUFFIXES = (".weights.h5", ".h5", ".hdf5")
+
+
+class WeightsUnavailableError(OSError):
+    """Pretrained weights could not be obtained (no network, blocked host, corrupted cache)."""
+
+
+def _is_download_failure(error):
+    message = str(error)
+    if "URL fetch failure" in message or "corrupted file" in message:
+        return True
+    seen = error
+    while seen is not None:
+        if isinstance(seen, OSError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+@contextlib.contextmanager
+def keras_download_errors(backbone, file_name, url):
+    """Turns a failed Keras weights download into a `WeightsUnavailableError` that says what to do.
+
+    Args:
+        backbone: str. Backbone name for the message.
+        file_name: str. Name of the file Keras downloads.
+        url: str. Where Keras downloads it from.
+
+    Yields:
+        Nothing; wraps the `keras.applications` call that downloads.
+
+    Raises:
+        WeightsUnavailableError: when the download fails or the cached file is corrupted.
+    """
+    try:
+        yield
+    except Exception as error:
+        if not _is_download_failure(error):
+            raise
+        cache = os.path.join(os.path.expanduser(os.environ.get("KERAS_HOME", "~/.keras")), "models")
+        raise WeightsUnavailableError(
+            f"Could not obtain the ImageNet weights of backbone {backbone!r}: Keras failed to "
+            f"download {url} ({error}). Without network access, copy that file to a machine "
+            f"that can reach it and either place it in the Keras cache ({cache}/{file_name}) "
+            f"and keep weights='imagenet', or pass its path: "
+            f"keras_dml.backbones.get({backbone!r}, weights='/path/{file_name}')."
+        ) from error
+
+
+def check_weights_argument(weights):
+    """Validates the `weights` argument of `keras_dml.backbones.get`.
+
+    Args:
+        weights: None, `"imagenet"`, or a path to a weights file.
+
+    Returns:
+        `None`, `"imagenet"`, or the path as an absolute `str`.
+
+    Raises:
+        ValueError: for a value that is neither.
+        FileNotFoundError: for a path that does not exist.
+    """
+    if weights is None or weights == "imagenet":
+        return weights
+    if not isinstance(weights, (str, os.PathLike)):
+        raise ValueError(
+            "`weights` must be None (random initialisation), 'imagenet' or the path of a "
+            f"weights file ({', '.join(WEIGHTS_SUFFIXES)}). Received: weights={weights!r}"
+        )
+    path = os.fspath(weights)
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"Weights file not found: {path!r}. Pass None, 'imagenet' or the path of an existing "
+            f"weights file ({', '.join(WEIGHTS_SUFFIXES)})."
+        )
+    if not path.endswith(WEIGHTS_SUFFIXES):
+        raise ValueError(
+            f"Unsupported weights file {path!r}: expected a Keras weights file ending in "
+            f"{' or '.join(WEIGHTS_SUFFIXES)} (save one with `model.save_weights(path)`)."
+        )
+    return os.path.abspath(path)
+
+
+def load_weights_file(model, path):
+    """Loads a weights file into a backbone with an error that names the likely mismatch.
+
+    Both Keras 3 files (`.weights.h5`, from `model.save_weights` on a backbone built with the
+    same name and options) and legacy Keras 2 HDF5 files (`.h5`, e.g. the
+    `keras.applications` `*_notop.h5` downloads, matched in layer order) are accepted.
+
+    Args:
+        model: `keras.Model` returned by `keras_dml.backbones.get`.
+        path: str. Weights file.
+
+    Raises:
+        ValueError: when the file does not fit the model.
+    """
+    try:
+        model.load_weights(path)
+    except (ValueError, KeyError) as error:
+        raise ValueError(
+            f"The weights file {path!r} does not fit backbone {model.name!r} as built "
+            f"(input {model.input_shape}, {len(model.weights)} weights): {error}. Build the "
+            "backbone with the same name and options as the model that saved the file."
+        ) from error

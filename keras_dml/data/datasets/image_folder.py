@@ -1,0 +1,105 @@
+"""Any images in one sub-folder per class, with a seeded unseen-class train / test split."""
+
+import os
+
+import numpy as np
+
+from keras_dml.data.datasets.registry import register_dataset
+from keras_dml.data.datasets.splits import check_fraction, make_split, select_classes
+
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp")
+
+
+def scan_image_folder(root):
+    """Lists `root/<class>/<image>` files (recursively inside each class folder).
+
+    Args:
+        root: str. Folder with one sub-folder per class.
+
+    Returns:
+        (sorted class folder names, file paths, class index of every file).
+    """
+    if not os.path.isdir(root):
+        raise FileNotFoundError(f"`image_folder` needs an existing folder. Received: {root!r}")
+    names = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+    paths, labels = [], []
+    for index, name in enumerate(names):
+        for folder, _, files in sorted(os.walk(os.path.join(root, name))):
+            for file in sorted(files):
+                if file.lower().endswith(IMAGE_EXTENSIONS):
+                    paths.append(os.path.join(folder, file))
+                    labels.append(index)
+    if not paths:
+        raise FileNotFoundError(
+            f"No images ({', '.join(IMAGE_EXTENSIONS)}) in class sub-folders of {root!r}; "
+            "expected root/<class name>/<image files>."
+        )
+    return names, paths, np.array(labels, dtype=np.int64)
+
+
+def split_test_classes(num_classes, test_fraction, seed):
+    """Seeded choice of `round(test_fraction * num_classes)` test classes (>= 1, < all)."""
+    test_fraction = check_fraction(test_fraction, "test_fraction")
+    if test_fraction == 0.0:
+        return np.array([], dtype=np.int64)
+    count = min(max(1, int(round(test_fraction * num_classes))), num_classes - 1)
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.permutation(num_classes)[:count])
+
+
+@register_dataset("image_folder", "your images: data_dir/<class>/<image>, seeded class split")
+def load_image_folder(
+    split="train",
+    data_dir=None,
+    image_size=None,
+    val_fraction=0.15,
+    seed=0,
+    test_fraction=0.5,
+    verify=True,
+    resize_size=None,
+):
+    """Loads images stored as `data_dir/<class name>/<image>` with an unseen-class split.
+
+    Classes (sorted folder names) are split by a seeded shuffle: `test_fraction` of them form
+    `"test"`, the rest are training classes, of which `val_fraction` form `"val"`. The same
+    `seed` gives the same split in every call, so train / val / test never overlap.
+
+    Args:
+        split: str. `"train"`, `"val"`, `"trainval"` or `"test"`. Defaults to `"train"`.
+        data_dir: str. The root folder (required).
+        image_size: int or (height, width). Defaults to `None` (224).
+        val_fraction: float. Training classes held out as `"val"`. Defaults to `0.15`.
+        seed: int. Seed of both class splits. Defaults to `0`.
+        test_fraction: float in [0, 1). Fraction of classes used for testing; `0` makes every
+            class a training class. Defaults to `0.5`.
+        verify: bool. Check every file and skip unreadable ones. Defaults to `True`.
+        resize_size: int. Shorter side before cropping. Defaults to `None`.
+
+    Returns:
+        `ImageDataset` (class names are the folder names).
+
+    Examples:
+    >>> train = load_image_folder("train", data_dir="photos/")  # doctest: +SKIP
+    """
+    if data_dir is None:
+        raise ValueError(
+            "`image_folder` needs `data_dir=`, a folder with one sub-folder per class."
+        )
+    root = os.path.expanduser(str(data_dir))
+    names, paths, raw = scan_image_folder(root)
+    test = split_test_classes(len(names), test_fraction, seed)
+    if split == "test" and test.size == 0:
+        raise ValueError("There are no test classes with test_fraction=0; pass test_fraction > 0.")
+    train = np.setdiff1d(np.arange(len(names)), test)
+    classes = select_classes(split, train, test, val_fraction, seed, "image_folder")
+    return make_split(
+        "image_folder",
+        split,
+        raw,
+        classes,
+        class_names=names,
+        paths=paths,
+        image_size=image_size or 224,
+        resize_size=resize_size,
+        verify=verify,
+    )

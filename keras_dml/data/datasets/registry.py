@@ -1,0 +1,107 @@
+"""Registry of dataset names and `load_dataset`, the single entry point to every dataset."""
+
+import difflib
+
+_LOADERS = {}
+_DESCRIPTIONS = {}
+
+
+def register_dataset(name, description=""):
+    """Decorator registering `loader(split, data_dir, image_size, val_fraction, seed, **kwargs)`.
+
+    Args:
+        name: str. Name passed to `load_dataset`.
+        description: str. One line shown by `list_datasets(details=True)`. Defaults to `""`.
+
+    Returns:
+        The decorator, which returns the loader unchanged.
+
+    Examples:
+    >>> @register_dataset("my_data", "two classes")
+    ... def load_my_data(split, data_dir, image_size, val_fraction, seed, **kwargs):
+    ...     ...
+    """
+
+    def decorator(loader):
+        if name in _LOADERS and _LOADERS[name] is not loader:
+            raise ValueError(f"A dataset named `{name}` is already registered.")
+        _LOADERS[name] = loader
+        _DESCRIPTIONS[name] = description
+        return loader
+
+    return decorator
+
+
+def list_datasets(details=False):
+    """Returns the registered dataset names (sorted), or `{name: description}` with `details`."""
+    if details:
+        return {name: _DESCRIPTIONS[name] for name in sorted(_LOADERS)}
+    return sorted(_LOADERS)
+
+
+def load_dataset(
+    name,
+    split="train",
+    data_dir=None,
+    image_size=None,
+    val_fraction=0.15,
+    seed=0,
+    **kwargs,
+):
+    """Loads a split of a metric learning dataset as an `ImageDataset`.
+
+    Splits divide *classes* (evaluation is on unseen classes): `"train"` is the official training
+    classes minus a seeded held-out fraction `val_fraction` (at least one class) that forms `"val"`;
+    `"trainval"` is all training classes; `"test"` the official test classes; In-shop and
+    VehicleID also have `"query"` / `"gallery"`. Choose checkpoints and hyper-parameters on
+    `"val"`: the reference implementations selected them on test Recall@1, which overstates
+    results; test classes are never used for model selection here.
+
+    Args:
+        name: str. One of `list_datasets()`: `"cub200"`, `"cars196"`, `"sop"`, `"inshop"`,
+            `"vehicleid"` (official folder layouts), `"tfds:caltech_birds2011"`,
+            `"tfds:cars196"`, `"tfds:stanford_online_products"` (TensorFlow Datasets),
+            `"digits"`, `"fashion_mnist"` (built in, no network) and `"image_folder"`.
+        split: str. Defaults to `"train"`.
+        data_dir: str. Folder holding the dataset. Defaults to `None` (the loader's default
+            places, e.g. `~/.keras/datasets/<name>`).
+        image_size: int or (height, width). Default crop size of `as_tf_dataset`.
+            Defaults to `None` (224 for photographs, 32 for `digits` / `fashion_mnist`).
+        val_fraction: float in [0, 1). Fraction of training classes held out as `"val"`.
+            Defaults to `0.15`.
+        seed: int. Seed of the held-out class choice (and other seeded splits). Defaults to `0`.
+        **kwargs: loader options, e.g. `test_size="large"` for VehicleID, `verify=False` to
+            skip the file check.
+
+    Returns:
+        `ImageDataset`.
+
+    Raises:
+        ValueError: unknown name (the message lists the known names and close matches) or
+            unknown split.
+        FileNotFoundError: the dataset files are not where the loader looked.
+
+    Examples:
+    >>> load_dataset("digits", split="test").class_names
+    ['5', '6', '7', '8', '9']
+
+    References:
+        Song et al., "Deep Metric Learning via Lifted Structured Feature Embedding", CVPR 2016
+        (CUB / Cars / SOP class splits); Liu et al., "DeepFashion", CVPR 2016 (In-shop);
+        Liu et al., "Deep Relative Distance Learning", CVPR 2016 (VehicleID).
+    """
+    if name not in _LOADERS:
+        close = difflib.get_close_matches(str(name), list(_LOADERS), n=3, cutoff=0.5)
+        hint = f" Did you mean {close}?" if close else ""
+        raise ValueError(
+            f"Unknown dataset {name!r}.{hint} Known datasets: {list_datasets()}. "
+            "For your own images use `image_folder` or `from_arrays`."
+        )
+    return _LOADERS[name](
+        split=split,
+        data_dir=data_dir,
+        image_size=image_size,
+        val_fraction=val_fraction,
+        seed=seed,
+        **kwargs,
+    )

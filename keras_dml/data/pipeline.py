@@ -1,0 +1,203 @@
+"""The `tf.data` input pipeline behind `ImageDataset.as_tf_dataset`.
+
+Sampler protocol (what `sampler=` accepts; `keras_dml.data.samplers` implements it):
+
+- `batch_size`: int, images per batch;
+- `num_batches`: int, batches per epoch;
+- `epoch_batches()`: the next epoch's batches, a list of 1-D int64 index arrays into the dataset,
+  or of `(indices, cluster_id)` tuples when `sampler.yields_clusters` is `True`.
+
+`epoch_batches()` is called anew at the start of every epoch (the pipeline reads it through
+`tf.data.Dataset.from_generator`), so a sampler whose cluster assignment is replaced between
+epochs (Divide & Conquer re-clustering) takes effect without rebuilding the pipeline. A
+sampler-driven dataset has unknown cardinality (the batch count may change between epochs).
+`model.fit` runs its first epoch until the sampler's batches are used up (Keras notes this with
+its "ran out of data" warning) and then keeps that many steps per epoch: give the sampler a fixed
+epoch length (e.g. `ClusterMPerClassSampler(..., epoch_length=<int>)`) when re-clustering could
+change the count, or Keras truncates longer epochs and ends shorter ones early. Batches may
+differ in size (e.g. a small cluster's shorter batch).
+"""
+
+import numpy as np
+import tensorflow as tf
+
+from keras_dml.data.preprocessing import (
+    AUGMENTATIONS,
+    decode_image,
+    image_size_hw,
+    preprocess_for_eval,
+    preprocess_for_train,
+)
+
+AUTOTUNE = tf.data.AUTOTUNE
+
+
+def make_tf_dataset(
+    dataset,
+    training=False,
+    batch_size=32,
+    sampler=None,
+    image_size=None,
+    resize_size=None,
+    shuffle=None,
+    seed=None,
+    num_parallel_calls=None,
+    with_clusters=False,
+    augmentation="crop_flip",
+    drop_remainder=None,
+):
+    """Builds a batched, prefetched `tf.data.Dataset` from an `ImageDataset`.
+
+    Files are read and decoded in parallel (`tf.io.decode_image`, 3 channels, first GIF frame).
+    Files are checked with `dataset.verify()` first, so missing or corrupt ones are reported and
+    skipped before `labels` is used; anything that still fails to decode is dropped with a
+    logged warning (`ignore_errors`) instead of ending the epoch.
+
+    Args:
+        dataset: `ImageDataset`.
+        training: bool. Random augmentation when `True`, resize + center crop otherwise.
+            Defaults to `False`.
+        batch_size: int. Images per batch when no sampler is given. Defaults to `32`.
+        sampler: batch sampler following the protocol of this module. Defaults to `None`.
+        image_size: int or (height, width). Defaults to `None` (`dataset.image_size`).
+        resize_size: int. Shorter side before cropping. Defaults to `None`.
+        shuffle: bool. Shuffle (no sampler). Defaults to `None` (`training`).
+        seed: int. Seed for shuffling and augmentation. Defaults to `None` (unseeded).
+        num_parallel_calls: int. Defaults to `None` (`tf.data.AUTOTUNE`).
+        with_clusters: bool. Yield `(images, {"labels": int32 [B], "clusters": int32 [B]})`;
+            needs a sampler with `yields_clusters=True`. Defaults to `False`.
+        augmentation: str. One of `"crop_flip"`, `"resized_crop_flip"`. Defaults to
+            `"crop_flip"`.
+        drop_remainder: bool. Drop the last partial batch (no sampler). Defaults to `None`
+            (`training`: in-batch mining wants full batches).
+
+    Returns:
+        `tf.data.Dataset` of `(images float32 [B, H, W, 3] in [0, 255], labels int32 [B])`.
+
+    Examples:
+    >>> from keras_dml.data.image_dataset import ImageDataset
+    >>> data = ImageDataset([0, 1, 1], images=np.zeros((3, 8, 8, 1), np.uint8), image_size=8)
+    >>> [int(b[1].shape[0]) for b in make_tf_dataset(data, batch_size=2)]
+    [2, 1]
+    """
+    if augmentation not in AUGMENTATIONS:
+        raise ValueError(
+            f"Unknown `augmentation`; choose one of {AUGMENTATIONS}. "
+            f"Received: augmentation={augmentation!r}"
+        )
+    if sampler is None and (not isinstance(batch_size, int | np.integer) or batch_size < 1):
+        raise ValueError(f"`batch_size` must be a positive int. Received: batch_size={batch_size}")
+    if with_clusters and not getattr(sampler, "yields_clusters", False):
+        raise ValueError(
+            "`with_clusters=True` needs a cluster-conditioned sampler (one with "
+            "`yields_clusters=True`, e.g. ClusterMPerClassSampler). "
+            f"Received: sampler={type(sampler).__name__ if sampler is not None else None}"
+        )
+    if len(dataset) == 0:
+        raise ValueError(f"{dataset!r} has no images; nothing to build a pipeline from.")
+    dataset.verify()
+    crop_hw = image_size_hw(image_size or dataset.image_size)
+    resize_size = resize_size or dataset.resize_size
+    calls = AUTOTUNE if num_parallel_calls is None else num_parallel_calls
+    load = _loader(dataset)
+
+    def transform(image, element_seed):
+        if training:
+            return preprocess_for_train(image, crop_hw, element_seed, resize_size, augmentation)
+        return preprocess_for_eval(image, crop_hw, resize_size)
+
+    if sampler is None:
+        ds = _index_dataset(dataset, training, shuffle, seed)
+        ds = ds.map(
+            lambda i, s: (transform(load(i), s), tf.gather(_labels(dataset), i)),
+            num_parallel_calls=calls,
+        )
+        if not dataset.in_memory:
+            ds = ds.ignore_errors(log_warning=True)
+        ds = ds.batch(
+            batch_size, drop_remainder=training if drop_remainder is None else drop_remainder
+        )
+    else:
+        ds = _sampler_dataset(dataset, sampler, seed, with_clusters)
+        labels = _labels(dataset)
+
+        def load_batch(indices, clusters, batch_seed):
+            seeds = tf.random.experimental.stateless_split(batch_seed, num=tf.size(indices))
+            images = tf.map_fn(
+                lambda args: transform(load(args[0]), args[1]),
+                (indices, seeds),
+                fn_output_signature=tf.TensorSpec([crop_hw[0], crop_hw[1], 3], tf.float32),
+                parallel_iterations=16,
+            )
+            batch_labels = tf.gather(labels, indices)
+            if with_clusters:
+                return images, {"labels": batch_labels, "clusters": clusters}
+            return images, batch_labels
+
+        ds = ds.map(load_batch, num_parallel_calls=calls)
+        if not dataset.in_memory:
+            ds = ds.ignore_errors(log_warning=True)
+    return ds.prefetch(AUTOTUNE)
+
+
+def _labels(dataset):
+    return tf.constant(dataset.labels.astype(np.int32))
+
+
+def _loader(dataset):
+    """Returns `index -> uint8 [H, W, C]` reading files or gathering from memory."""
+    if dataset.in_memory:
+        images = tf.constant(dataset.images)
+        return lambda index: tf.gather(images, index)
+    paths = tf.constant(dataset.paths.astype(str))
+    return lambda index: decode_image(tf.io.read_file(tf.gather(paths, index)))
+
+
+def _seeds(seed):
+    """An endless dataset of stateless seeds `[2]`, re-randomised every epoch."""
+    return tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
+
+
+def _index_dataset(dataset, training, shuffle, seed):
+    indices = tf.data.Dataset.range(len(dataset))
+    if training if shuffle is None else shuffle:
+        indices = indices.shuffle(len(dataset), seed=seed, reshuffle_each_iteration=True)
+    return tf.data.Dataset.zip(indices, _seeds(seed))
+
+
+def _sampler_dataset(dataset, sampler, seed, with_clusters):
+    """Dataset of `(indices int64 [B], clusters int32 [B], seed [2])`, one element per batch."""
+    for attribute in ("batch_size", "num_batches", "epoch_batches"):
+        if not hasattr(sampler, attribute):
+            raise TypeError(
+                f"The sampler must have `batch_size`, `num_batches` and `epoch_batches()`; "
+                f"{type(sampler).__name__} has no `{attribute}`."
+            )
+    yields_clusters = bool(getattr(sampler, "yields_clusters", False))
+    size = len(dataset)
+
+    def generate():
+        batches = sampler.epoch_batches()
+        for number, batch in enumerate(batches):
+            cluster = -1
+            if yields_clusters:
+                batch, cluster = batch
+            indices = np.asarray(batch, dtype=np.int64).reshape(-1)
+            if indices.size == 0 or indices.min() < 0 or indices.max() >= size:
+                raise ValueError(
+                    f"Sampler batch {number} holds indices outside [0, {size}) or is empty. "
+                    f"Build the sampler from this dataset's `labels` (after verification). "
+                    f"Received: {indices.size} indices in "
+                    f"[{indices.min() if indices.size else None}, "
+                    f"{indices.max() if indices.size else None}]"
+                )
+            yield indices, np.full(indices.shape, cluster, np.int32)
+
+    ds = tf.data.Dataset.from_generator(
+        generate,
+        output_signature=(
+            tf.TensorSpec([None], tf.int64),
+            tf.TensorSpec([None], tf.int32),
+        ),
+    )
+    return tf.data.Dataset.zip(ds, _seeds(seed)).map(lambda batch, s: (batch[0], batch[1], s))

@@ -1,0 +1,255 @@
+"""`ClusterMPerClassSampler`: class-balanced batches drawn from one cluster at a time (D&C)."""
+
+import logging
+
+import numpy as np
+
+from keras_dml.data.samplers._class_pool import (
+    ClassPool,
+    group_by_class,
+    validate_batch_shape,
+    validate_labels,
+)
+
+logger = logging.getLogger(__name__)
+
+_EPOCH_LENGTHS = ("max", "min")
+_SMALL_CLUSTER_POLICIES = ("shrink", "raise")
+
+
+class ClusterMPerClassSampler:
+    """Cluster-conditioned m-per-class sampler driving Divide & Conquer training.
+
+    Every batch takes all its images from ONE cluster of the current assignment: `batch_size / m`
+    classes x `m` images of that cluster, sampled as in `MPerClassSampler` (draws with replacement
+    only for a class with fewer than `m` images in the cluster). Batches alternate round-robin over
+    the clusters (0, 1, ..., K-1, 0, ...), so learner k of a D&C model sees cluster k every K-th
+    step. `epoch_batches()` returns `(indices, cluster_id)` tuples.
+
+    Epoch length (`epoch_length`): each cluster has `n_k = max(1, usable images of k // batch_size)`
+    batches worth of data.
+    - `"max"` (reference D&C code): an epoch has `max_k n_k` rounds of K batches; clusters with
+      fewer batches keep sampling (their cycles restart), so small clusters are over-sampled.
+    - `"min"` (what the D&C authors later advised): `min_k n_k` rounds; large clusters are
+      under-sampled in one epoch but their cycles carry over to the next.
+    - an int: exactly that many batches per epoch, still round-robin.
+    `num_batches` therefore changes after `set_clusters` unless `epoch_length` is an int.
+
+    Inside a cluster, a class with fewer than `min_images_per_class` images is dropped from that
+    cluster's batches (a class with a single image gives no positive pair); `dropped_per_cluster`
+    counts them and a warning is logged.
+
+    Small clusters (decided before the epoch starts, so an epoch never fails midway):
+    - a cluster with at least 2 but fewer than `batch_size / m` usable classes cannot fill a batch.
+      With `small_clusters="shrink"` (default) its batches hold all its classes x `m` images (a
+      smaller batch that still has positives and negatives for every anchor); with `"raise"` a
+      `ValueError` names the cluster (use it when the graph needs a fixed batch shape).
+    - a cluster with fewer than 2 usable classes (including an empty cluster) gives no negative
+      pair: it is skipped (listed in `skipped_clusters`, warning logged), or raises under `"raise"`.
+    - if no cluster can form a batch, a `ValueError` is raised.
+
+    Args:
+        labels: 1-D array of int. The class id of every sample.
+        clusters: 1-D array of int aligned with `labels`. The cluster of every sample, 0..K-1.
+        m: int. Images per class in a batch.
+        batch_size: int. Images per (full) batch; must be a multiple of `m`.
+        seed: int. Seed of the sampler's random generator. Defaults to `0`.
+        min_images_per_class: int. A class needs this many images inside a cluster to be sampled
+            from it. Defaults to `2`.
+        epoch_length: `"max"`, `"min"` or a positive int. See above. Defaults to `"max"`.
+        num_clusters: int or `None`. K; defaults to `None`: `max(clusters) + 1`, re-inferred by
+            `set_clusters`. Give it when trailing clusters may be empty.
+        small_clusters: `"shrink"` or `"raise"`. See above. Defaults to `"shrink"`.
+
+    Attributes:
+        batch_size: int. Images per full batch (smaller batches only under `"shrink"`).
+        num_batches: int. Batches in the next epoch.
+        num_clusters: int. K.
+        cluster_sizes: int64 array [K]. Images assigned to each cluster.
+        usable_cluster_sizes: int64 array [K]. Images of each cluster that can be sampled.
+        dropped_per_cluster: dict cluster id -> number of classes dropped from that cluster.
+        skipped_clusters: list of int. Clusters that give no batch.
+        yields_clusters: bool. Always `True`.
+
+    Examples:
+    >>> labels = np.repeat(np.arange(12), 4)
+    >>> clusters = (np.arange(48) >= 24).astype(int)
+    >>> sampler = ClusterMPerClassSampler(labels, clusters, m=2, batch_size=8)
+    >>> [cluster for _, cluster in sampler.epoch_batches()]
+    [0, 1, 0, 1, 0, 1]
+
+    References:
+        Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning",
+        CVPR 2019, Sec. 3.2 (training each learner on its cluster).
+    """
+
+    yields_clusters = True
+
+    def __init__(
+        self,
+        labels,
+        clusters,
+        m,
+        batch_size,
+        seed=0,
+        min_images_per_class=2,
+        epoch_length="max",
+        num_clusters=None,
+        small_clusters="shrink",
+    ):
+        self.labels = validate_labels(labels)
+        self.classes_per_batch = validate_batch_shape(m, batch_size)
+        self.m = int(m)
+        self.batch_size = int(batch_size)
+        self.seed = seed
+        if (
+            not isinstance(min_images_per_class, (int, np.integer))
+            or isinstance(min_images_per_class, bool)
+            or min_images_per_class < 1
+        ):
+            raise ValueError(
+                "`min_images_per_class` must be a positive integer. "
+                f"Received: min_images_per_class={min_images_per_class!r}"
+            )
+        self.min_images_per_class = int(min_images_per_class)
+        is_int = isinstance(epoch_length, (int, np.integer)) and not isinstance(epoch_length, bool)
+        if not ((is_int and epoch_length >= 1) or epoch_length in _EPOCH_LENGTHS):
+            raise ValueError(
+                "`epoch_length` must be 'max', 'min' or a positive int. "
+                f"Received: epoch_length={epoch_length!r}"
+            )
+        self.epoch_length = int(epoch_length) if is_int else epoch_length
+        if small_clusters not in _SMALL_CLUSTER_POLICIES:
+            raise ValueError(
+                f"`small_clusters` must be one of {_SMALL_CLUSTER_POLICIES}. "
+                f"Received: small_clusters={small_clusters!r}"
+            )
+        self.small_clusters = small_clusters
+        self._fixed_num_clusters = None if num_clusters is None else int(num_clusters)
+        self._rng = np.random.default_rng(seed)
+        self.set_clusters(clusters)
+
+    def set_clusters(self, clusters):
+        """Replaces the cluster assignment; the next `epoch_batches()` call uses it.
+
+        Args:
+            clusters: 1-D array of int aligned with `labels`, values 0..K-1.
+
+        Raises:
+            ValueError: if the assignment is malformed or no cluster can form a batch (the previous
+                assignment is kept in that case).
+        """
+        clusters = validate_labels(clusters, name="clusters")
+        if clusters.shape != self.labels.shape:
+            raise ValueError(
+                f"`clusters` must align with `labels`: got {clusters.size} cluster ids for "
+                f"{self.labels.size} labels."
+            )
+        if clusters.min() < 0:
+            raise ValueError(f"Cluster ids must be >= 0. Received min id {clusters.min()}.")
+        num_clusters = self._fixed_num_clusters or int(clusters.max()) + 1
+        if clusters.max() >= num_clusters:
+            raise ValueError(
+                f"Cluster ids must be < num_clusters={num_clusters}. "
+                f"Received max id {clusters.max()}."
+            )
+        pools, dropped, skipped = {}, {}, []
+        usable_sizes = np.zeros((num_clusters,), np.int64)
+        order = np.argsort(clusters, kind="stable")
+        starts = np.searchsorted(clusters[order], np.arange(num_clusters + 1))
+        for k in range(num_clusters):
+            _, groups = group_by_class(order[starts[k] : starts[k + 1]], self.labels)
+            kept = [g for g in groups if g.size >= self.min_images_per_class]
+            dropped[k] = len(groups) - len(kept)
+            usable_sizes[k] = sum(g.size for g in kept)
+            if len(kept) < 2:
+                skipped.append(k)
+                continue
+            if len(kept) < self.classes_per_batch and self.small_clusters == "raise":
+                raise ValueError(
+                    f"Cluster {k} has {len(kept)} classes with >= {self.min_images_per_class} "
+                    f"images, fewer than batch_size / m = {self.classes_per_batch}, so it cannot "
+                    "fill a batch. Use fewer clusters, a smaller batch_size, or "
+                    "small_clusters='shrink' to allow smaller batches for such clusters."
+                )
+            pools[k] = ClassPool(kept, self.m)
+        if skipped and self.small_clusters == "raise":
+            raise ValueError(
+                f"Clusters {skipped} have fewer than 2 classes with >= {self.min_images_per_class} "
+                "images and cannot form a batch with negatives. Use fewer clusters or "
+                "small_clusters='shrink' to skip them."
+            )
+        if not pools:
+            raise ValueError(
+                f"No cluster of the {num_clusters} has 2 or more classes with >= "
+                f"{self.min_images_per_class} images, so no batch can be formed."
+            )
+        self.num_clusters = num_clusters
+        self.clusters = clusters
+        self.cluster_sizes = np.bincount(clusters, minlength=num_clusters).astype(np.int64)
+        self.usable_cluster_sizes = usable_sizes
+        self.dropped_per_cluster = dropped
+        self.skipped_clusters = skipped
+        self._pools = pools
+        self._report()
+
+    def _report(self):
+        total_dropped = sum(self.dropped_per_cluster.values())
+        if total_dropped:
+            per_cluster = {k: n for k, n in self.dropped_per_cluster.items() if n}
+            logger.warning(
+                "ClusterMPerClassSampler: dropped %d class-in-cluster groups with fewer than %d "
+                "images (%d images unused); per cluster: %s",
+                total_dropped,
+                self.min_images_per_class,
+                int(self.cluster_sizes.sum() - self.usable_cluster_sizes.sum()),
+                per_cluster,
+            )
+        if self.skipped_clusters:
+            logger.warning(
+                "ClusterMPerClassSampler: clusters %s have fewer than 2 usable classes and give "
+                "no batches this epoch.",
+                self.skipped_clusters,
+            )
+
+    @property
+    def batches_per_cluster(self):
+        """dict cluster id -> batches worth of data in that cluster (usable clusters only)."""
+        return {
+            k: max(1, int(self.usable_cluster_sizes[k]) // self.batch_size) for k in self._pools
+        }
+
+    @property
+    def num_batches(self):
+        """Number of batches `epoch_batches()` returns for the current assignment."""
+        if not isinstance(self.epoch_length, str):
+            return self.epoch_length
+        counts = self.batches_per_cluster.values()
+        rounds = max(counts) if self.epoch_length == "max" else min(counts)
+        return rounds * len(self._pools)
+
+    def epoch_batches(self):
+        """Returns the next epoch: a list of `(indices, cluster_id)` tuples, round-robin.
+
+        `indices` is a 1-D int64 array of `batch_size` sample indices (fewer only for a small
+        cluster under `small_clusters="shrink"`), all from cluster `cluster_id` (a Python int).
+        """
+        order = sorted(self._pools)
+        batches = []
+        for step in range(self.num_batches):
+            k = order[step % len(order)]
+            batches.append((self._pools[k].draw(self._rng, self.classes_per_batch), int(k)))
+        return batches
+
+    def __len__(self):
+        return self.num_batches
+
+    def __iter__(self):
+        return iter(self.epoch_batches())
+
+    def __repr__(self):
+        return (
+            f"ClusterMPerClassSampler(num_clusters={self.num_clusters}, m={self.m}, "
+            f"batch_size={self.batch_size}, epoch_length={self.epoch_length!r}, "
+            f"num_batches={self.num_batches}, seed={self.seed})"
+        )

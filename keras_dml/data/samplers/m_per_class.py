@@ -1,0 +1,128 @@
+"""`MPerClassSampler`: class-balanced batches of P classes x m images."""
+
+import warnings
+
+import numpy as np
+
+from keras_dml.data.samplers._class_pool import (
+    ClassPool,
+    group_by_class,
+    validate_batch_shape,
+    validate_labels,
+)
+
+
+class MPerClassSampler:
+    """Class-balanced batch sampler: each batch is `batch_size / m` classes x `m` images.
+
+    Pair- and triplet-based metric learning losses need positives in every batch; this sampler
+    guarantees them. It is pure NumPy, seeded and deterministic: two samplers built with the same
+    arguments produce the same sequence of epochs.
+
+    Sampling rules:
+    - Classes are visited in a shuffled cycle: every usable class appears once before any class
+      appears twice (classes are sampled uniformly, not in proportion to their size, as in
+      pytorch-metric-learning's `MPerClassSampler`). The classes of one batch are distinct.
+    - Images of a class are visited in a shuffled cycle too, so a class with at least `m` images
+      contributes `m` *distinct* images to a batch and its images are used evenly over time.
+    - A class with fewer than `m` (but at least 2) images contributes all its images plus draws
+      *with replacement* from itself to reach `m`; that is the only case with duplicates in a batch.
+    - Classes with fewer than 2 images are excluded (they give no positive pair); a `UserWarning`
+      says how many.
+    - Cycles carry over from one epoch to the next, so coverage stays even across epochs.
+
+    The sampler follows the batch-sampler protocol the input pipeline consumes: `batch_size`,
+    `num_batches` and `epoch_batches()`.
+
+    Args:
+        labels: 1-D array of int. The class id of every sample of the split.
+        m: int. Images per class in a batch.
+        batch_size: int. Images per batch; must be a multiple of `m`.
+        seed: int. Seed of the sampler's random generator. Defaults to `0`.
+        num_batches: int or `None`. Batches per epoch. Defaults to `None`: the number of usable
+            samples (in classes with at least 2 images) divided by `batch_size`, at least 1, so that
+            an epoch shows about as many images as the split holds.
+
+    Attributes:
+        batch_size: int. Images per batch.
+        num_batches: int. Batches per epoch.
+        classes_per_batch: int. `batch_size // m`.
+        num_usable_classes: int. Classes with at least 2 images.
+        num_excluded_classes: int. Classes with a single image (never sampled).
+        yields_clusters: bool. Always `False` (batches are plain index arrays).
+
+    Raises:
+        ValueError: if `batch_size` is not a multiple of `m`, or the split has fewer than
+            `batch_size / m` usable classes, so no batch can be formed.
+
+    Examples:
+    >>> labels = np.repeat(np.arange(10), 4)
+    >>> sampler = MPerClassSampler(labels, m=2, batch_size=8, seed=0)
+    >>> batches = sampler.epoch_batches()
+    >>> len(batches), batches[0].shape
+    (5, (8,))
+
+    References:
+        Musgrave et al., "A Metric Learning Reality Check", ECCV 2020 (m-per-class sampling);
+        Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019.
+    """
+
+    yields_clusters = False
+
+    def __init__(self, labels, m, batch_size, seed=0, num_batches=None):
+        self.labels = validate_labels(labels)
+        self.classes_per_batch = validate_batch_shape(m, batch_size)
+        self.m = int(m)
+        self.batch_size = int(batch_size)
+        self.seed = seed
+        classes, groups = group_by_class(np.arange(self.labels.size), self.labels)
+        usable = [i for i, group in enumerate(groups) if group.size >= 2]
+        self.num_excluded_classes = len(groups) - len(usable)
+        self.num_usable_classes = len(usable)
+        if self.num_excluded_classes:
+            warnings.warn(
+                f"MPerClassSampler: {self.num_excluded_classes} of {len(groups)} classes have a "
+                "single image and are excluded (a class needs 2 images to give a positive pair).",
+                UserWarning,
+                stacklevel=2,
+            )
+        if self.num_usable_classes < self.classes_per_batch:
+            raise ValueError(
+                "MPerClassSampler needs at least batch_size / m = "
+                f"{self.classes_per_batch} classes with 2 or more images to form one batch, but "
+                f"the split has {self.num_usable_classes} (of {len(groups)} classes). Use a "
+                "smaller batch_size or a larger m. "
+                f"Received: batch_size={self.batch_size}, m={self.m}."
+            )
+        self.usable_classes = classes[usable]
+        self._pool = ClassPool([groups[i] for i in usable], self.m)
+        self.num_usable_samples = self._pool.num_samples
+        if num_batches is None:
+            num_batches = max(1, self.num_usable_samples // self.batch_size)
+        elif not isinstance(num_batches, (int, np.integer)) or num_batches < 1:
+            raise ValueError(
+                "`num_batches` must be a positive integer or None. "
+                f"Received: num_batches={num_batches!r}"
+            )
+        self.num_batches = int(num_batches)
+        self._rng = np.random.default_rng(seed)
+
+    def epoch_batches(self):
+        """Returns the next epoch: a list of `num_batches` 1-D int64 index arrays.
+
+        Each call advances the sampler's random generator, so consecutive epochs differ while the
+        whole sequence stays reproducible from `seed`.
+        """
+        return [self._pool.draw(self._rng, self.classes_per_batch) for _ in range(self.num_batches)]
+
+    def __len__(self):
+        return self.num_batches
+
+    def __iter__(self):
+        return iter(self.epoch_batches())
+
+    def __repr__(self):
+        return (
+            f"MPerClassSampler(classes={self.num_usable_classes}, m={self.m}, "
+            f"batch_size={self.batch_size}, num_batches={self.num_batches}, seed={self.seed})"
+        )

@@ -1,0 +1,172 @@
+"""`evaluate`: Recall@K, MAP@R, R-Precision and NMI of an embedding."""
+
+import numpy as np
+
+from keras_dml.evaluation.clustering import nmi
+from keras_dml.evaluation.neighbors import iter_neighbors, resolve_backend
+from keras_dml.evaluation.retrieval_metrics import (
+    hits_at,
+    map_at_r_and_r_precision,
+    relevant_counts,
+)
+
+METRICS = ("recall", "map@r", "r_precision", "nmi")
+
+
+def _check_pair(embeddings, labels, what):
+    embeddings = np.asarray(embeddings)
+    labels = np.asarray(labels)
+    if embeddings.ndim != 2:
+        raise ValueError(
+            f"`{what}embeddings` must be 2-D [N, D]. Received shape {embeddings.shape}."
+        )
+    if labels.ndim != 1 or labels.shape[0] != embeddings.shape[0]:
+        raise ValueError(
+            f"`{what}labels` must be 1-D with one label per row of `{what}embeddings`. Received "
+            f"labels shape {labels.shape} for embeddings shape {embeddings.shape}."
+        )
+    if embeddings.shape[0] == 0:
+        raise ValueError(f"`{what}embeddings` is empty.")
+    embeddings = embeddings.astype(np.float32, copy=False)
+    if not np.all(np.isfinite(embeddings)):
+        raise ValueError(f"`{what}embeddings` contains NaN or Inf values; check the model output.")
+    return embeddings, labels
+
+
+def _l2_normalize(x):
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return (x / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def evaluate(
+    embeddings,
+    labels,
+    query_embeddings=None,
+    query_labels=None,
+    recall_at=(1, 2, 4, 8),
+    metrics=METRICS,
+    backend="auto",
+    chunk_size=None,
+    normalize=True,
+    kmeans_niter=20,
+    kmeans_nredo=1,
+    seed=0,
+):
+    """Evaluates retrieval (Recall@K, MAP@R, R-Precision) and clustering (NMI) quality.
+
+    Similarity is the inner product; with `normalize=True` (default) the vectors are
+    L2-normalised first, so it is the cosine similarity.
+
+    Protocols:
+    - `query_embeddings=None` (CUB, Cars, SOP): every sample queries all others; the query is
+      removed from its own neighbours *by index*, so duplicates of it still count.
+    - query/gallery (In-shop): `query_*` are searched in `embeddings` (the gallery); nothing
+      is removed.
+
+    Metrics (exact; the search is chunked over queries so memory stays bounded):
+    - `recall@K`: the DML hit rate, the fraction of queries with at least one same-label
+      reference among their K nearest neighbours. Every query counts, including one whose label
+      has no other reference (it scores 0). A K beyond the available references uses them all.
+    - `map@r`, `r_precision`: Musgrave et al. (2020). R = number of references sharing the query's
+      label. Queries with R = 0 are excluded and counted in `num_excluded_queries`; if all are
+      excluded the value is NaN.
+    - `nmi`: k-means on the (gallery) embeddings with k = number of classes, compared with the
+      labels by `sklearn.metrics.normalized_mutual_info_score`.
+    Ties are ordered by reference index (see `keras_dml.evaluation.neighbors`).
+
+    Args:
+        embeddings: float array [N, D]. Reference (gallery) embeddings.
+        labels: int array [N]. Their labels.
+        query_embeddings: float array [Q, D] or `None`. Defaults to `None` (queries = references).
+        query_labels: int array [Q] or `None`. Given together with `query_embeddings`.
+        recall_at: sequence of positive int. K values of Recall@K. Defaults to `(1, 2, 4, 8)`.
+        metrics: subset of `("recall", "map@r", "r_precision", "nmi")`. Defaults to all.
+        backend: `"auto"`, `"faiss"` or `"numpy"`, for search and k-means. Defaults to `"auto"`
+            (faiss when installed).
+        chunk_size: int or `None`. Queries per search step; `None` bounds one step to a few
+            hundred MB. Defaults to `None`.
+        normalize: bool. L2-normalise all vectors first. Defaults to `True`.
+        kmeans_niter: int. k-means iterations for NMI. Defaults to `20`.
+        kmeans_nredo: int. k-means restarts for NMI. Defaults to `1`.
+        seed: int. k-means seed. Defaults to `0`.
+
+    Returns:
+        dict with `recall@K` for every K, `map@r`, `r_precision`, `nmi` (those requested, floats),
+        `num_queries` and `num_excluded_queries` (ints).
+
+    Examples:
+    >>> x = np.array([[1, 0], [0.9, 0.1], [0, 1], [0.1, 0.9]], dtype="float32")
+    >>> result = evaluate(x, np.array([0, 0, 1, 1]), recall_at=(1,), metrics=("recall", "map@r"))
+    >>> result["recall@1"], result["map@r"]
+    (1.0, 1.0)
+
+    References:
+        Musgrave, Belongie and Lim, "A Metric Learning Reality Check", ECCV 2020, Sec. 3.2
+        (MAP@R, R-Precision); Song et al., "Deep Metric Learning via Lifted Structured Feature
+        Embedding", CVPR 2016 (Recall@K and NMI protocol).
+    """
+    metrics = tuple(metrics)
+    unknown = [name for name in metrics if name not in METRICS]
+    if unknown or not metrics:
+        raise ValueError(f"`metrics` must be a non-empty subset of {METRICS}. Received: {metrics}")
+    recall_at = tuple(int(K) for K in recall_at)
+    if "recall" in metrics and (not recall_at or min(recall_at) < 1):
+        raise ValueError(f"`recall_at` must hold positive integers. Received: {recall_at}")
+    if (query_embeddings is None) != (query_labels is None):
+        raise ValueError("Pass both `query_embeddings` and `query_labels`, or neither.")
+    backend = resolve_backend(backend)
+    references, reference_labels = _check_pair(embeddings, labels, "")
+    exclude_self = query_embeddings is None
+    if exclude_self:
+        queries, query_labels = references, reference_labels
+    else:
+        queries, query_labels = _check_pair(query_embeddings, query_labels, "query_")
+        if queries.shape[1] != references.shape[1]:
+            raise ValueError(
+                f"Query and gallery dimensions differ: {queries.shape[1]} vs {references.shape[1]}."
+            )
+    if normalize:
+        references = _l2_normalize(references)
+        queries = references if exclude_self else _l2_normalize(queries)
+
+    r = relevant_counts(query_labels, reference_labels, exclude_self)
+    results = {}
+    retrieval = [name for name in metrics if name != "nmi"]
+    if retrieval:
+        available = references.shape[0] - (1 if exclude_self else 0)
+        if available < 1:
+            raise ValueError("Retrieval metrics need at least 2 samples (1 query + 1 reference).")
+        k = max(recall_at) if "recall" in metrics else 1
+        if "map@r" in metrics or "r_precision" in metrics:
+            k = max(k, int(r.max()))
+        k = min(k, available)
+        hits = dict.fromkeys(recall_at, 0)
+        map_sum = r_precision_sum = 0.0
+        for start, indices, _ in iter_neighbors(
+            queries, references, k, exclude_self, backend, chunk_size
+        ):
+            chunk_labels = query_labels[start : start + indices.shape[0]]
+            matches = reference_labels[indices] == chunk_labels[:, None]
+            for K, count in hits_at(matches, recall_at).items():
+                hits[K] += count
+            chunk_r = r[start : start + indices.shape[0]]
+            valid = chunk_r > 0
+            if valid.any():
+                map_r, r_prec = map_at_r_and_r_precision(matches[valid], chunk_r[valid])
+                map_sum += float(map_r.sum())
+                r_precision_sum += float(r_prec.sum())
+        num_valid = int(np.count_nonzero(r > 0))
+        if "recall" in metrics:
+            for K in recall_at:
+                results[f"recall@{K}"] = hits[K] / queries.shape[0]
+        if "map@r" in metrics:
+            results["map@r"] = map_sum / num_valid if num_valid else float("nan")
+        if "r_precision" in metrics:
+            results["r_precision"] = r_precision_sum / num_valid if num_valid else float("nan")
+    if "nmi" in metrics:
+        results["nmi"] = nmi(
+            references, reference_labels, backend, kmeans_niter, kmeans_nredo, seed
+        )
+    results["num_queries"] = int(queries.shape[0])
+    results["num_excluded_queries"] = int(np.count_nonzero(r <= 0))
+    return results

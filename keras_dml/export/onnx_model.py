@@ -1,0 +1,197 @@
+"""Export to ONNX: one graph `images -> embedding`, checked with onnx and onnxruntime.
+
+Conversion goes through `tf2onnx.convert.from_function` on the same traced serving function the
+SavedModel export uses, which is what `keras.Model.export(format="onnx")` does internally
+(`tf2onnx.convert.from_keras` is unreliable with Keras 3). Tracing our own function gives the
+graph its input name `images` (from the `tf.TensorSpec`) and output name `embedding` (from the
+returned dict) and lets the graph take uint8 pixels.
+"""
+
+import os
+
+import keras
+
+from keras_dml.export.report import ExportReport, check_parity
+from keras_dml.export.signature import (
+    INPUT_NAME,
+    OUTPUT_NAME,
+    captured_variables,
+    check_exportable,
+    check_input_dtype,
+    excluded_weights,
+    input_spec,
+    keras_embeddings,
+    resolve_image_shape,
+    sample_images,
+    serving_function,
+)
+from keras_dml.utils import optional_import
+
+DEFAULT_OPSET = 17
+BATCH_DIM_NAME = "batch"
+
+
+def export_onnx(
+    model,
+    path,
+    opset=DEFAULT_OPSET,
+    input_dtype="float32",
+    image_size=None,
+    verify=True,
+    atol=1e-5,
+    num_check_images=4,
+):
+    """Exports an embedding model to an ONNX file for ONNX Runtime (or any ONNX runtime).
+
+    The graph has one input `images` (`[batch, H, W, C]`, raw pixels in [0, 255], `float32` or
+    `uint8`, dynamic batch, fixed `H, W, C` = the model's input size) and one output `embedding`
+    (`[batch, D]` float32): the model's `call` output, including its own preprocessing. Only
+    variables that `call(images, training=False)` reads become initializers. The file carries
+    metadata (`keras_dml.learner_dims`, `keras_dml.input_range`, ...) for clients.
+
+    The model is checked with `onnx.checker.check_model`; with `verify=True` it is also run in
+    onnxruntime on random images and compared with the Keras model.
+
+    Args:
+        model: `keras.Model`. A built keras_dml model whose `call(images)` returns `[N, D]`.
+        path: str or path-like. The `.onnx` file to write (parent folders are created).
+        opset: int. ONNX opset version. Defaults to `17`.
+        input_dtype: str. `"float32"` or `"uint8"` (ONNX graphs have one input type; export
+            twice for both). Defaults to `"float32"`.
+        image_size: int or `(height, width)`. Needed only when the model accepts any spatial
+            size. Defaults to `None` (the model's input size).
+        verify: bool. Run the file in onnxruntime and raise `ExportParityError` if it differs
+            from Keras by more than `atol`. Defaults to `True`.
+        atol: float. Parity tolerance (max absolute difference). Defaults to `1e-5`.
+        num_check_images: int. Images used by the parity check. Defaults to `4`.
+
+    Returns:
+        `ExportReport` describing the file (shapes, variable counts, opset, parity).
+
+    Raises:
+        ExportError: the model is not built, its input size is unknown, or `input_dtype` is bad.
+        MissingDependencyError: onnx / tf2onnx (or onnxruntime with `verify=True`) is missing;
+            install `keras-dml[onnx]`.
+        ExportParityError: `verify=True` and onnxruntime's output differs from Keras.
+
+    Examples:
+    >>> import keras_dml, numpy as np, onnxruntime as ort
+    >>> backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
+    >>> model = keras_dml.models.EmbeddingModel(backbone, embedding_dim=64)
+    >>> report = keras_dml.export.export_onnx(model, "/tmp/emb.onnx", input_dtype="uint8")
+    >>> session = ort.InferenceSession("/tmp/emb.onnx")
+    >>> images = np.zeros((3, 32, 32, 3), np.uint8)
+    >>> session.run(["embedding"], {"images": images})[0].shape
+    (3, 64)
+    """
+    onnx = optional_import("onnx", feature="ONNX export")
+    tf2onnx = optional_import("tf2onnx", feature="ONNX export")
+    check_exportable(model)
+    (dtype,) = check_input_dtype(input_dtype)
+    image_shape = resolve_image_shape(model, image_size)
+    opset = int(opset)
+    if opset < 13:
+        raise ValueError(f"`opset` must be >= 13 (tf2onnx and ONNX Runtime). Received: {opset}")
+    path = os.fspath(path)
+
+    function = serving_function(model, image_shape, dtype)
+    variables = captured_variables([function])
+    _patch_tf2onnx(tf2onnx)
+    proto, _ = tf2onnx.convert.from_function(
+        function, input_signature=[input_spec(image_shape, dtype)], opset=opset
+    )
+    _name_io(proto)
+    _add_metadata(onnx, proto, model, image_shape)
+    onnx.checker.check_model(proto)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    onnx.save(proto, path)
+
+    report = ExportReport(
+        path=path,
+        format="onnx",
+        input_name=INPUT_NAME,
+        output_name=OUTPUT_NAME,
+        input_dtypes=[dtype],
+        image_shape=list(image_shape),
+        embedding_dim=_output_dim(proto),
+        learner_dims=_learner_dims(model),
+        num_variables=len(variables),
+        num_model_weights=len(model.weights),
+        excluded_weights=list(excluded_weights(model, variables)),
+        opset=opset,
+    )
+    if verify:
+        ort = optional_import("onnxruntime", feature="verifying an ONNX export")
+        session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        images = sample_images(image_shape, num_check_images, dtype)
+        (actual,) = session.run([OUTPUT_NAME], {INPUT_NAME: images})
+        report.max_abs_diff[dtype] = check_parity(
+            actual, keras_embeddings(model, images), atol, f"ONNX file {path} ({dtype} input)"
+        )
+    return report
+
+
+def _patch_tf2onnx(tf2onnx):
+    """Applies Keras's numpy>=2 fixes to tf2onnx releases before 1.17 (1.17 has them)."""
+    version = tuple(int(p) for p in tf2onnx.__version__.split(".")[:2] if p.isdigit())
+    if version >= (1, 17):
+        return
+    try:
+        from keras.src.export.tf2onnx_lib import patch_tf2onnx
+    except ImportError:  # A Keras without the patch: tf2onnx is used as installed.
+        return
+    patch_tf2onnx()
+
+
+def _name_io(proto):
+    """Makes sure the graph's input is `images`, its output `embedding`, batch dim `batch`."""
+    graph = proto.graph
+    if len(graph.input) != 1 or len(graph.output) != 1:
+        raise RuntimeError(
+            f"Expected one input and one output in the converted graph, got "
+            f"{[i.name for i in graph.input]} -> {[o.name for o in graph.output]}."
+        )
+    renames = {graph.input[0].name: INPUT_NAME, graph.output[0].name: OUTPUT_NAME}
+    for old, new in renames.items():
+        if old == new:
+            continue
+        for node in graph.node:
+            node.input[:] = [new if name == old else name for name in node.input]
+            node.output[:] = [new if name == old else name for name in node.output]
+    graph.input[0].name = INPUT_NAME
+    graph.output[0].name = OUTPUT_NAME
+    for value in (graph.input[0], graph.output[0]):
+        dim = value.type.tensor_type.shape.dim[0]
+        if not dim.HasField("dim_value"):
+            dim.dim_param = BATCH_DIM_NAME
+
+
+def _add_metadata(onnx, proto, model, image_shape):
+    """Records what a client needs beyond the graph: learner slices and the input range."""
+    import keras_dml
+
+    learner_dims = _learner_dims(model)
+    entries = {
+        "keras_dml.version": keras_dml.__version__,
+        "keras_dml.model_class": type(model).__name__,
+        "keras_dml.image_shape": ",".join(str(d) for d in image_shape),
+        "keras_dml.input_range": "raw RGB pixels in [0, 255], NHWC",
+        "keras_dml.embedding": "concatenated per-learner L2-normalised embeddings",
+    }
+    if learner_dims is not None:
+        entries["keras_dml.learner_dims"] = ",".join(str(d) for d in learner_dims)
+    weights = getattr(model, "learner_weights", None)
+    if weights is not None:
+        entries["keras_dml.learner_weights"] = ",".join(repr(float(w)) for w in weights)
+    onnx.helper.set_model_props(proto, entries)
+    proto.producer_name = f"keras-dml {keras_dml.__version__} (keras {keras.__version__})"
+    proto.doc_string = f"{model.name}: images [batch, H, W, C] -> embedding [batch, D]"
+
+
+def _output_dim(proto):
+    return int(proto.graph.output[0].type.tensor_type.shape.dim[-1].dim_value)
+
+
+def _learner_dims(model):
+    dims = getattr(model, "learner_dims", None)
+    return None if dims is None else [int(d) for d in dims]

@@ -1,0 +1,258 @@
+"""Margin loss with distance-weighted sampling (Wu et al. 2017), fixed beta.
+
+For a learnable beta (global or per class) use the `LearnableMarginLoss` layer, which owns the
+beta weights and calls `margin_loss` with them.
+"""
+
+import keras
+from keras import ops
+
+from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.distance_weighted import (
+    closest_negatives,
+    distance_weighted_probabilities,
+    sample_negatives,
+)
+from keras_dml.losses.mining import count_true, negative_mask, positive_mask
+from keras_dml.losses.pairwise import l2_normalize, pairwise_distances, prepare_inputs
+from keras_dml.losses.reduction import check_choice, finish
+
+SAMPLINGS = ("distance_weighted", "closest")
+NORMALIZATIONS = ("nonzero", "pairs")
+
+
+def margin_pairs(distances, pos_mask, neg_mask, beta=1.2, margin=0.2):
+    """Per-pair margin loss `[alpha + y_ij (D_ij - beta)]_+`, `y = +1` positive, `-1` negative.
+
+    Args:
+        distances: float tensor `[B, B]`. Euclidean distances.
+        pos_mask: bool tensor `[B, B]`. Positive pairs.
+        neg_mask: bool tensor `[B, B]`. Negative pairs.
+        beta: float, scalar tensor or float tensor `[B]` (per anchor). Boundary between
+            positive and negative distances. Defaults to `1.2`.
+        margin: float. Margin `alpha`. Defaults to `0.2`.
+
+    Returns:
+        float32 tensor `[B, B]`, 0 outside the two masks.
+
+    References:
+        Wu et al., "Sampling Matters in Deep Embedding Learning", ICCV 2017, Sec. 5 (margin
+        loss); Zheng et al., "Deep Compositional Metric Learning", CVPR 2021, Eq. (9).
+    """
+    distances = ops.cast(distances, "float32")
+    beta = _per_anchor_beta(beta, ops.shape(distances)[0])
+    beta = ops.expand_dims(beta, 1)
+    positive = ops.relu(margin + distances - beta)
+    negative = ops.relu(margin + beta - distances)
+    return ops.where(pos_mask, positive, ops.where(neg_mask, negative, 0.0))
+
+
+def _per_anchor_beta(beta, batch_size):
+    beta = ops.cast(ops.convert_to_tensor(beta), "float32")
+    if len(beta.shape) == 0:
+        return beta * ops.ones((batch_size,), dtype="float32")
+    return ops.reshape(beta, (-1,))
+
+
+def margin_loss(
+    labels,
+    embeddings,
+    beta=1.2,
+    margin=0.2,
+    nu=0.0,
+    sampling="distance_weighted",
+    cutoff=0.5,
+    nonzero_loss_cutoff=1.4,
+    normalize_embeddings=True,
+    normalize_by="nonzero",
+    seed=None,
+    return_count=False,
+):
+    """Margin loss over all positive pairs and one selected negative per positive pair.
+
+    `loss = (sum_pairs [alpha + y_ij (D_ij - beta_i)]_+ + nu * sum_pairs beta_i) / N`, where the
+    pairs are every positive pair `(i, j)` and, for each of them, a negative `(i, k)` drawn with
+    distance-weighted sampling (or the closest one beyond `cutoff`), `beta_i` is the beta of the
+    anchor, and `N` is the number of pairs with non-zero loss (Wu et al. reference code) or of all
+    selected pairs.
+
+    Args:
+        labels: int tensor `[B]`. Class labels.
+        embeddings: float tensor `[B, D]`. Embeddings.
+        beta: float, scalar tensor or tensor `[B]` of per-anchor betas (e.g. from
+            `LearnableMarginLoss.beta_for(labels)`); gradients flow into tensors. Defaults to `1.2`.
+        margin: float. Margin `alpha`. Defaults to `0.2`.
+        nu: float. Weight of the beta regulariser `nu * beta_i` per pair (Wu et al., Sec. 5).
+            Defaults to `0.0`.
+        sampling: `"distance_weighted"` (Wu et al.) or `"closest"` (closest negatives at
+            distance >= `cutoff`, D&C reference code). Defaults to `"distance_weighted"`.
+        cutoff: float. Distance clip of the sampler. Defaults to `0.5`.
+        nonzero_loss_cutoff: float. Negatives at or beyond this distance are not sampled.
+            Defaults to `1.4`.
+        normalize_embeddings: bool. L2-normalise the embeddings first; distance-weighted
+            sampling assumes the unit sphere. Defaults to `True`.
+        normalize_by: `"nonzero"` (pairs with loss > 0) or `"pairs"` (all selected pairs).
+            Defaults to `"nonzero"`.
+        seed: int or `keras.random.SeedGenerator` for the sampler. Inside `tf.function` pass a
+            `SeedGenerator` (the loss classes own one). Defaults to `None`.
+        return_count: bool. Also return the int32 number of selected pairs (positive plus
+            negative). Defaults to `False`.
+
+    Returns:
+        float32 scalar, or `(loss, num_valid)` when `return_count=True`. A batch with no
+        positive pair or no selectable negative gives 0.0 and `num_valid = 0`.
+
+    Examples:
+    >>> seed = keras.random.SeedGenerator(0)
+    >>> loss = margin_loss([0, 0, 1, 1], keras.random.normal((4, 16)), seed=seed)
+
+    References:
+        Wu, Manmatha, Smola, Krähenbühl, "Sampling Matters in Deep Embedding Learning",
+        ICCV 2017, Sec. 4 (sampling) and Sec. 5 (margin loss, learnable beta).
+    """
+    check_choice("sampling", sampling, SAMPLINGS)
+    check_choice("normalize_by", normalize_by, NORMALIZATIONS)
+    labels, embeddings = prepare_inputs(labels, embeddings)
+    embedding_dim = embeddings.shape[-1]
+    if sampling == "distance_weighted" and embedding_dim is None:
+        raise ValueError(
+            "Distance-weighted sampling needs a static embedding dimension. "
+            f"Received: embeddings.shape={tuple(embeddings.shape)}"
+        )
+    if normalize_embeddings:
+        embeddings = l2_normalize(embeddings)
+    distances = pairwise_distances(embeddings)
+    pos_mask = positive_mask(labels)
+    neg_mask = negative_mask(labels)
+    batch_size = ops.shape(distances)[0]
+    beta = _per_anchor_beta(beta, batch_size)
+
+    if sampling == "distance_weighted":
+        probabilities = distance_weighted_probabilities(
+            distances, neg_mask, embedding_dim, cutoff, nonzero_loss_cutoff
+        )
+        neg_index, neg_valid = sample_negatives(probabilities, seed=seed)
+    else:
+        neg_index, neg_valid = closest_negatives(distances, pos_mask, neg_mask, cutoff)
+    neg_used = ops.logical_and(pos_mask, neg_valid)
+    neg_distances = ops.take_along_axis(distances, neg_index, axis=1)
+
+    beta_column = ops.expand_dims(beta, 1)
+    pos_losses = ops.where(pos_mask, ops.relu(margin + distances - beta_column), 0.0)
+    neg_losses = ops.where(neg_used, ops.relu(margin + beta_column - neg_distances), 0.0)
+    num_pos = count_true(pos_mask)
+    num_neg = count_true(neg_used)
+    num_pairs = num_pos + num_neg
+    if normalize_by == "nonzero":
+        normalizer = count_true(pos_losses > 0.0) + count_true(neg_losses > 0.0)
+    else:
+        normalizer = num_pairs
+    total = ops.sum(pos_losses) + ops.sum(neg_losses)
+    if nu:
+        pairs_per_anchor = count_true(pos_mask, axis=1) + count_true(neg_used, axis=1)
+        total = total + nu * ops.sum(beta * pairs_per_anchor)
+    valid = ops.logical_and(num_pos > 0.0, num_neg > 0.0)
+    loss = ops.where(valid, total / ops.maximum(normalizer, 1.0), 0.0)
+    count = ops.where(valid, num_pairs, 0.0)
+    return finish(loss, count, return_count)
+
+
+@keras.saving.register_keras_serializable(package="keras_dml")
+class MarginLoss(MetricLoss):
+    """Margin loss with a fixed beta as a `keras.losses.Loss` over `(labels, embeddings)`.
+
+    For a learnable beta use `keras_dml.losses.LearnableMarginLoss` (a layer the model owns).
+
+    Args:
+        beta: float. Fixed boundary beta. Defaults to `1.2`.
+        margin: float. Margin alpha. Defaults to `0.2`.
+        sampling: `"distance_weighted"` or `"closest"`. Defaults to `"distance_weighted"`.
+        cutoff: float. Defaults to `0.5`.
+        nonzero_loss_cutoff: float. Defaults to `1.4`.
+        normalize_embeddings: bool. Defaults to `True`.
+        normalize_by: `"nonzero"` or `"pairs"`. Defaults to `"nonzero"`.
+        seed: optional int. Seed of the sampler's generator.
+        name: str. Defaults to `"margin_loss"`.
+        reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
+        dtype: computation dtype. Defaults to `"float32"`.
+
+    Call arguments:
+        y_true: int tensor `[B]`. Class labels.
+        y_pred: float tensor `[B, D]`. Embeddings.
+
+    Returns:
+        float32 scalar loss; `loss_and_count(y_true, y_pred)` also returns the pair count.
+
+    Examples:
+    >>> model.compile(optimizer="adam", loss=MarginLoss(beta=1.2, margin=0.2, seed=0))
+
+    References:
+        Wu et al., "Sampling Matters in Deep Embedding Learning", ICCV 2017, Sec. 5 (margin
+        loss); Zheng et al., "Deep Compositional Metric Learning", CVPR 2021, Eq. (9).
+    """
+
+    def __init__(
+        self,
+        beta=1.2,
+        margin=0.2,
+        sampling="distance_weighted",
+        cutoff=0.5,
+        nonzero_loss_cutoff=1.4,
+        normalize_embeddings=True,
+        normalize_by="nonzero",
+        seed=None,
+        name="margin_loss",
+        reduction="sum_over_batch_size",
+        dtype=None,
+    ):
+        check_margin_arguments(margin, sampling, cutoff, nonzero_loss_cutoff, normalize_by)
+        self.beta = float(beta)
+        self.margin = float(margin)
+        self.sampling = sampling
+        self.cutoff = float(cutoff)
+        self.nonzero_loss_cutoff = float(nonzero_loss_cutoff)
+        self.normalize_embeddings = bool(normalize_embeddings)
+        self.normalize_by = normalize_by
+        self.seed = seed
+        self.seed_generator = keras.random.SeedGenerator(seed)
+        super().__init__(
+            margin_loss,
+            name=name,
+            reduction=reduction,
+            dtype=dtype,
+            beta=self.beta,
+            margin=self.margin,
+            sampling=sampling,
+            cutoff=self.cutoff,
+            nonzero_loss_cutoff=self.nonzero_loss_cutoff,
+            normalize_embeddings=self.normalize_embeddings,
+            normalize_by=normalize_by,
+            seed=self.seed_generator,
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            beta=self.beta,
+            margin=self.margin,
+            sampling=self.sampling,
+            cutoff=self.cutoff,
+            nonzero_loss_cutoff=self.nonzero_loss_cutoff,
+            normalize_embeddings=self.normalize_embeddings,
+            normalize_by=self.normalize_by,
+            seed=self.seed,
+        )
+        return config
+
+
+def check_margin_arguments(margin, sampling, cutoff, nonzero_loss_cutoff, normalize_by):
+    """Validates the margin-loss hyper-parameters up front with messages naming the argument."""
+    check_choice("sampling", sampling, SAMPLINGS)
+    check_choice("normalize_by", normalize_by, NORMALIZATIONS)
+    if margin < 0:
+        raise ValueError(f"`margin` must be >= 0. Received: margin={margin}")
+    if cutoff < 0 or nonzero_loss_cutoff <= cutoff:
+        raise ValueError(
+            "Expected 0 <= cutoff < nonzero_loss_cutoff. "
+            f"Received: cutoff={cutoff}, nonzero_loss_cutoff={nonzero_loss_cutoff}"
+        )

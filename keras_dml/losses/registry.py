@@ -1,0 +1,81 @@
+"""Resolve losses by name or config, for configuration files and the CLI."""
+
+import keras
+
+from keras_dml.losses.binomial_deviance import BinomialDevianceLoss
+from keras_dml.losses.contrastive import ContrastiveLoss
+from keras_dml.losses.margin import MarginLoss
+from keras_dml.losses.margin_layer import LearnableMarginLoss
+from keras_dml.losses.multi_similarity import MultiSimilarityLoss
+from keras_dml.losses.proxy_nca import ProxyNCALoss
+from keras_dml.losses.triplet import TripletLoss
+
+LOSSES = {
+    "contrastive": ContrastiveLoss,
+    "triplet": TripletLoss,
+    "margin": MarginLoss,
+    "learnable_margin": LearnableMarginLoss,
+    "binomial_deviance": BinomialDevianceLoss,
+    "proxy_nca": ProxyNCALoss,
+    "multi_similarity": MultiSimilarityLoss,
+}
+
+# Losses that hold trainable weights: they are `keras.layers.Layer`s the model must own.
+LAYER_LOSSES = ("learnable_margin", "proxy_nca")
+
+
+def get(identifier, **kwargs):
+    """Returns a loss instance from a name, a config dict or an instance.
+
+    Args:
+        identifier: one of
+            - a name (`"contrastive"`, `"triplet"`, `"margin"`, `"learnable_margin"`,
+              `"binomial_deviance"`, `"proxy_nca"`, `"multi_similarity"`; `-` and `_` and case
+              are interchangeable), built with `**kwargs`;
+            - a dict `{"name": <name>, **arguments}` (the form used in training configs);
+            - a Keras serialized dict `{"class_name": ..., "config": ...}`;
+            - a loss or loss-layer instance, returned unchanged.
+        **kwargs: constructor arguments, merged over the dict's arguments.
+
+    Returns:
+        A `keras.losses.Loss` (usable in `model.compile(loss=...)`), or for `"learnable_margin"`
+        and `"proxy_nca"` a `keras.layers.Layer` the model must own and call in `compute_loss`.
+
+    Raises:
+        ValueError: for an unknown name or an unusable identifier; the message lists the names.
+
+    Examples:
+    >>> loss = get("triplet", margin=0.2, mining="batch-hard")
+    >>> loss = get({"name": "margin", "beta": 1.2})
+    >>> proxy_loss = get("proxy_nca", num_classes=100, embedding_dim=128)
+    """
+    if isinstance(identifier, (keras.losses.Loss, keras.layers.Layer)):
+        if kwargs:
+            raise ValueError(
+                "Keyword arguments cannot be applied to a loss instance. "
+                f"Received: identifier={identifier!r}, kwargs={kwargs}"
+            )
+        return identifier
+    if isinstance(identifier, dict):
+        if "class_name" in identifier:
+            loss = keras.saving.deserialize_keras_object(identifier)
+            if kwargs:
+                loss = type(loss).from_config({**loss.get_config(), **kwargs})
+            return loss
+        arguments = dict(identifier)
+        if "name" not in arguments:
+            raise ValueError(
+                "A loss config dict needs a 'name' key (or Keras' 'class_name'/'config'). "
+                f"Known names: {sorted(LOSSES)}. Received: {identifier!r}"
+            )
+        name = arguments.pop("name")
+        return get(name, **{**arguments, **kwargs})
+    if isinstance(identifier, str):
+        key = identifier.strip().lower().replace("-", "_")
+        if key not in LOSSES:
+            raise ValueError(f"Unknown loss {identifier!r}. Known names: {sorted(LOSSES)}.")
+        return LOSSES[key](**kwargs)
+    raise ValueError(
+        "Cannot interpret a loss from "
+        f"{identifier!r}: expected a name ({sorted(LOSSES)}), a config dict or a loss instance."
+    )

@@ -1,0 +1,39 @@
+"""BIER / A-BIER: online gradient boosting over embedding groups, with diversity losses.
+
+Opitz, Waltner, Possegger, Bischof, "Deep Metric Learning with BIER: Boosting Independent
+Embeddings Robustly", TPAMI 2020.
+"""
+
+from keras_dml.models.bier.boosted_loss import boosted_learner_losses
+from keras_dml.models.bier.boosting import (
+    PAPER_GROUP_SIZES,
+    boosting_group_sizes,
+    boosting_weights,
+    proportional_group_sizes,
+    shrinkage_rates,
+)
+from keras_dml.models.bier.diversity import (
+    ActivationDiversity,
+    AdversarialDiversity,
+    bias_norm_penalty,
+    unit_norm_penalty,
+)
+from keras_dml.models.bier.model import BIER
+from keras_dml.models.bier.pair_losses import cosine_pair_loss, get_loss_form, pair_masks
+
+__all__ = [
+    "BIER",
+    "PAPER_GROUP_SIZES",
+    "ActivationDiversity",
+    "AdversarialDiversity",
+    "bias_norm_penalty",
+    "boosted_learner_losses",
+    "boosting_group_sizes",
+    "boosting_weights",
+    "cosine_pair_loss",
+    "get_loss_form",
+    "pair_masks",
+    "proportional_group_sizes",
+    "shrinkage_rates",
+    "unit_norm_penalty",
+]

@@ -1,0 +1,295 @@
+"""`BIER`: Boosting Independent Embeddings Robustly (and A-BIER with the adversarial loss)."""
+
+import math
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from keras_dml.models.bier.boosted_loss import BOOSTING_VARIANTS, boosted_learner_losses
+from keras_dml.models.bier.boosting import boosting_group_sizes, boosting_weights
+from keras_dml.models.bier.diversity import get_diversity
+from keras_dml.models.bier.pair_losses import get_loss_form
+from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
+
+DIVERSITIES = (None, "activation", "adversarial")
+OUTPUT_WEIGHTINGS = ("sqrt_alpha", "alpha")
+# lambda_div where Fig. 7 of the paper peaks.
+DEFAULT_LAMBDA_DIV = {"activation": 1e-2, "adversarial": 1e-3}
+
+
+@keras.saving.register_keras_serializable(package="keras_dml")
+class BIER(EmbeddingModel):
+    """Embedding groups trained as an online gradient boosting ensemble, optionally with diversity.
+
+    The embedding layer on top of the backbone is split into M groups (learners) of sizes
+    proportional to their boosting weights `alpha_m` (96-160-256 for 512). `train_step` runs
+    Algorithm 1 in one forward pass: learner m is trained on pairs (or triplets) reweighted by the
+    negative loss gradient at the ensemble score of learners 1..m-1 (see
+    `boosted_learner_losses`), and the learners' losses are summed (Eq. 11 adds
+    `lambda_div * L_div`). The diversity loss (`"activation"`, Eq. 4-6, or `"adversarial"`,
+    Eq. 7-9, i.e. A-BIER) is computed on the embedding layer applied to `stop_gradient` backbone
+    features, so it trains the embedding (and the regressors) but never the backbone.
+
+    Inference (`call`): each group L2-normalised, multiplied by `sqrt(alpha_m)` and concatenated,
+    so the dot product of two outputs is exactly the ensemble similarity
+    `F = sum_m alpha_m s_m` of Eq. 3. `output_weighting="alpha"` multiplies by `alpha_m` instead,
+    like the authors' evaluation code (a dot product then weighs learners by `alpha_m^2`).
+
+    Compile with an optimizer only: the metric loss is part of the model (`loss=...`). With
+    `compile(..., embedding_lr_multiplier=10.0)` the heads use a second optimizer of the same
+    kind with a 10x learning rate, as in the paper's recipe.
+
+    Args:
+        backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map.
+        group_sizes: sequence of int. Learner sizes. Defaults to `None`:
+            `boosting_group_sizes(embedding_dim, num_learners)` (Table 14).
+        embedding_dim: int. Total size when `group_sizes` is `None`. Defaults to `512`.
+        num_learners: int. Number of learners when `group_sizes` is `None`. Defaults to `3`.
+        loss: str. `"binomial_deviance"`, `"contrastive"` or `"triplet"` (Table 1, on cosine
+            similarities). Defaults to `"binomial_deviance"`.
+        loss_options: dict. Loss parameters over the paper's defaults (binomial deviance
+            alpha 2, beta 0.5, cost 25; contrastive margin 0.5; triplet margin 0.01).
+        diversity: `None`, `"activation"` or `"adversarial"`. Auxiliary loss (Sec. 3.3.2).
+            Defaults to `None`.
+        lambda_div: float. Weight of the diversity loss (Eq. 11). Defaults to `None`: 1e-2 for
+            the activation loss, 1e-3 for the adversarial loss (Fig. 7).
+        lambda_weight: float. Weight of the unit-norm penalties (Eq. 5, 8). Defaults to `100.0`.
+        regressor_units: int. Hidden size of the adversarial regressors. Defaults to `512`.
+        boosting: str. `"paper"` (Algorithm 1) or `"reference"` (the authors' TF1 variant,
+            binomial deviance only; see METHOD_NOTES). Defaults to `"paper"`.
+        shrinkage: float. Step of the `"reference"` variant's running margin. Defaults to `0.06`.
+        output_weighting: str. `"sqrt_alpha"` or `"alpha"`, see above. Defaults to
+            `"sqrt_alpha"`.
+        pooling: str. Global pooling of the backbone features. Defaults to `"avg"`.
+        dropout: float. Dropout on the pooled features. Defaults to `0.0`.
+        **kwargs: passed to `keras.Model` (e.g. `name`).
+
+    Examples:
+    >>> import keras, keras_dml
+    >>> backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
+    >>> model = keras_dml.models.BIER(backbone, embedding_dim=64, num_learners=3,
+    ...                               diversity="adversarial")
+    >>> model.compile(optimizer=keras.optimizers.Adam(1e-4))
+    >>> # model.fit(m_per_class_dataset, epochs=10)
+
+    References:
+        Opitz, Waltner, Possegger, Bischof, "Deep Metric Learning with BIER: Boosting Independent
+        Embeddings Robustly", TPAMI 2020: Sec. 3.1 (Eq. 1-3, Algorithm 1), Sec. 3.2-3.3
+        (Eq. 4-11), Appendix B (triplets), Appendix C (group sizes).
+    """
+
+    def __init__(
+        self,
+        backbone,
+        group_sizes=None,
+        embedding_dim=512,
+        num_learners=3,
+        loss="binomial_deviance",
+        loss_options=None,
+        diversity=None,
+        lambda_div=None,
+        lambda_weight=100.0,
+        regressor_units=512,
+        boosting="paper",
+        shrinkage=0.06,
+        output_weighting="sqrt_alpha",
+        pooling="avg",
+        dropout=0.0,
+        **kwargs,
+    ):
+        if group_sizes is None:
+            group_sizes = boosting_group_sizes(embedding_dim, num_learners)
+        group_sizes = tuple(int(d) for d in group_sizes)
+        if not group_sizes or min(group_sizes) < 1:
+            raise ValueError(f"`group_sizes` must be positive. Received: group_sizes={group_sizes}")
+        if diversity not in DIVERSITIES:
+            raise ValueError(f"`diversity` must be one of {DIVERSITIES}. Received: {diversity!r}")
+        if diversity is not None and len(group_sizes) < 2:
+            raise ValueError(
+                f"A diversity loss needs at least two learners. Received: group_sizes={group_sizes}"
+            )
+        if boosting not in BOOSTING_VARIANTS:
+            raise ValueError(f"`boosting` must be one of {BOOSTING_VARIANTS}. Received: {boosting!r}")
+        if output_weighting not in OUTPUT_WEIGHTINGS:
+            raise ValueError(
+                f"`output_weighting` must be one of {OUTPUT_WEIGHTINGS}. "
+                f"Received: output_weighting={output_weighting!r}"
+            )
+        loss_form = get_loss_form(loss, **dict(loss_options or {}))
+        if boosting == "reference" and loss != "binomial_deviance":
+            raise ValueError(
+                "boosting='reference' reproduces the authors' code, which boosts the binomial "
+                f"deviance only. Received: loss={loss!r}"
+            )
+        if lambda_div is None:
+            lambda_div = DEFAULT_LAMBDA_DIV.get(diversity, 0.0)
+        if float(lambda_div) < 0:
+            raise ValueError(f"`lambda_div` must be >= 0. Received: lambda_div={lambda_div}")
+        alphas = boosting_weights(len(group_sizes))
+        scales = [math.sqrt(a) for a in alphas] if output_weighting == "sqrt_alpha" else alphas
+        # Plain settings first: `EmbeddingModel.__init__` calls `build`, which creates the
+        # diversity layer and the loss trackers from them (state is locked after `build`).
+        self.group_sizes = group_sizes
+        self.alphas = alphas
+        self.loss_form = loss_form
+        self.loss_name = loss
+        self.loss_options = dict(loss_options or {})
+        self.diversity = diversity
+        self.lambda_div = float(lambda_div)
+        self.lambda_weight = float(lambda_weight)
+        self.regressor_units = int(regressor_units)
+        self.boosting = boosting
+        self.shrinkage = float(shrinkage)
+        self.output_weighting = output_weighting
+        self.embedding_lr_multiplier = 1.0
+        self._embedding_optimizer = None
+        super().__init__(
+            backbone,
+            learner_dims=group_sizes,
+            learner_weights=scales,
+            pooling=pooling,
+            dropout=dropout,
+            **kwargs,
+        )
+
+    def build(self, input_shape):
+        self.diversity_layer = None
+        if self.diversity is not None:
+            self.diversity_layer = get_diversity(
+                self.diversity,
+                self.group_sizes,
+                lambda_weight=self.lambda_weight,
+                hidden_units=self.regressor_units,
+            )
+        names = ["loss", "metric_loss"]
+        names += [f"learner_{m}_loss" for m in range(len(self.group_sizes))]
+        if self.diversity is not None:
+            names.append("diversity_loss")
+        self.loss_trackers = {n: keras.metrics.Mean(name=n) for n in names}
+        super().build(input_shape)
+
+    # -- training -------------------------------------------------------------------------------
+    def compile(self, optimizer="adam", embedding_lr_multiplier=1.0, **kwargs):
+        """Configures training. The metric loss is built in: pass no `loss`.
+
+        Args:
+            optimizer: optimizer instance or name. Defaults to `"adam"`.
+            embedding_lr_multiplier: float. Learning-rate factor of the embedding heads
+                (the paper: 10). Needs a float learning rate. The heads' optimizer state is not
+                stored in `.keras` files. Defaults to `1.0`.
+            **kwargs: passed to `keras.Model.compile` (`loss` must be `None`).
+        """
+        if kwargs.get("loss") is not None:
+            raise ValueError(
+                "BIER computes its boosted metric loss itself; choose it with BIER(loss=...) and "
+                f"compile without `loss`. Received: loss={kwargs['loss']!r}"
+            )
+        super().compile(optimizer=optimizer, **kwargs)
+        self.embedding_lr_multiplier = float(embedding_lr_multiplier)
+        self._embedding_optimizer = None
+        if self.embedding_lr_multiplier != 1.0:
+            config = self.optimizer.get_config()
+            if not isinstance(config.get("learning_rate"), (int, float)):
+                raise ValueError(
+                    "`embedding_lr_multiplier` needs a float learning rate; scale a schedule "
+                    "yourself. Received learning_rate=" + repr(config.get("learning_rate"))
+                )
+            config["learning_rate"] = config["learning_rate"] * self.embedding_lr_multiplier
+            config["name"] = "embedding_optimizer"
+            self._embedding_optimizer = type(self.optimizer).from_config(config)
+
+    @property
+    def metrics(self):
+        return list(self.loss_trackers.values())
+
+    def compute_bier_losses(self, images, labels, training=False):
+        """Forward pass and every loss term of one batch.
+
+        Args:
+            images: float tensor `[N, H, W, 3]`, raw pixels.
+            labels: int tensor `[N]`.
+            training: bool. Training mode of the backbone and dropout.
+
+        Returns:
+            dict with `loss` (total, Eq. 11), `metric_loss`, `learner_{m}_loss` and
+            `diversity_loss` (when enabled), scalar float32 tensors.
+        """
+        labels = ops.reshape(labels, (-1,))
+        features = self.dropout_layer(self.features(images, training=training), training=training)
+        embeddings = [l2_normalize(head(features)) for head in self.heads]
+        replica_context = tf.distribute.get_replica_context()
+        if replica_context is not None and replica_context.num_replicas_in_sync > 1:
+            # Pairs span the global batch; every replica computes the same global loss and the
+            # gradient sum over replicas is the gradient of that loss (no 1/R scaling).
+            embeddings = [replica_context.all_gather(e, axis=0) for e in embeddings]
+            labels = replica_context.all_gather(labels, axis=0)
+        learner_losses, _ = boosted_learner_losses(
+            embeddings, labels, self.loss_form, variant=self.boosting, shrinkage=self.shrinkage
+        )
+        result = {f"learner_{m}_loss": v for m, v in enumerate(learner_losses)}
+        result["metric_loss"] = sum(learner_losses)
+        total = result["metric_loss"]
+        if self.diversity_layer is not None:
+            fixed = ops.cast(ops.stop_gradient(features), "float32")
+            kernels = [head.kernel for head in self.heads]
+            raw = [ops.matmul(fixed, ops.cast(w, "float32")) for w in kernels]
+            result["diversity_loss"] = self.diversity_layer(raw, kernels=kernels)
+            total = total + self.lambda_div * result["diversity_loss"]
+        if self.losses:
+            total = total + ops.cast(sum(self.losses), "float32")
+        result["loss"] = total
+        return result
+
+    def _update_trackers(self, values, batch_size):
+        for name, tracker in self.loss_trackers.items():
+            tracker.update_state(values[name], sample_weight=batch_size)
+        return {name: tracker.result() for name, tracker in self.loss_trackers.items()}
+
+    def train_step(self, data):
+        images, labels, _ = keras.utils.unpack_x_y_sample_weight(data)
+        if labels is None:
+            raise ValueError("BIER trains on (images, labels) batches; the labels are missing.")
+        with tf.GradientTape() as tape:
+            values = self.compute_bier_losses(images, labels, training=True)
+            scaled = self.optimizer.scale_loss(values["loss"])
+        variables = self.trainable_variables
+        gradients = tape.gradient(scaled, variables)
+        head_ids = set()
+        if self._embedding_optimizer is not None:
+            head_ids = {id(v) for head in self.heads for v in head.trainable_variables}
+        groups = ([], [])
+        for gradient, variable in zip(gradients, variables):
+            if gradient is not None:
+                groups[id(variable) in head_ids].append((gradient, variable))
+        if groups[0]:
+            self.optimizer.apply(*zip(*groups[0]))
+        if groups[1]:
+            self._embedding_optimizer.apply(*zip(*groups[1]))
+        return self._update_trackers(values, ops.shape(images)[0])
+
+    def test_step(self, data):
+        images, labels, _ = keras.utils.unpack_x_y_sample_weight(data)
+        values = self.compute_bier_losses(images, labels, training=False)
+        return self._update_trackers(values, ops.shape(images)[0])
+
+    # -- serialization --------------------------------------------------------------------------
+    def get_config(self):
+        config = super().get_config()
+        for key in ("embedding_dim", "num_learners", "learner_dims", "learner_weights"):
+            config.pop(key, None)
+        config.update(
+            {
+                "group_sizes": list(self.group_sizes),
+                "loss": self.loss_name,
+                "loss_options": dict(self.loss_options),
+                "diversity": self.diversity,
+                "lambda_div": self.lambda_div,
+                "lambda_weight": self.lambda_weight,
+                "regressor_units": self.regressor_units,
+                "boosting": self.boosting,
+                "shrinkage": self.shrinkage,
+                "output_weighting": self.output_weighting,
+            }
+        )
+        return config

@@ -1,0 +1,169 @@
+"""Table 1 of BIER: cosine-similarity losses with per-pair (per-triplet) weights.
+
+Each loss form gives, for a matrix of cosine similarities `s` of a batch with itself:
+`values(s, positive)` the per-pair (or per-triplet `[a, p, n]`) losses, `weights(s_hat, positive)`
+the boosting weights `-l'(s_hat)` for the next learner, and `reduce(values, positive, negative)`
+the batch loss. All computations run in float32.
+
+The weights are the magnitude of the loss derivative divided by its largest value for that pair
+label (`beta_1 * C_y` for binomial deviance, 4 for the contrastive positive term, 1 otherwise), so
+they lie in [0, 1] like the reference implementation's `sigmoid(-acts)` and as Sec. 4.2 describes
+them ("continuous values between 0 and 1" for binomial deviance, 0 or 1 for contrastive and
+triplet). A per-label constant factor would only rescale positive against negative pairs, which
+the loss's own cost `C_y` already does.
+"""
+
+from keras import ops
+
+LOSSES = ("binomial_deviance", "contrastive", "triplet")
+DEFAULT_OPTIONS = {
+    "binomial_deviance": {"alpha": 2.0, "beta": 0.5, "cost": 25.0},
+    "contrastive": {"margin": 0.5},
+    "triplet": {"margin": 0.01},
+}
+
+
+def pair_masks(labels):
+    """Positive (same label, i != j) and negative (different label) pair masks, float32 `[N, N]`."""
+    labels = ops.reshape(ops.convert_to_tensor(labels), (-1,))
+    same = ops.equal(labels[:, None], labels[None, :])
+    not_self = ops.logical_not(ops.eye(ops.shape(labels)[0], dtype="bool"))
+    positive = ops.cast(ops.logical_and(same, not_self), "float32")
+    negative = ops.cast(ops.logical_not(same), "float32")
+    return positive, negative
+
+
+def _balanced_mean(values, positive, negative):
+    """Mean over positive pairs plus mean over negative pairs (0 for an empty set)."""
+    pos = ops.sum(values * positive) / ops.maximum(ops.sum(positive), 1.0)
+    neg = ops.sum(values * negative) / ops.maximum(ops.sum(negative), 1.0)
+    return pos + neg
+
+
+class BinomialDeviance:
+    """`log(1 + exp(-(2y - 1) * alpha * (s - beta) * C_y))`, `C_1 = 1`, `C_0 = cost` (Eq. 2)."""
+
+    def __init__(self, alpha=2.0, beta=0.5, cost=25.0):
+        if alpha <= 0 or cost <= 0:
+            raise ValueError(
+                f"`alpha` and `cost` must be > 0. Received: alpha={alpha}, cost={cost}"
+            )
+        self.alpha, self.beta, self.cost = float(alpha), float(beta), float(cost)
+
+    def margins(self, s, positive):
+        """The signed argument `z = (2y - 1) alpha (s - beta) C_y`; the loss is softplus(-z)."""
+        scale = positive * self.alpha - (1.0 - positive) * self.alpha * self.cost
+        return scale * (s - self.beta)
+
+    def values(self, s, positive):
+        return ops.softplus(-self.margins(s, positive))
+
+    def weights(self, s_hat, positive):
+        return ops.sigmoid(-self.margins(s_hat, positive))
+
+    reduce = staticmethod(_balanced_mean)
+
+
+class Contrastive:
+    """`(1 - y) max(0, s - margin) + y (s - 1)^2` on cosine similarities (Table 1)."""
+
+    def __init__(self, margin=0.5):
+        self.margin = float(margin)
+
+    def values(self, s, positive):
+        return positive * ops.square(s - 1.0) + (1.0 - positive) * ops.relu(s - self.margin)
+
+    def weights(self, s_hat, positive):
+        # |d/ds (s - 1)^2| = 2 (1 - s) <= 4 on [-1, 1]; the hinge has slope 0 or 1.
+        pos = ops.clip((1.0 - s_hat) / 2.0, 0.0, 1.0)
+        neg = ops.cast(ops.greater(s_hat, self.margin), "float32")
+        return positive * pos + (1.0 - positive) * neg
+
+    reduce = staticmethod(_balanced_mean)
+
+
+class Triplet:
+    """`max(0, s^- - s^+ + margin)` over every in-batch triplet `(a, p, n)` (Table 1).
+
+    Values and weights are `[N, N, N]` tensors indexed `[anchor, positive, negative]`; the
+    reduction averages over valid triplets (p shares the anchor's label, n does not).
+    """
+
+    def __init__(self, margin=0.01):
+        self.margin = float(margin)
+
+    def _violation(self, s):
+        return s[:, None, :] - s[:, :, None] + self.margin
+
+    def values(self, s, positive):
+        return ops.relu(self._violation(s))
+
+    def weights(self, s_hat, positive):
+        return ops.cast(ops.greater(self._violation(s_hat), 0.0), "float32")
+
+    @staticmethod
+    def valid(positive, negative):
+        return positive[:, :, None] * negative[:, None, :]
+
+    def reduce(self, values, positive, negative):
+        valid = self.valid(positive, negative)
+        return ops.sum(values * valid) / ops.maximum(ops.sum(valid), 1.0)
+
+
+_FORMS = {"binomial_deviance": BinomialDeviance, "contrastive": Contrastive, "triplet": Triplet}
+
+
+def get_loss_form(name, **options):
+    """Returns the loss form called `name` with `options` over the paper's defaults.
+
+    Args:
+        name: str. `"binomial_deviance"` (alpha 2, beta 0.5, cost 25), `"contrastive"`
+            (margin 0.5) or `"triplet"` (margin 0.01), the settings of Sec. 3.
+        **options: overrides of the form's parameters.
+
+    Returns:
+        A loss form object with `values`, `weights` and `reduce`.
+
+    Examples:
+    >>> form = get_loss_form("contrastive", margin=0.3)
+    >>> form.margin
+    0.3
+
+    References:
+        Opitz et al., TPAMI 2020, Table 1 and Eq. 2.
+    """
+    if name not in _FORMS:
+        raise ValueError(f"`loss` must be one of {LOSSES}. Received: loss={name!r}")
+    known = DEFAULT_OPTIONS[name]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(
+            f"Unknown options {unknown} for loss {name!r}; it takes {sorted(known)}. "
+            f"Received: loss_options={options}"
+        )
+    return _FORMS[name](**{**known, **options})
+
+
+def cosine_pair_loss(labels, embeddings, loss="binomial_deviance", **options):
+    """Plain (unboosted) Table 1 loss of one L2-normalised embedding batch.
+
+    Args:
+        labels: int tensor `[N]`.
+        embeddings: float tensor `[N, D]`, rows L2-normalised.
+        loss: str. Loss name, see `get_loss_form`. Defaults to `"binomial_deviance"`.
+        **options: loss parameters.
+
+    Returns:
+        Scalar float32 loss; 0.0 for a batch without valid pairs (triplets).
+
+    Examples:
+    >>> import numpy as np
+    >>> e = np.eye(4, dtype="float32")
+    >>> float(cosine_pair_loss(np.array([0, 0, 1, 1]), e, "contrastive"))
+    1.0
+    """
+    form = get_loss_form(loss, **options)
+    embeddings = ops.cast(embeddings, "float32")
+    s = ops.matmul(embeddings, ops.transpose(embeddings))
+    positive, negative = pair_masks(labels)
+    return form.reduce(form.values(s, positive), positive, negative)

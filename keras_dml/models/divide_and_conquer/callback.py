@@ -1,0 +1,316 @@
+"""`DivideAndConquerCallback`: re-clustering every T epochs and the switch to the conquer stage."""
+
+import logging
+import os
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from keras_dml.models.divide_and_conquer.clustering import (
+    ClusteringError,
+    cluster_nmi,
+    cluster_sizes,
+    kmeans,
+    match_clusters,
+    usable_classes_per_cluster,
+)
+
+logger = logging.getLogger(__name__)
+CLUSTER_ON = ("embedding", "features")
+CONQUER_SAMPLING = ("clusters", "all")
+
+
+class DivideAndConquerCallback(keras.callbacks.Callback):
+    """Divides the data among the learners of a `DivideAndConquer` model every T epochs.
+
+    At the start of every epoch `e` with `e % recluster_every == 0` (Algorithm 1), before the
+    epoch's batches are drawn, it embeds the training set, runs k-means into K clusters, matches
+    the new clusters to the previous ones with the Hungarian algorithm on their IoU (so learner k
+    keeps the successor of its cluster, Appendix A) and hands the assignment to the sampler
+    (`sampler.set_clusters`). From `conquer_epoch` on, the model trains the full embedding
+    (Sec. 3.3, "Merging the solutions"), on batches still drawn within clusters
+    (`conquer_sampling="clusters"`, the reference code's fine-tune) or on batches over all the
+    data (`"all"`: the sampler gets a single cluster and re-clustering stops).
+
+    Logged per division (in `self.history` and in the epoch's Keras logs as `dc_*` entries):
+    cluster sizes, NMI between consecutive assignments, time spent embedding / clustering /
+    matching, and each learner's Recall@1 on `val_data` when given.
+
+    State: the division count and the stage are model variables (saved with the weights); the
+    assignment of division n is written to `state_dir/division_<n>.npz`. A run resumed from a
+    checkpoint (e.g. `keras.callbacks.BackupAndRestore`) reloads the assignment matching the
+    restored `division_count` at its first epoch, so it continues with the same clusters and
+    learners. Without `state_dir` a resumed run re-divides at its first epoch (with a warning).
+
+    Args:
+        train_data: the training split in the sampler's index order: an `ImageDataset`, a
+            `tf.data.Dataset` of batched images or `(images, labels)` (not shuffled), or an array.
+        labels: 1-D int array. Training labels aligned with `train_data` and the sampler.
+        sampler: object with `set_clusters(assignment)`, e.g. `ClusterMPerClassSampler`.
+        recluster_every: int. T, epochs between divisions. Defaults to `2` (Sec. 4.2).
+        conquer_epoch: int or `None`. First epoch of the conquer stage. Defaults to `None`
+            (never).
+        conquer_sampling: str. `"clusters"` or `"all"`. Defaults to `"clusters"`.
+        cluster_on: str. `"embedding"`: the concatenated embedding (the paper, Sec. 3.2);
+            `"features"`: the L2-normalised pooled backbone features (the reference code).
+            Defaults to `"embedding"`.
+        val_data: validation split (same forms as `train_data`, with labels) for per-learner
+            Recall@1. Defaults to `None`.
+        niter: int. k-means iterations. Defaults to `100`.
+        nredo: int. k-means restarts. Defaults to `5`.
+        similarity: str. `"iou"` (paper) or `"overlap"` (reference code) for the matching.
+            Defaults to `"iou"`.
+        seed: int. Seed of the k-means of division n is `seed + 1000 * n`. Defaults to `0`.
+        state_dir: str or `None`. Folder for the per-division assignments. Defaults to `None`.
+        batch_size: int. Batch size of the embedding passes. Defaults to `256`.
+        kmeans_backend: str. `"auto"`, `"faiss"` or `"sklearn"`. Defaults to `"auto"`.
+
+    Raises:
+        ValueError: at the start of training if K exceeds the number of classes with 2 or more
+            samples (each cluster needs 2 such classes), or for malformed arguments.
+        ClusteringError: at a division (before the epoch starts) when k-means cannot find K
+            clusters of 2 usable classes each after its retries.
+
+    Examples:
+    >>> # sampler = ClusterMPerClassSampler(train.labels, np.zeros(len(train)), m=4, batch_size=80)
+    >>> # callback = DivideAndConquerCallback(train, train.labels, sampler, recluster_every=2)
+    >>> # model.fit(train.as_tf_dataset(True, 80, sampler=sampler, with_clusters=True),
+    >>> #           epochs=40, callbacks=[callback])
+
+    References:
+        Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019,
+        Sec. 3.2-3.3, Algorithm 1, Appendix A (re-clustering and IoU matching).
+    """
+
+    def __init__(
+        self,
+        train_data,
+        labels,
+        sampler,
+        recluster_every=2,
+        conquer_epoch=None,
+        conquer_sampling="clusters",
+        cluster_on="embedding",
+        val_data=None,
+        niter=100,
+        nredo=5,
+        similarity="iou",
+        seed=0,
+        state_dir=None,
+        batch_size=256,
+        kmeans_backend="auto",
+    ):
+        super().__init__()
+        if isinstance(recluster_every, bool) or int(recluster_every) < 1:
+            raise ValueError(
+                f"`recluster_every` must be a positive int. Received: {recluster_every!r}"
+            )
+        if cluster_on not in CLUSTER_ON:
+            raise ValueError(f"`cluster_on` must be one of {CLUSTER_ON}. Received: {cluster_on!r}")
+        if conquer_sampling not in CONQUER_SAMPLING:
+            raise ValueError(
+                f"`conquer_sampling` must be one of {CONQUER_SAMPLING}. "
+                f"Received: conquer_sampling={conquer_sampling!r}"
+            )
+        if not hasattr(sampler, "set_clusters"):
+            raise ValueError(f"`sampler` needs a `set_clusters` method. Received: {sampler!r}")
+        self.train_data = train_data
+        self.labels = np.asarray(labels).astype(np.int64)
+        self.sampler = sampler
+        self.recluster_every = int(recluster_every)
+        self.conquer_epoch = None if conquer_epoch is None else int(conquer_epoch)
+        self.conquer_sampling = conquer_sampling
+        self.cluster_on = cluster_on
+        self.val_data = val_data
+        self.kmeans_options = {"niter": niter, "nredo": nredo, "backend": kmeans_backend}
+        self.similarity = similarity
+        self.seed = int(seed)
+        self.state_dir = state_dir
+        self.batch_size = int(batch_size)
+        self.assignment = None
+        self.history = []
+        self._epoch_logs = {}
+        self._resumed = False
+
+    # -- Keras hooks ----------------------------------------------------------------------------
+    def on_train_begin(self, logs=None):
+        num = self.model.num_learners
+        usable = int(np.sum(np.unique(self.labels, return_counts=True)[1] >= 2))
+        if 2 * num > usable:
+            raise ValueError(
+                f"Divide & Conquer with K={num} learners needs at least 2 * K = {2 * num} classes "
+                f"with 2 or more training samples (every cluster needs 2 such classes), but the "
+                f"training set has {usable}. Use fewer learners (num_learners)."
+            )
+        self._resumed = False
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch_logs = {}
+        if not self._resumed:
+            # Weights (stage, division count) are restored by checkpoint callbacks in their own
+            # on_train_begin, which may run after ours: resume on the first epoch instead.
+            self._resumed = True
+            self._resume_state()
+        conquer = self.conquer_epoch is not None and epoch >= self.conquer_epoch
+        if conquer:
+            self.model.set_stage("conquer")
+            if self.conquer_sampling == "all":
+                if self.assignment is None or self.assignment.max() > 0:
+                    self.assignment = np.zeros_like(self.labels)
+                    self.sampler.set_clusters(self.assignment)
+                return
+        if self.assignment is None or epoch % self.recluster_every == 0:
+            self.divide(epoch)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs.update(self._epoch_logs)
+
+    # -- division -------------------------------------------------------------------------------
+    def divide(self, epoch=None):
+        """Re-clusters the training set and updates the sampler; returns the log entry."""
+        model, num = self.model, self.model.num_learners
+        start = time.perf_counter()
+        vectors = self._vectors(self.train_data, features=self.cluster_on == "features")
+        if vectors.shape[0] != self.labels.shape[0]:
+            raise ValueError(
+                f"`train_data` gave {vectors.shape[0]} vectors for {self.labels.shape[0]} labels; "
+                "pass the unshuffled training split in the sampler's index order."
+            )
+        embed_seconds = time.perf_counter() - start
+        count = int(keras.ops.convert_to_numpy(model.division_count))
+        start = time.perf_counter()
+        try:
+            assignment = kmeans(
+                vectors,
+                num,
+                seed=self.seed + 1000 * count,
+                min_cluster_size=2,
+                accept=lambda a: usable_classes_per_cluster(a, self.labels, num).min() >= 2,
+                **self.kmeans_options,
+            )
+        except ClusteringError as error:
+            raise ClusteringError(
+                f"Division {count} (epoch {epoch}) failed: {error} Every cluster needs 2 classes "
+                "with 2 samples; use fewer learners or cluster_on='features'."
+            ) from error
+        kmeans_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        previous = self.assignment
+        if previous is not None and previous.max() < num:
+            assignment = match_clusters(previous, assignment, num, self.similarity)
+        match_seconds = time.perf_counter() - start
+        self.sampler.set_clusters(assignment)
+        self.assignment = assignment
+        model.division_count.assign(count + 1)
+        entry = {
+            "epoch": epoch,
+            "division": count + 1,
+            "cluster_sizes": cluster_sizes(assignment, num).tolist(),
+            "nmi_previous": None if previous is None else cluster_nmi(previous, assignment),
+            "embed_seconds": embed_seconds,
+            "kmeans_seconds": kmeans_seconds,
+            "match_seconds": match_seconds,
+        }
+        if self.val_data is not None:
+            entry["learner_recall@1"] = self.learner_recall_at_1()
+        self.history.append(entry)
+        self._save_state(count + 1)
+        self._epoch_logs = _numeric_logs(entry)
+        logger.info("D&C division %d at epoch %s: %s", count + 1, epoch, entry)
+        return entry
+
+    def learner_recall_at_1(self):
+        """Recall@1 of each learner's slice on `val_data` (list of floats)."""
+        from keras_dml.evaluation import evaluate
+
+        embeddings, labels = self._vectors(self.val_data, features=False, with_labels=True)
+        return [
+            float(evaluate(embeddings[:, a:b], labels, recall_at=(1,))["recall@1"])
+            for a, b in self.model.learner_slices()
+        ]
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _vectors(self, data, features, with_labels=False):
+        from keras_dml.evaluation import embed
+
+        model = self.model
+
+        @tf.function(reduce_retracing=True)
+        def forward(images):
+            if features:
+                pooled = model.features(images, training=False)
+                return tf.math.l2_normalize(tf.cast(pooled, "float32"), axis=-1)
+            return model(images, training=False)
+
+        vectors, labels = embed(_Forward(forward), data, batch_size=self.batch_size, verbose=False)
+        vectors = np.asarray(vectors, np.float32)
+        if with_labels:
+            if labels is None:
+                raise ValueError("`val_data` must carry labels for per-learner Recall@1.")
+            return vectors, np.asarray(labels)
+        return vectors
+
+    def _state_path(self, count):
+        return os.path.join(self.state_dir, f"division_{count:04d}.npz")
+
+    def _save_state(self, count):
+        if self.state_dir is None:
+            return
+        os.makedirs(self.state_dir, exist_ok=True)
+        tmp = self._state_path(count) + ".tmp.npz"
+        np.savez(tmp, assignment=self.assignment, division=count)
+        os.replace(tmp, self._state_path(count))
+
+    def _resume_state(self):
+        count = int(keras.ops.convert_to_numpy(self.model.division_count))
+        if count == 0 or self.assignment is not None:
+            return
+        if self.state_dir is not None and os.path.exists(self._state_path(count)):
+            with np.load(self._state_path(count)) as state:
+                assignment = state["assignment"].astype(np.int64)
+            if assignment.shape != self.labels.shape:
+                raise ValueError(
+                    f"The saved assignment {self._state_path(count)} has {assignment.size} "
+                    f"entries but the training set has {self.labels.size} samples."
+                )
+            self.assignment = assignment
+            self.sampler.set_clusters(assignment)
+            logger.info("D&C resumed division %d from %s", count, self._state_path(count))
+            return
+        logger.warning(
+            "D&C: the model has %d divisions but no saved assignment (state_dir=%r); "
+            "re-dividing at the first epoch.",
+            count,
+            self.state_dir,
+        )
+
+
+class _Forward:
+    """Adapter giving a compiled forward function the `predict_on_batch` interface of `embed`."""
+
+    def __init__(self, fn):
+        self.predict_on_batch = lambda images: self.fn(tf.convert_to_tensor(images, tf.float32))
+        self.fn = fn
+
+    def __call__(self, images):
+        return self.predict_on_batch(images)
+
+
+def _numeric_logs(entry):
+    """Flattens a division entry into numeric `dc_*` Keras log values."""
+    logs = {
+        "dc_division": float(entry["division"]),
+        "dc_min_cluster_size": float(min(entry["cluster_sizes"])),
+        "dc_max_cluster_size": float(max(entry["cluster_sizes"])),
+        "dc_recluster_seconds": entry["embed_seconds"]
+        + entry["kmeans_seconds"]
+        + entry["match_seconds"],
+    }
+    if entry["nmi_previous"] is not None:
+        logs["dc_nmi_previous"] = float(entry["nmi_previous"])
+    for k, value in enumerate(entry.get("learner_recall@1", [])):
+        logs[f"dc_learner_{k}_recall@1"] = float(value)
+    return logs

@@ -1,0 +1,65 @@
+"""Size and sha256 verification of zoo files."""
+
+import contextlib
+import hashlib
+import os
+
+from keras_dml.zoo.errors import IntegrityError
+
+
+def sha256_file(path, chunk_size=1 << 20):
+    """Returns the hex sha256 of a file, read in chunks.
+
+    Args:
+        path: str or path. The file to hash.
+        chunk_size: int. Bytes per read. Defaults to 1 MiB.
+
+    Returns:
+        str, 64 lowercase hex digits.
+
+    Examples:
+    >>> sha256_file("models/files/tiny.keras")  # doctest: +SKIP
+    '9f86d08...'
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(chunk_size), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify_file(path, sha256, size, origin=None, delete=True, filename=None):
+    """Checks a file's size, then its sha256; on mismatch optionally deletes it and raises.
+
+    Args:
+        path: str or path. The file to check.
+        sha256: str. Expected hex digest.
+        size: int. Expected size in bytes.
+        origin: str. Where the bytes came from, for the message. Defaults to the path.
+        delete: bool. Delete the file on mismatch (downloads and cache entries); keep it
+            for files the user owns (e.g. files shipped next to a card). Defaults to `True`.
+        filename: str. Name shown in the message. Defaults to the file's base name.
+
+    Raises:
+        IntegrityError: naming expected and actual size and hash.
+
+    Examples:
+    >>> verify_file("model.keras", sha256=entry["sha256"], size=entry["size"])  # doctest: +SKIP
+    """
+    path = os.fspath(path)
+    origin = origin or path
+    actual_size = os.path.getsize(path)
+    actual_sha = sha256_file(path)
+    if actual_size != size or actual_sha != sha256:
+        if delete:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+        raise IntegrityError(
+            filename or os.path.basename(path),
+            sha256,
+            actual_sha,
+            size,
+            actual_size,
+            origin=origin,
+            deleted=delete,
+        )

@@ -1,0 +1,220 @@
+"""`load`: a zoo model by name, a preset directory, a card file or a `.keras` file.
+
+Nothing from a download is ever executed: `.keras` archives are read with
+`keras.saving.load_model(..., safe_mode=True)` (no `Lambda` bytecode, only registered or
+built-in classes), weights-only cards rebuild the model from the card's config with
+`safe_mode=True` and then read `.weights.h5` tensors. Formats that can run code when
+loaded (SavedModel graphs, pickles, legacy full-model HDF5, PyTorch checkpoints) are refused.
+"""
+
+import importlib
+import os
+import zipfile
+from pathlib import Path
+
+from keras_dml.zoo.cache import fetch_file, primary_filename
+from keras_dml.zoo.card import read_card
+from keras_dml.zoo.errors import UnsafeFormatError
+from keras_dml.zoo.registry import get_card
+
+_UNSAFE_SUFFIXES = {
+    ".pb": "a TensorFlow SavedModel/GraphDef (its graph can run arbitrary ops)",
+    ".pbtxt": "a TensorFlow graph",
+    ".pkl": "a pickle (unpickling runs code)",
+    ".pickle": "a pickle (unpickling runs code)",
+    ".joblib": "a joblib pickle (unpickling runs code)",
+    ".pt": "a PyTorch checkpoint (pickle-based)",
+    ".pth": "a PyTorch checkpoint (pickle-based)",
+    ".ckpt": "a checkpoint of unknown provenance",
+    ".h5": "a legacy Keras HDF5 model (can embed Lambda bytecode)",
+    ".hdf5": "a legacy Keras HDF5 model (can embed Lambda bytecode)",
+}
+# Packages whose import registers the serializable keras_dml classes.
+_REGISTERING_MODULES = (
+    "keras_dml.layers",
+    "keras_dml.losses",
+    "keras_dml.backbones",
+    "keras_dml.models",
+)
+
+
+def register_builtin_objects():
+    """Imports the keras_dml packages that register serializable layers, losses and models.
+
+    Returns:
+        list of str, the modules that were imported.
+    """
+    imported = []
+    for module in _REGISTERING_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as error:
+            if error.name != module:
+                raise
+            continue
+        imported.append(module)
+    return imported
+
+
+def _reject_unsafe(path):
+    path = Path(path)
+    if path.is_dir():
+        if (path / "saved_model.pb").exists() or (path / "saved_model.pbtxt").exists():
+            raise UnsafeFormatError(
+                f"{path} is a TensorFlow SavedModel; the zoo does not load SavedModels because "
+                "their graphs can run arbitrary ops. Load a `.keras` file or a preset "
+                "directory with a card.json instead (export SavedModels with keras_dml.export)."
+            )
+        return
+    name = path.name.lower()
+    if name.endswith(".weights.h5"):
+        raise UnsafeFormatError(
+            f"{path} holds weights only; build the model from its card instead: "
+            "load the preset directory or card.json that lists it."
+        )
+    suffix = path.suffix.lower()
+    if suffix in _UNSAFE_SUFFIXES:
+        raise UnsafeFormatError(
+            f"Refusing to load {path}: it is {_UNSAFE_SUFFIXES[suffix]}. The zoo only loads "
+            "`.keras` archives (with safe_mode=True) and `.weights.h5` weights named by a card."
+        )
+    if suffix not in (".keras", ".json"):
+        raise UnsafeFormatError(
+            f"Cannot load {path}: unknown format '{suffix}'. Expected a `.keras` file, a card "
+            "`.json` or a preset directory containing card.json."
+        )
+
+
+def _load_keras_archive(path, compile):
+    import keras
+
+    if not zipfile.is_zipfile(path):
+        raise UnsafeFormatError(
+            f"{path} is not a `.keras` zip archive (a legacy HDF5 or SavedModel renamed?). "
+            "Re-save the model with `model.save('model.keras')`."
+        )
+    with zipfile.ZipFile(path) as archive:
+        if "config.json" not in archive.namelist():
+            raise UnsafeFormatError(f"{path} is a zip archive without config.json, not a .keras")
+    register_builtin_objects()
+    try:
+        model = keras.saving.load_model(path, compile=compile, safe_mode=True)
+    except ValueError as error:
+        if "safe_mode" in str(error):
+            raise UnsafeFormatError(
+                f"{path} contains code that safe_mode refuses to deserialize (e.g. a Lambda "
+                f"layer); the zoo never disables safe_mode. Keras said: {error}"
+            ) from error
+        raise
+    if not isinstance(model, keras.Model):
+        raise TypeError(f"{path} holds a {type(model).__name__}, not a keras.Model.")
+    return model
+
+
+def _load_weights_only(card, weights_path):
+    import keras
+    import numpy as np
+
+    register_builtin_objects()
+    config = card.data["model"]["config"]
+    try:
+        model = keras.saving.deserialize_keras_object(config, safe_mode=True)
+    except ValueError as error:
+        if "safe_mode" in str(error):
+            raise UnsafeFormatError(
+                f"The config in card {card.source} needs code that safe_mode refuses to "
+                f"deserialize: {error}"
+            ) from error
+        raise
+    if not isinstance(model, keras.Model):
+        raise TypeError(
+            f"'model.config' of card {card.source} builds a {type(model).__name__}, "
+            "not a keras.Model."
+        )
+    if not model.built:
+        height, width = card.data["preprocessing"]["input_size"]
+        channels = card.data["preprocessing"].get("channels", 3)
+        model(np.zeros((1, height, width, channels), dtype="float32"))
+    model.load_weights(weights_path)
+    return model
+
+
+def load_card(card, compile=False, **fetch_options):
+    """Loads the model of a `ModelCard` after verifying its files (see `load`)."""
+    model_section = card.data.get("model")
+    path = fetch_file(card, card.file_entry(primary_filename(card)), **fetch_options)
+    if "file" in model_section:
+        return _load_keras_archive(path, compile)
+    return _load_weights_only(card, path)
+
+
+def _looks_like_path(value):
+    text = os.fspath(value)
+    return (
+        isinstance(value, os.PathLike)
+        or "/" in text
+        or os.sep in text
+        or text.lower().endswith((".keras", ".json", ".h5"))
+    )
+
+
+def load(name_or_path, compile=False, cache_dir=None, progress=None, **fetch_options):
+    """Loads a verified zoo model.
+
+    `name_or_path` is resolved as: an existing directory (a preset with `card.json`), an
+    existing `.keras` file or card `.json` file, otherwise a model name from the zoo
+    (see `list_models`). For names and cards, every file is checked for size and sha256
+    before loading; files come from the card's folder, the cache, `KERAS_DML_MIRROR`, or the
+    card's URL, in that order.
+
+    Args:
+        name_or_path: str or path. A zoo model name, a preset directory, a card file or a
+            `.keras` file.
+        compile: bool. Restore the training configuration saved in a `.keras` file
+            (weights-only cards have none, so it has no effect there). Defaults to `False`
+            (inference).
+        cache_dir: str, path or None. Cache folder; defaults to
+            `$KERAS_HOME/keras_dml/zoo` (or `~/.keras/keras_dml/zoo`).
+        progress: bool or None. Download progress bar; `None` shows it on a terminal only.
+        **fetch_options: `max_attempts`, `backoff_seconds`, `timeout`, `lock_timeout`.
+
+    Returns:
+        A `keras.Model` mapping raw pixels in [0, 255] to the concatenated embedding.
+
+    Raises:
+        UnknownModelError: unknown name (the message suggests close names).
+        IntegrityError: a file's size or hash differs from the card (nothing is loaded).
+        UnsafeFormatError: a format that could execute code when loaded.
+        ModelNotPublishedError, DownloadError: see `download`.
+
+    Examples:
+    >>> from keras_dml import zoo
+    >>> model = zoo.load("dnc_resnet50_cub200")  # doctest: +SKIP
+    >>> embeddings = model.predict(images)  # doctest: +SKIP
+    >>> model = zoo.load("runs/cub/preset")  # a directory written by save_preset  # doctest: +SKIP
+    """
+    options = dict(fetch_options, cache_dir=cache_dir, progress=progress)
+    if not isinstance(name_or_path, str | os.PathLike):
+        raise TypeError(
+            f"`name_or_path` must be a str or path. Received: {type(name_or_path).__name__}"
+        )
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        _reject_unsafe(path)
+        if path.is_dir():
+            card_file = path / "card.json"
+            if not card_file.is_file():
+                raise FileNotFoundError(
+                    f"{path} is a directory without card.json; a preset directory is written "
+                    "by keras_dml.zoo.save_preset or `keras-dml zoo publish`."
+                )
+            return load_card(read_card(card_file), compile=compile, **options)
+        if path.suffix.lower() == ".json":
+            return load_card(read_card(path), compile=compile, **options)
+        return _load_keras_archive(path, compile)
+    if _looks_like_path(name_or_path):
+        raise FileNotFoundError(
+            f"No such file or directory: {path}. Pass an existing `.keras` file, card `.json`, "
+            "preset directory, or a model name from `keras-dml zoo list`."
+        )
+    return load_card(get_card(str(name_or_path)), compile=compile, **options)

@@ -1,0 +1,274 @@
+"""Tests of keras_dml.backbones: get, split_points, cut, freeze_batchnorm, weights."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_dml import backbones
+from keras_dml.layers.image_normalization import ImageNormalization
+from tests.helpers import roundtrip, tiny_images
+
+SMALL = {"convnet": 32, "googlenet": 64, "bn_inception": 64, "mobilenet_v2": 64, "resnet50": 64}
+MODES = {"convnet": "tf", "googlenet": "caffe", "mobilenet_v2": "tf", "resnet50": "caffe"}
+
+
+def _np(x):
+    return keras.ops.convert_to_numpy(x)
+
+
+@pytest.fixture(scope="module")
+def googlenet():
+    keras.utils.set_random_seed(0)
+    return backbones.get("googlenet", input_shape=(64, 64, 3))
+
+
+def test_list_backbones():
+    assert backbones.list_backbones() == sorted(SMALL)
+    assert set(backbones.list_backbones(verbose=True)) == set(SMALL)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_forward_backward_and_split_points(name):
+    keras.utils.set_random_seed(0)
+    size = SMALL[name]
+    model = backbones.get(name, input_shape=(size, size, 3))
+    assert model.name == name and model.input_shape == (None, size, size, 3)
+    assert isinstance(model.layers[1], ImageNormalization)
+    assert model.layers[1].mode == MODES.get(name, "custom")
+    images = tiny_images(n=2, size=size)
+    with tf.GradientTape() as tape:
+        features = model(images, training=True)
+        loss = keras.ops.mean(keras.ops.square(features))
+    grads = tape.gradient(loss, model.trainable_weights)
+    assert len(features.shape) == 4 and features.shape[0] == 2
+    assert all(g is not None and np.all(np.isfinite(_np(g))) for g in grads)
+    assert any(np.any(_np(g) != 0) for g in grads)
+    points = backbones.split_points(name)
+    assert points["features"] == model.layers[-1].name
+    for layer_name in points.values():
+        model.get_layer(layer_name)
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        (
+            "googlenet",
+            {"conv1": (112, 112, 64), "pool2": (28, 28, 192), "inception_3b": (28, 28, 480)}
+            | {"pool3": (14, 14, 480), "inception_4e": (14, 14, 832)}
+            | {"pool4": (7, 7, 832), "features": (7, 7, 1024)},
+        ),
+        (
+            "bn_inception",
+            {"inception_3b": (28, 28, 320), "inception_3c": (14, 14, 576)}
+            | {"inception_4e": (7, 7, 1056), "features": (7, 7, 1024)},
+        ),
+        (
+            "resnet50",
+            {"conv2": (56, 56, 256), "conv3": (28, 28, 512), "conv4": (14, 14, 1024)}
+            | {"features": (7, 7, 2048)},
+        ),
+        ("mobilenet_v2", {"block_5": (28, 28, 32), "features": (7, 7, 1280)}),
+    ],
+)
+def test_split_point_shapes_at_224(name, expected):
+    model = backbones.get(name)
+    points = backbones.split_points(name)
+    for point, shape in expected.items():
+        assert tuple(model.get_layer(points[point]).output.shape[1:]) == shape, point
+
+
+def test_convnet_options():
+    model = backbones.get("convnet", input_shape=(32, 32, 1), width=8, pool_last=True)
+    assert model.output_shape == (None, 2, 2, 64)
+    assert model.get_layer("block3").output.shape[-1] == 32
+    slim = backbones.get("mobilenet_v2", input_shape=(32, 32, 3), alpha=0.5)
+    assert slim.get_layer("block_16_project_BN").output.shape[-1] == 160
+
+
+def test_googlenet_lrn_matches_tensorflow_and_batchnorm_variant():
+    plain = backbones.get("googlenet", input_shape=(32, 32, 3))
+    assert isinstance(plain.get_layer("pool1"), backbones.LocalResponseNormalization)
+    assert not any(isinstance(la, keras.layers.BatchNormalization) for la in plain.layers)
+    bn = backbones.get("googlenet", input_shape=(32, 32, 3), batchnorm=True)
+    assert isinstance(bn.get_layer("pool1"), keras.layers.MaxPooling2D)
+    assert isinstance(bn.get_layer("inception_4e_5x5_bn"), keras.layers.BatchNormalization)
+    x = np.random.default_rng(0).random((2, 3, 3, 16)).astype("float32") * 50
+    ours = backbones.LocalResponseNormalization(size=5, alpha=1e-2, beta=0.75)(x)
+    ref = tf.nn.local_response_normalization(x, depth_radius=2, bias=1.0, alpha=1e-2 / 5, beta=0.75)
+    np.testing.assert_allclose(_np(ours), ref.numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "name, size, kwargs",
+    [("convnet", 32, {}), ("googlenet", 32, {}), ("mobilenet_v2", 32, {"alpha": 0.35})],
+)
+def test_keras_roundtrip(name, size, kwargs):
+    keras.utils.set_random_seed(1)
+    model = backbones.get(name, input_shape=(size, size, 3), freeze_batchnorm=True, **kwargs)
+    images = tiny_images(n=2, size=size)
+    reloaded = roundtrip(model)
+    np.testing.assert_allclose(_np(reloaded(images)), _np(model(images)), atol=1e-5)
+    assert reloaded.name == name
+    assert [la.name for la in reloaded.layers] == [la.name for la in model.layers]
+    frozen = [la for la in reloaded.layers if isinstance(la, keras.layers.BatchNormalization)]
+    assert all(not la.trainable for la in frozen)
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_freeze_batchnorm_keeps_statistics(freeze):
+    keras.utils.set_random_seed(2)
+    model = backbones.get("convnet", input_shape=(32, 32, 3), freeze_batchnorm=freeze, width=8)
+    bns = [la for la in model.layers if isinstance(la, keras.layers.BatchNormalization)]
+    assert len(bns) == 4
+    stats = [_np(w).copy() for bn in bns for w in bn.weights]
+    kernel = _np(model.get_layer("block1_conv").kernel).copy()
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    images = tiny_images(n=8, size=32)
+    model.fit(images, np.ones((8, 4, 4, 64), "float32"), batch_size=8, epochs=1, verbose=0)
+    after = [_np(w) for bn in bns for w in bn.weights]
+    assert not np.allclose(kernel, _np(model.get_layer("block1_conv").kernel))
+    unchanged = all(np.array_equal(b, a) for b, a in zip(stats, after))
+    assert unchanged == freeze
+    assert backbones.freeze_batchnorm(model) == 4
+
+
+def test_weights_file_from_another_instance(tmp_path, googlenet):
+    path = os.fspath(tmp_path / "googlenet.weights.h5")
+    googlenet.save_weights(path)
+    keras.utils.set_random_seed(123)
+    loaded = backbones.get("googlenet", weights=path, input_shape=(64, 64, 3))
+    images = tiny_images(n=2, size=64)
+    np.testing.assert_allclose(_np(loaded(images)), _np(googlenet(images)), atol=1e-5)
+    with pytest.raises(ValueError, match="does not fit backbone 'convnet'"):
+        backbones.get("convnet", weights=path, input_shape=(32, 32, 3))
+
+
+def test_keras_applications_h5_file(tmp_path):
+    """A Keras 2 `*_notop.h5` file (the format Keras downloads) loads by layer order."""
+    import h5py
+    from keras.src.legacy.saving import legacy_h5_format
+
+    keras.utils.set_random_seed(3)
+    reference = keras.applications.MobileNetV2(
+        include_top=False, weights=None, input_shape=(32, 32, 3), alpha=0.35
+    )
+    path = os.fspath(tmp_path / "mobilenet_v2_notop.h5")
+    with h5py.File(path, "w") as f:
+        legacy_h5_format.save_weights_to_hdf5_group(f, reference)
+    model = backbones.get("mobilenet_v2", weights=path, input_shape=(32, 32, 3), alpha=0.35)
+    images = tiny_images(n=2, size=32)
+    expected = reference(keras.applications.mobilenet_v2.preprocess_input(images.copy()))
+    np.testing.assert_allclose(_np(model(images)), _np(expected), atol=1e-4)
+
+
+def test_imagenet_offline_error_says_how_to_pass_a_file(monkeypatch):
+    from keras.src.utils import file_utils
+
+    def offline(fname, origin, **kwargs):
+        raise Exception(f"URL fetch failure on {origin}: None -- [Errno -2] Name not known")
+
+    monkeypatch.setattr(file_utils, "get_file", offline)
+    with pytest.raises(backbones.WeightsUnavailableError) as info:
+        backbones.get("resnet50", weights="imagenet", input_shape=(64, 64, 3))
+    message = str(info.value)
+    assert "resnet50_weights_tf_dim_ordering_tf_kernels_notop.h5" in message
+    assert "weights='/path/" in message and "URL fetch failure" in message
+    requested = []
+    monkeypatch.setattr(
+        file_utils, "get_file", lambda f, o, **k: requested.append(f) or offline(f, o)
+    )
+    with pytest.raises(backbones.WeightsUnavailableError, match="_0.35_96_no_top.h5"):
+        backbones.get("mobilenet_v2", weights="imagenet", input_shape=(96, 96, 3), alpha=0.35)
+    assert requested == ["mobilenet_v2_weights_tf_dim_ordering_tf_kernels_0.35_96_no_top.h5"]
+
+
+@pytest.mark.parametrize("name", ["googlenet", "bn_inception", "convnet"])
+def test_no_imagenet_weights_error(name):
+    with pytest.raises(ValueError, match="weights=") as info:
+        backbones.get(name, weights="imagenet", input_shape=(64, 64, 3))
+    assert name in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, error, match",
+    [
+        (("resnet5",), {}, ValueError, "Did you mean 'resnet50'.*Known backbones"),
+        (("googlenet",), {"alpha": 1.0}, ValueError, r"no option\(s\) \['alpha'\]"),
+        (("googlenet",), {"input_shape": (16, 16, 3)}, ValueError, "at least 32x32"),
+        (("resnet50",), {"input_shape": (64, 64, 1)}, ValueError, "3-channel"),
+        (("convnet",), {"input_shape": (32, 32)}, ValueError, "height, width, channels"),
+        (("convnet",), {"width": (8, 8)}, ValueError, "4 positive ints"),
+        (("convnet",), {"weights": "/nonexistent/x.weights.h5"}, FileNotFoundError, "not found"),
+        (("convnet",), {"weights": 3}, ValueError, "must be None"),
+        (("mobilenet_v2",), {"weights": "imagenet", "alpha": 0.6}, ValueError, "alpha in"),
+        (("bn_inception",), {"input_shape": (80, 80, 3)}, ValueError, "multiple of 32"),
+    ],
+)
+def test_argument_errors(args, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        backbones.get(*args, **kwargs)
+
+
+def test_split_points_errors():
+    with pytest.raises(ValueError, match="Known backbones"):
+        backbones.split_points("googlenet_v1")
+    with pytest.raises(ValueError, match="no option"):
+        backbones.split_points("resnet50", alpha=1.0)
+
+
+def test_cut_googlenet_into_abe_parts(googlenet):
+    S = backbones.cut(googlenet, end="pool3")
+    C = backbones.cut(googlenet, start="pool3", end="inception_4e")
+    G = backbones.cut(googlenet, start="inception_4e")
+    assert S.output_shape == (None, 4, 4, 480) and C.input_shape == (None, 4, 4, 480)
+    assert C.output_shape == (None, 4, 4, 832) and G.output_shape == (None, 2, 2, 1024)
+    assert C.get_layer("inception_4a_1x1") is googlenet.get_layer("inception_4a_1x1")
+    assert "inception_3b" not in [la.name for la in C.layers]
+    images = tiny_images(n=2, size=64)
+    np.testing.assert_allclose(_np(G(C(S(images)))), _np(googlenet(images)), atol=1e-4)
+    again = backbones.cut(googlenet, start="pool3", end="inception_4e")
+    np.testing.assert_allclose(_np(again(S(images))), _np(C(S(images))), atol=1e-6)
+    reloaded = roundtrip(C)
+    x = _np(S(images))
+    np.testing.assert_allclose(_np(reloaded(x)), _np(C(x)), atol=1e-5)
+
+
+def test_cut_residual_graph_by_split_point_names():
+    model = backbones.get("mobilenet_v2", input_shape=(32, 32, 3), alpha=0.35)
+    head = backbones.cut(model, end="block_5")
+    tail = backbones.cut(model, start="block_5")
+    assert head.layers[-1].name == "block_5_add"
+    images = tiny_images(n=2, size=32)
+    np.testing.assert_allclose(_np(tail(head(images))), _np(model(images)), atol=1e-4)
+    with pytest.raises(ValueError, match="also needs the model input"):
+        backbones.cut(model, start="block_2_expand_relu", end="block_2_add")
+
+
+def test_cut_errors(googlenet):
+    with pytest.raises(ValueError, match="also needs the model input"):
+        backbones.cut(googlenet, start="inception_4e", end="pool3")
+    with pytest.raises(ValueError, match="no layer or split point named 'pool9'"):
+        backbones.cut(googlenet, end="pool9")
+    with pytest.raises(ValueError, match="empty"):
+        backbones.cut(googlenet, start="pool3", end="pool3")
+
+
+@pytest.mark.parametrize("size", [7, 8])
+def test_caffe_pool_matches_caffe_ceil_mode(size):
+    from keras_dml.backbones.blocks import caffe_pool
+
+    x = np.random.default_rng(0).random((1, size, size, 2)).astype("float32")
+    inputs = keras.Input((size, size, 2))
+    out = _np(keras.Model(inputs, caffe_pool(inputs, "pool"))(x))
+    n = -(-(size - 3) // 2) + 1  # Caffe: ceil((H - k) / s) + 1
+    expected = np.array(
+        [
+            [x[0, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].max(axis=(0, 1)) for j in range(n)]
+            for i in range(n)
+        ]
+    )
+    np.testing.assert_allclose(out[0], expected)

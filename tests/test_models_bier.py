@@ -1,0 +1,193 @@
+import itertools
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_dml.losses.binomial_deviance import BinomialDevianceLoss
+from keras_dml.losses.contrastive import ContrastiveLoss
+from keras_dml.models.bier import BIER, boosted_learner_losses, boosting_weights, get_loss_form
+from keras_dml.models.embedding_model import EmbeddingModel
+from tests.helpers import check_model, tiny_images, tiny_labels
+
+
+def tiny_backbone(seed=0):
+    keras.utils.set_random_seed(seed)
+    inputs = keras.Input((32, 32, 3))
+    x = keras.layers.Rescaling(1.0 / 127.5, offset=-1.0)(inputs)
+    x = keras.layers.Conv2D(8, 3, strides=2)(x)
+    return keras.Model(inputs, keras.layers.ReLU()(x))
+
+
+@pytest.mark.parametrize("diversity", [None, "activation", "adversarial"])
+def test_check_model(diversity):
+    model = BIER(tiny_backbone(), group_sizes=(4, 6, 8), diversity=diversity, regressor_units=16)
+    reloaded = check_model(model, tiny_images(8), tiny_labels(8))
+    config, reloaded_config = model.get_config(), reloaded.get_config()
+    config.pop("backbone"), reloaded_config.pop("backbone")
+    assert reloaded_config == config
+    if diversity == "adversarial":  # training-only regressors are saved (training resumes)
+        for a, b in zip(model.diversity_layer.weights, reloaded.diversity_layer.weights):
+            np.testing.assert_allclose(a.numpy(), b.numpy())
+
+
+def test_output_dot_product_is_the_ensemble_similarity():
+    images = tiny_images(6)
+    model = BIER(tiny_backbone(), group_sizes=(4, 6, 8))
+    out = model.predict(images, verbose=0)
+    learners = [e.numpy() for e in model.learner_embeddings(images)]
+    expected = sum(a * e @ e.T for a, e in zip(boosting_weights(3), learners))  # Eq. 3
+    np.testing.assert_allclose(out @ out.T, expected, atol=1e-5)
+    alpha_model = BIER(tiny_backbone(), group_sizes=(4, 6, 8), output_weighting="alpha")
+    np.testing.assert_allclose(
+        np.linalg.norm(alpha_model.predict(images, verbose=0)[:, :4], axis=1), 1 / 6, atol=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    "loss,plain_loss",
+    [
+        ("binomial_deviance", BinomialDevianceLoss()),
+        ("contrastive", ContrastiveLoss(similarity="cosine", balance="separate")),
+    ],
+)
+def test_single_learner_equals_plain_training(loss, plain_loss):
+    images, labels = tiny_images(8), tiny_labels(8)
+    bier = BIER(tiny_backbone(1), group_sizes=(16,), loss=loss)
+    plain = EmbeddingModel(tiny_backbone(1), learner_dims=(16,))
+    plain.set_weights(bier.get_weights())
+    with tf.GradientTape(persistent=True) as tape:
+        bier_loss = bier.compute_bier_losses(images, labels, training=True)["loss"]
+        plain_value = plain_loss(labels, plain(images, training=True))
+    np.testing.assert_allclose(bier_loss.numpy(), plain_value.numpy(), rtol=1e-5)
+    for a, b in zip(
+        tape.gradient(bier_loss, bier.trainable_variables),
+        tape.gradient(plain_value, plain.trainable_variables),
+    ):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-6)
+    bier.compile(keras.optimizers.SGD(0.1))
+    plain.compile(keras.optimizers.SGD(0.1), loss=plain_loss)
+    h1 = bier.fit(images, labels, batch_size=8, epochs=2, shuffle=False, verbose=0).history
+    h2 = plain.fit(images, labels, batch_size=8, epochs=2, shuffle=False, verbose=0).history
+    np.testing.assert_allclose(h1["loss"], h2["loss"], rtol=1e-4)
+    for a, b in zip(bier.get_weights(), plain.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def _unit(rows):
+    rows = np.asarray(rows, dtype="float32")
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("loss", ["binomial_deviance", "contrastive", "triplet"])
+def test_second_learner_focuses_on_the_first_learners_mistakes(loss):
+    labels = np.array([0, 0, 1, 1])
+    # Learner 1 separates class 0 well, but confuses samples 1 and 2 (a wrong pair).
+    first = _unit([[1, 0], [1, 0.9], [0.9, 1], [0, 1]])
+    second = _unit([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]])
+    form = get_loss_form(loss)
+    _, weights = boosted_learner_losses([first, second], labels, form)
+    w1, w2 = weights[0].numpy(), weights[1].numpy()
+    assert np.all(w1 == 1.0)
+    if loss == "triplet":
+        # anchor 1, positive 0, negative 2 is violated; anchor 0, positive 1, negative 3 is not.
+        assert w2[1, 0, 2] > w2[0, 1, 3]
+    else:
+        assert w2[1, 2] > w2[0, 3]  # wrong negative pair vs well-separated negative pair
+        assert w2[2, 3] >= w2[0, 1] or loss == "binomial_deviance"
+    assert np.all((w2 >= 0) & (w2 <= 1))
+
+
+@pytest.mark.parametrize("loss", ["binomial_deviance", "contrastive", "triplet"])
+@pytest.mark.parametrize("variant", ["paper", "reference"])
+def test_weights_and_losses_finite_for_extreme_inputs(loss, variant):
+    if variant == "reference" and loss != "binomial_deviance":
+        with pytest.raises(ValueError, match="binomial deviance"):
+            boosted_learner_losses([np.eye(3, dtype="float32")], [0, 0, 1], get_loss_form(loss), variant)
+        return
+    rng = np.random.default_rng(0)
+    cases = [
+        np.zeros((6, 4), "float32"),  # all-zero embeddings (similarity 0)
+        np.ones((6, 4), "float32") / 2.0,  # identical embeddings (similarity 1)
+        _unit(rng.normal(size=(6, 4)) * 1e6),
+    ]
+    for labels in ([0, 0, 1, 1, 2, 2], [0, 1, 2, 3, 4, 5], [0] * 6):
+        for case in cases:
+            losses, weights = boosted_learner_losses([case, -case, case], labels, get_loss_form(loss), variant)
+            assert all(np.isfinite(v.numpy()) for v in losses)
+            assert all(np.all(np.isfinite(w.numpy())) for w in weights)
+
+
+def test_triplet_loss_matches_a_naive_loop():
+    rng = np.random.default_rng(1)
+    labels = np.array([0, 0, 1, 1, 2])
+    e = _unit(rng.normal(size=(5, 3)))
+    (value,), _ = boosted_learner_losses([e], labels, get_loss_form("triplet", margin=0.1))
+    s, terms = e @ e.T, []
+    for a, p, n in itertools.product(range(5), repeat=3):
+        if a != p and labels[a] == labels[p] and labels[a] != labels[n]:
+            terms.append(max(0.0, s[a, n] - s[a, p] + 0.1))
+    np.testing.assert_allclose(value.numpy(), np.mean(terms), rtol=1e-5)
+
+
+@pytest.mark.parametrize("diversity", ["activation", "adversarial"])
+def test_diversity_loss_never_reaches_the_backbone(diversity):
+    model = BIER(tiny_backbone(), group_sizes=(4, 6, 8), diversity=diversity, regressor_units=16)
+    with tf.GradientTape() as tape:
+        values = model.compute_bier_losses(tiny_images(8), tiny_labels(8), training=True)
+    backbone_grads = tape.gradient(values["diversity_loss"], model.backbone.trainable_variables)
+    assert all(g is None or np.all(g.numpy() == 0) for g in backbone_grads)
+    with tf.GradientTape() as tape:
+        values = model.compute_bier_losses(tiny_images(8), tiny_labels(8), training=True)
+    grads = tape.gradient(values["diversity_loss"], [h.kernel for h in model.heads])
+    assert all(g is not None and np.any(g.numpy() != 0) for g in grads)
+
+
+def test_adversarial_regressors_maximise_what_the_learners_minimise():
+    model = BIER(tiny_backbone(), group_sizes=(4, 6), diversity="adversarial", regressor_units=8,
+                 lambda_weight=0.0)
+    layer = model.diversity_layer
+    f = [tf.Variable(np.random.default_rng(0).normal(size=(5, d)).astype("float32")) for d in (4, 6)]
+    with tf.GradientTape(persistent=True) as tape:
+        loss = layer(list(f))
+        similarity = sum(layer.similarity_losses(list(f)))
+    # Regressors descend on -L_sim (maximise similarity) ...
+    for g_loss, g_sim in zip(tape.gradient(loss, layer.trainable_variables),
+                             tape.gradient(similarity, layer.trainable_variables)):
+        np.testing.assert_allclose(g_loss.numpy(), -g_sim.numpy(), rtol=1e-5, atol=1e-7)
+    # ... and the embeddings receive the reversed gradient: they descend on +L_sim.
+    emb_grad = tape.gradient(loss, f[0]).numpy()
+    plain = tf.Variable(f[0])
+    with tf.GradientTape() as tape2:
+        hidden, output = layer.regressors[0]
+        sim = tf.reduce_mean(tf.reduce_sum(tf.square(plain * output(hidden(f[1]))), -1)) / 6.0
+    np.testing.assert_allclose(emb_grad, tape2.gradient(sim, plain).numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_training_reports_every_term_and_reference_variant_and_lr_multiplier():
+    images, labels = tiny_images(8), tiny_labels(8)
+    model = BIER(tiny_backbone(), group_sizes=(4, 6, 8), diversity="adversarial",
+                 regressor_units=16, boosting="reference")
+    model.compile(keras.optimizers.Adam(1e-3), embedding_lr_multiplier=10.0)
+    history = model.fit(images, labels, batch_size=8, epochs=1, verbose=0).history
+    assert {"loss", "metric_loss", "diversity_loss", "learner_2_loss"} <= set(history)
+    assert model._embedding_optimizer.get_config()["learning_rate"] == pytest.approx(1e-2)
+    assert np.isfinite(model.evaluate(images, labels, verbose=0, return_dict=True)["loss"])
+
+
+def test_argument_errors():
+    backbone = tiny_backbone()
+    with pytest.raises(ValueError, match="diversity"):
+        BIER(backbone, group_sizes=(4, 4), diversity="orthogonal")
+    with pytest.raises(ValueError, match="two learners"):
+        BIER(backbone, group_sizes=(8,), diversity="activation")
+    with pytest.raises(ValueError, match="loss"):
+        BIER(backbone, group_sizes=(4, 4), loss="margin")
+    with pytest.raises(ValueError, match="reference"):
+        BIER(backbone, group_sizes=(4, 4), loss="triplet", boosting="reference")
+    with pytest.raises(ValueError, match="Unknown options"):
+        BIER(backbone, group_sizes=(4, 4), loss_options={"margin": 0.1})
+    with pytest.raises(ValueError, match="without `loss`"):
+        BIER(backbone, group_sizes=(4, 4)).compile("adam", loss="mse")
+    assert BIER(backbone).learner_dims == (96, 160, 256)

@@ -1,0 +1,176 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_dml.data.datasets.arrays import from_arrays
+from keras_dml.data.samplers.cluster_m_per_class import ClusterMPerClassSampler
+from keras_dml.losses import ContrastiveLoss
+from keras_dml.models.divide_and_conquer.callback import DivideAndConquerCallback
+from keras_dml.models.divide_and_conquer.model import DivideAndConquer
+from tests.helpers import check_model, tiny_images, tiny_labels
+
+
+def tiny_backbone():
+    inputs = keras.Input((32, 32, 3))
+    x = keras.layers.Rescaling(1.0 / 255.0)(inputs)
+    x = keras.layers.Conv2D(8, 3, strides=2, activation="relu")(x)
+    x = keras.layers.Conv2D(8, 3, strides=2, activation="relu")(x)
+    return keras.Model(inputs, x)
+
+
+def make_model(num_learners=4, **kwargs):
+    keras.utils.set_random_seed(0)
+    model = DivideAndConquer(tiny_backbone(), embedding_dim=16, num_learners=num_learners, **kwargs)
+    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss=ContrastiveLoss())
+    return model
+
+
+def snapshot(model):
+    weights = {v.path: keras.ops.convert_to_numpy(v).copy() for v in model.weights}
+    slots = {v.path: keras.ops.convert_to_numpy(v).copy() for v in model.optimizer.variables}
+    return weights, slots
+
+
+def cluster_batch(cluster, n=16):
+    images = tiny_images(n, seed=cluster + 1)
+    labels = tiny_labels(n, num_classes=4)
+    return images, {"labels": labels, "clusters": np.full((n,), cluster, "int32")}
+
+
+def test_check_model_and_config():
+    model = DivideAndConquer(tiny_backbone(), embedding_dim=16, num_learners=4)
+    reloaded = check_model(model, tiny_images(16), tiny_labels(16), loss=ContrastiveLoss())
+    assert reloaded.num_learners == 4 and reloaded.learner_dims == (4, 4, 4, 4)
+    assert model.stage == "divide"
+    with pytest.raises(ValueError, match="learner_weights"):
+        DivideAndConquer(tiny_backbone(), num_learners=2, learner_weights=(1.0, 1.0))
+    with pytest.raises(ValueError, match="stage"):
+        model.set_stage("merge")
+
+
+@pytest.mark.parametrize("learner_dims", [None, (2, 6, 4, 4)])
+def test_cluster_step_updates_only_backbone_and_its_head(learner_dims):
+    model = make_model(learner_dims=learner_dims)
+    # Warm the optimizer moments of every head with a full-embedding step first, so untouched
+    # heads have non-zero Adam moments that a zero-gradient update would move.
+    images, targets = cluster_batch(0)
+    model.fit(images, targets["labels"], batch_size=16, epochs=1, verbose=0)
+    weights, slots = snapshot(model)
+    images, targets = cluster_batch(1)
+    model.fit(images, targets, batch_size=16, epochs=1, verbose=0)
+    new_weights, new_slots = snapshot(model)
+    for path, before in weights.items():
+        moved = not np.array_equal(before, new_weights[path])
+        if "learner_1_head" in path or path.startswith(model.backbone.name):
+            continue
+        if "learner_" in path:
+            assert not moved, f"{path} moved during a cluster-1 step"
+    assert not np.array_equal(
+        weights[model.heads[1].kernel.path], new_weights[model.heads[1].kernel.path]
+    )
+    backbone_kernel = model.backbone.trainable_variables[0].path
+    assert not np.array_equal(weights[backbone_kernel], new_weights[backbone_kernel])
+    for path, before in slots.items():
+        head = next((f"learner_{k}_head" for k in (0, 2, 3) if f"learner_{k}_head" in path), None)
+        if head is not None:
+            np.testing.assert_array_equal(before, new_slots[path], err_msg=path)
+    assert any(
+        "learner_1_head" in p and not np.array_equal(b, new_slots[p]) for p, b in slots.items()
+    )
+
+
+def test_conquer_stage_updates_every_head():
+    model = make_model()
+    model.set_stage("conquer")
+    weights, _ = snapshot(model)
+    images, targets = cluster_batch(2)
+    model.fit(images, targets, batch_size=16, epochs=1, verbose=0)
+    new_weights, _ = snapshot(model)
+    for head in model.heads:
+        assert not np.array_equal(weights[head.kernel.path], new_weights[head.kernel.path])
+    assert int(keras.ops.convert_to_numpy(model.stage_variable)) == 1
+
+
+def test_learner_loss_is_the_slice_loss():
+    model = make_model()
+    images, targets = cluster_batch(3)
+    expected = ContrastiveLoss()(targets["labels"], model.learner_embeddings(images)[3])
+    features = model.features(images, training=True)
+    assert features.shape[0] == 16
+    history = model.fit(images, targets, batch_size=16, epochs=1, verbose=0)
+    np.testing.assert_allclose(history.history["loss"][0], float(expected), rtol=1e-4)
+
+
+def digits_like(num_classes=12, per_class=6, seed=0):
+    rng = np.random.default_rng(seed)
+    labels = np.repeat(np.arange(num_classes), per_class)
+    images = (rng.random((labels.size, 32, 32, 3)) * 255).astype("uint8")
+    return from_arrays(images, labels)
+
+
+def dc_fit(model, data, epochs, state_dir, initial_epoch=0, **callback_kwargs):
+    sampler = ClusterMPerClassSampler(
+        data.labels, np.zeros(len(data.labels), int), m=2, batch_size=8, seed=0, epoch_length=4
+    )
+    dataset = data.as_tf_dataset(training=True, batch_size=8, sampler=sampler, with_clusters=True)
+    callback = DivideAndConquerCallback(
+        data, data.labels, sampler, nredo=1, niter=10, state_dir=state_dir, **callback_kwargs
+    )
+    history = model.fit(
+        dataset, epochs=epochs, initial_epoch=initial_epoch, callbacks=[callback], verbose=0
+    )
+    return callback, sampler, history
+
+
+@pytest.mark.slow
+def test_callback_divides_logs_and_resumes(tmp_path):
+    data = digits_like()
+    model = make_model(num_learners=2)
+    callback, sampler, history = dc_fit(
+        model, data, epochs=3, state_dir=str(tmp_path), recluster_every=2, val_data=data
+    )
+    assert [entry["epoch"] for entry in callback.history] == [0, 2]
+    assert int(keras.ops.convert_to_numpy(model.division_count)) == 2
+    np.testing.assert_array_equal(sampler.clusters, callback.assignment)
+    assert len(callback.history[1]["learner_recall@1"]) == 2
+    assert 0.0 <= callback.history[1]["nmi_previous"] <= 1.0
+    assert "dc_nmi_previous" in history.history and "dc_learner_1_recall@1" in history.history
+    assert sum(callback.history[0]["cluster_sizes"]) == len(data.labels)
+
+    # Resume from a checkpoint taken after division 2: same clusters, no re-division at epoch 3.
+    path = str(tmp_path / "ckpt.weights.h5")
+    model.save_weights(path)
+    resumed = make_model(num_learners=2)
+    resumed.load_weights(path)
+    callback2, sampler2, _ = dc_fit(
+        resumed, data, epochs=4, initial_epoch=3, state_dir=str(tmp_path), recluster_every=2
+    )
+    assert callback2.history == []
+    np.testing.assert_array_equal(callback2.assignment, callback.assignment)
+    np.testing.assert_array_equal(sampler2.clusters, callback.assignment)
+
+
+@pytest.mark.slow
+def test_conquer_all_data_and_degenerate_inputs(tmp_path):
+    data = digits_like()
+    model = make_model(num_learners=2)
+    callback, sampler, _ = dc_fit(
+        model, data, epochs=2, state_dir=None, conquer_epoch=1, conquer_sampling="all",
+        cluster_on="features",
+    )
+    assert model.stage == "conquer" and sampler.num_clusters == 1
+    too_many = make_model(num_learners=8)  # 8 learners need 16 classes; the data has 12
+    with pytest.raises(ValueError, match="fewer learners"):
+        dc_fit(too_many, data, epochs=1, state_dir=None)
+
+
+def test_callback_argument_errors():
+    sampler = ClusterMPerClassSampler(np.repeat(np.arange(4), 2), np.zeros(8, int), 2, 4)
+    with pytest.raises(ValueError, match="cluster_on"):
+        DivideAndConquerCallback(None, np.zeros(8), sampler, cluster_on="pixels")
+    with pytest.raises(ValueError, match="recluster_every"):
+        DivideAndConquerCallback(None, np.zeros(8), sampler, recluster_every=0)
+    with pytest.raises(ValueError, match="set_clusters"):
+        DivideAndConquerCallback(None, np.zeros(8), object())
+
