@@ -25,9 +25,14 @@ class EpochTimer(keras.callbacks.Callback):
     def __init__(self):
         super().__init__()
         self.seconds = []
+        self.steps = []
 
     def on_epoch_begin(self, epoch, logs=None):
         self._start = time.perf_counter()
+        self.steps.append(0)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps[-1] += 1
 
     def on_epoch_end(self, epoch, logs=None):
         self.seconds.append(time.perf_counter() - self._start)
@@ -90,15 +95,18 @@ def main():
         for e in range(args.epochs)
     ]
     dc_train = np.array(dc_timer.seconds) - np.array(recluster)
-    base_epoch = float(np.mean(base_timer.seconds[1:]))
-    dc_epoch = float(np.mean(dc_train[1:]))
+    print(f"steps run per epoch: baseline {base_timer.steps}, D&C {dc_timer.steps}")
+    base_epoch = float(np.sum(base_timer.seconds[1:]) / np.sum(base_timer.steps[1:]) * steps)
+    dc_epoch = float(np.sum(dc_train[1:]) / np.sum(dc_timer.steps[1:]) * steps)
     later = [division[e] for e in division if e > 0] or list(division.values())
     embed_s = float(np.mean([d["embed_seconds"] for d in later]))
     kmeans_s = float(np.mean([d["kmeans_seconds"] for d in later]))
     match_s = float(np.mean([d["match_seconds"] for d in later]))
     total = embed_s + kmeans_s + match_s
     print(f"baseline   train epoch {base_epoch:.3f} s  step {1e3 * base_epoch / steps:.2f} ms")
-    print(f"D&C K={args.learners}  train epoch {dc_epoch:.3f} s  step {1e3 * dc_epoch / steps:.2f} ms")
+    print(
+        f"D&C K={args.learners}  train epoch {dc_epoch:.3f} s  step {1e3 * dc_epoch / steps:.2f} ms"
+    )
     print(f"step time ratio D&C / baseline: {dc_epoch / base_epoch:.3f}x (target <= 1.02x)")
     print(
         f"re-clustering (divisions after epoch 0): embed {embed_s:.3f} s, k-means {kmeans_s:.3f} s,"

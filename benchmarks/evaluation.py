@@ -33,22 +33,21 @@ def sop_like_data(num_samples=60502, num_classes=11316, dim=128, noise=0.15, see
     """Labels with 2-12 images per class summing to `num_samples`; centre + noise embeddings."""
     rng = np.random.default_rng(seed)
     num_classes = min(num_classes, num_samples // 2)
-    sizes = np.full(num_classes, 2)
-    extra = num_samples - sizes.sum()
-    if extra < 0 or extra > 10 * num_classes:
+    if not 2 * num_classes <= num_samples <= 12 * num_classes:
         raise ValueError("num_samples must be within [2, 12] x num_classes.")
-    # Skewed toward small classes like SOP: distribute the extra images with decaying weights.
-    weights = rng.exponential(1.0, num_classes) ** 2
-    while extra > 0:
-        room = sizes < 12
-        picks = rng.choice(
-            np.flatnonzero(room),
-            size=min(extra, room.sum()),
-            replace=False,
-            p=weights[room] / weights[room].sum(),
-        )
-        sizes[picks] += 1
-        extra -= picks.size
+    # Truncated geometric sizes over 2..12 (most classes small, a tail up to 12, like SOP) with
+    # the ratio set so the mean matches, then +-1 corrections to hit num_samples exactly.
+    support = np.arange(2, 13)
+    ratios = np.linspace(0.01, 1.5, 300)
+    means = [(support * r ** (support - 2)).sum() / (r ** (support - 2)).sum() for r in ratios]
+    ratio = ratios[np.argmin(np.abs(np.array(means) - num_samples / num_classes))]
+    probabilities = ratio ** (support - 2) / (ratio ** (support - 2)).sum()
+    sizes = rng.choice(support, size=num_classes, p=probabilities)
+    while sizes.sum() != num_samples:
+        step = 1 if sizes.sum() < num_samples else -1
+        room = np.flatnonzero((sizes < 12) if step > 0 else (sizes > 2))
+        picks = rng.choice(room, size=min(room.size, abs(num_samples - sizes.sum())), replace=False)
+        sizes[picks] += step
     labels = rng.permutation(np.repeat(np.arange(num_classes), sizes))
     centres = rng.normal(size=(num_classes, dim)).astype(np.float32)
     centres /= np.linalg.norm(centres, axis=1, keepdims=True)

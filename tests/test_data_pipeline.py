@@ -223,6 +223,7 @@ def test_real_samplers_drive_the_pipeline_and_reclustering_takes_effect():
     assert cluster_and_low_labels() == {(1, True), (0, False)}
 
 
+@pytest.mark.filterwarnings("ignore:.*ran out of data", "ignore:.*shuffle=True")
 def test_model_fit_re_requests_sampler_batches_every_epoch():
     import keras
 

@@ -73,8 +73,9 @@ def _assert_matches(result, expected):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_matches_naive_on_tie_free_data(backend):
     x, labels = _data()
-    result = evaluate(x, labels, recall_at=(1, 2, 4, 8, 16), backend=backend, chunk_size=17)
-    _assert_matches(result, naive_retrieval(x, labels, recall_at=(1, 2, 4, 8, 16)))
+    recall_at = (1, 2, 4, 8, 16, 119, 500)  # 119 = every other sample; 500 > available
+    result = evaluate(x, labels, recall_at=recall_at, backend=backend, chunk_size=17)
+    _assert_matches(result, naive_retrieval(x, labels, recall_at=recall_at))
     assert result["num_queries"] == 120
     assert 0.2 < result["recall@1"] < 0.95, "test data should give non-trivial recall"
 
@@ -206,3 +207,21 @@ def test_non_finite_embeddings_rejected():
     x[3, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         evaluate(x, labels)
+
+
+def test_first_hit_rank_ties_and_missing_class():
+    from keras_dml.evaluation.retrieval_metrics import class_index, first_hit_ranks
+
+    reference_labels = np.array([5, 7, 5, 7, 9])
+    block = np.array(
+        [
+            [-np.inf, 0.8, 0.8, 0.8, 0.1],  # best match (2) tied with 1 and 3: 1 before it
+            [0.3, -np.inf, 0.3, 0.3, 0.3],  # match 3 tied with 0 and 2 (lower index): rank 2
+            [0.2, 0.5, -np.inf, 0.4, 0.9],  # match 0 below everything: rank 3
+        ],
+        np.float32,
+    )
+    ranks = first_hit_ranks(block, 0, reference_labels[:3], class_index(reference_labels), True)
+    assert ranks.tolist() == [1, 2, 3]
+    missing = first_hit_ranks(block[:1], 0, np.array([42]), class_index(reference_labels), False)
+    assert missing[0] == np.iinfo(np.int64).max

@@ -151,3 +151,17 @@ def test_compile_and_fit_with_loss_class(name):
     history = model.fit(inputs, labels, batch_size=8, epochs=1, shuffle=False, verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
     assert any(not np.allclose(b, w.numpy()) for b, w in zip(before, model.trainable_weights))
+
+
+@pytest.mark.parametrize("name", ["triplet_random", "triplet_semi_hard", "margin", "proxy_nca"])
+def test_xla_compiled_graph(name):
+    factory, is_layer = LOSS_FACTORIES[name]
+    loss_obj = factory()
+    labels, embeddings = _batch()
+
+    @tf.function(jit_compile=True)
+    def compiled(y, x):
+        return _evaluate(loss_obj, is_layer, y, x, return_count=True)
+
+    loss, count = compiled(tf.constant(labels), tf.constant(embeddings))
+    assert np.isfinite(float(loss)) and int(count) > 0

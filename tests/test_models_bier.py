@@ -104,7 +104,9 @@ def test_second_learner_focuses_on_the_first_learners_mistakes(loss):
 def test_weights_and_losses_finite_for_extreme_inputs(loss, variant):
     if variant == "reference" and loss != "binomial_deviance":
         with pytest.raises(ValueError, match="binomial deviance"):
-            boosted_learner_losses([np.eye(3, dtype="float32")], [0, 0, 1], get_loss_form(loss), variant)
+            boosted_learner_losses(
+                [np.eye(3, dtype="float32")], [0, 0, 1], get_loss_form(loss), variant
+            )
         return
     rng = np.random.default_rng(0)
     cases = [
@@ -114,7 +116,9 @@ def test_weights_and_losses_finite_for_extreme_inputs(loss, variant):
     ]
     for labels in ([0, 0, 1, 1, 2, 2], [0, 1, 2, 3, 4, 5], [0] * 6):
         for case in cases:
-            losses, weights = boosted_learner_losses([case, -case, case], labels, get_loss_form(loss), variant)
+            losses, weights = boosted_learner_losses(
+                [case, -case, case], labels, get_loss_form(loss), variant
+            )
             assert all(np.isfinite(v.numpy()) for v in losses)
             assert all(np.all(np.isfinite(w.numpy())) for w in weights)
 
@@ -145,16 +149,25 @@ def test_diversity_loss_never_reaches_the_backbone(diversity):
 
 
 def test_adversarial_regressors_maximise_what_the_learners_minimise():
-    model = BIER(tiny_backbone(), group_sizes=(4, 6), diversity="adversarial", regressor_units=8,
-                 lambda_weight=0.0)
+    model = BIER(
+        tiny_backbone(),
+        group_sizes=(4, 6),
+        diversity="adversarial",
+        regressor_units=8,
+        lambda_weight=0.0,
+    )
     layer = model.diversity_layer
-    f = [tf.Variable(np.random.default_rng(0).normal(size=(5, d)).astype("float32")) for d in (4, 6)]
+    f = [
+        tf.Variable(np.random.default_rng(0).normal(size=(5, d)).astype("float32")) for d in (4, 6)
+    ]
     with tf.GradientTape(persistent=True) as tape:
         loss = layer(list(f))
         similarity = sum(layer.similarity_losses(list(f)))
     # Regressors descend on -L_sim (maximise similarity) ...
-    for g_loss, g_sim in zip(tape.gradient(loss, layer.trainable_variables),
-                             tape.gradient(similarity, layer.trainable_variables)):
+    for g_loss, g_sim in zip(
+        tape.gradient(loss, layer.trainable_variables),
+        tape.gradient(similarity, layer.trainable_variables),
+    ):
         np.testing.assert_allclose(g_loss.numpy(), -g_sim.numpy(), rtol=1e-5, atol=1e-7)
     # ... and the embeddings receive the reversed gradient: they descend on +L_sim.
     emb_grad = tape.gradient(loss, f[0]).numpy()
@@ -167,8 +180,13 @@ def test_adversarial_regressors_maximise_what_the_learners_minimise():
 
 def test_training_reports_every_term_and_reference_variant_and_lr_multiplier():
     images, labels = tiny_images(8), tiny_labels(8)
-    model = BIER(tiny_backbone(), group_sizes=(4, 6, 8), diversity="adversarial",
-                 regressor_units=16, boosting="reference")
+    model = BIER(
+        tiny_backbone(),
+        group_sizes=(4, 6, 8),
+        diversity="adversarial",
+        regressor_units=16,
+        boosting="reference",
+    )
     model.compile(keras.optimizers.Adam(1e-3), embedding_lr_multiplier=10.0)
     history = model.fit(images, labels, batch_size=8, epochs=1, verbose=0).history
     assert {"loss", "metric_loss", "diversity_loss", "learner_2_loss"} <= set(history)
@@ -191,3 +209,20 @@ def test_argument_errors():
     with pytest.raises(ValueError, match="without `loss`"):
         BIER(backbone, group_sizes=(4, 4)).compile("adam", loss="mse")
     assert BIER(backbone).learner_dims == (96, 160, 256)
+
+
+def test_build_bier_from_the_fashion_mnist_config_with_the_real_convnet():
+    from keras_dml.models.bier.recipe import METHOD, build_bier
+    from keras_dml.training import load_config
+
+    config = load_config("training/configs/bier_fashion_mnist.json")
+    model = build_bier(config)
+    assert isinstance(model, BIER) and model.diversity == "adversarial"
+    assert model.learner_dims == (12, 20, 32) and METHOD.name == "bier"
+    history = model.fit(tiny_images(8), tiny_labels(8), batch_size=8, verbose=0).history
+    assert np.isfinite(history["loss"][0])
+    for name in ("cub200", "cars196", "sop"):
+        gpu = load_config(f"training/configs/bier_{name}.json")
+        assert gpu["model"]["group_sizes"] == [96, 160, 256] and gpu["batch_size"] == 128
+    with pytest.raises(ValueError, match="method_options"):
+        build_bier({**config, "method_options": {"lr": 1}})

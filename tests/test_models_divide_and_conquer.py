@@ -1,7 +1,6 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from keras_dml.data.datasets.arrays import from_arrays
 from keras_dml.data.samplers.cluster_m_per_class import ClusterMPerClassSampler
@@ -156,7 +155,12 @@ def test_conquer_all_data_and_degenerate_inputs(tmp_path):
     data = digits_like()
     model = make_model(num_learners=2)
     callback, sampler, _ = dc_fit(
-        model, data, epochs=2, state_dir=None, conquer_epoch=1, conquer_sampling="all",
+        model,
+        data,
+        epochs=2,
+        state_dir=None,
+        conquer_epoch=1,
+        conquer_sampling="all",
         cluster_on="features",
     )
     assert model.stage == "conquer" and sampler.num_clusters == 1
@@ -173,4 +177,3 @@ def test_callback_argument_errors():
         DivideAndConquerCallback(None, np.zeros(8), sampler, recluster_every=0)
     with pytest.raises(ValueError, match="set_clusters"):
         DivideAndConquerCallback(None, np.zeros(8), object())
-

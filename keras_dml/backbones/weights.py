@@ -104,7 +104,7 @@ def load_weights_file(model, path):
         model.load_weights(path)
     except (ValueError, KeyError) as error:
         raise ValueError(
-            f"The weights file {path!r} does not fit backbone {model.name!r} as built "
+            f"The weights file {path!r} does not fit {model.name!r} as built "
             f"(input {model.input_shape}, {len(model.weights)} weights): {error}. Build the "
             "backbone with the same name and options as the model that saved the file."
         ) from error

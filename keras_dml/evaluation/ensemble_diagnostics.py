@@ -117,7 +117,9 @@ def ensemble_diagnostics(embeddings, labels, learner_dims, recall_at=(1,), max_p
     embeddings = np.asarray(embeddings, dtype=np.float32)
     parts = _split(embeddings, learner_dims)
     recall_at = tuple(int(k) for k in recall_at)
-    ensemble = evaluate(embeddings, labels, recall_at=recall_at, metrics=("recall",), normalize=False)
+    ensemble = evaluate(
+        embeddings, labels, recall_at=recall_at, metrics=("recall",), normalize=False
+    )
     result = {f"recall@{k}": float(ensemble[f"recall@{k}"]) for k in recall_at}
     learners = [
         evaluate(p.astype(np.float32), labels, recall_at=recall_at, metrics=("recall",))

@@ -3,9 +3,15 @@
 import numpy as np
 
 from keras_dml.evaluation.clustering import nmi
-from keras_dml.evaluation.neighbors import iter_neighbors, resolve_backend
+from keras_dml.evaluation.neighbors import (
+    iter_blocks,
+    iter_neighbors,
+    resolve_backend,
+    topk_from_block,
+)
 from keras_dml.evaluation.retrieval_metrics import (
-    hits_at,
+    class_index,
+    first_hit_ranks,
     map_at_r_and_r_precision,
     relevant_counts,
 )
@@ -36,6 +42,48 @@ def _check_pair(embeddings, labels, what):
 def _l2_normalize(x):
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return (x / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def _search(
+    queries,
+    references,
+    query_labels,
+    reference_labels,
+    exclude_self,
+    backend,
+    chunk_size,
+    recall_at,
+    k_map,
+):
+    """Yields `(start, top-k_map indices or None, first-hit ranks)` per chunk of queries.
+
+    NumPy: the first-hit rank is counted exactly on the similarity block (any K). faiss: the
+    neighbours are searched up to max(K, k_map) and the rank is read from that list (a query
+    without a match in it gets a rank beyond every K).
+    """
+    backend = resolve_backend(backend)
+    no_hit = np.iinfo(np.int64).max
+    if backend == "numpy":
+        class_info = class_index(reference_labels)
+        for start, block in iter_blocks(queries, references, exclude_self, chunk_size):
+            labels = query_labels[start : start + block.shape[0]]
+            ranks = (
+                first_hit_ranks(block, start, labels, class_info, exclude_self)
+                if recall_at
+                else np.full(block.shape[0], no_hit)
+            )
+            indices = topk_from_block(block, k_map)[0] if k_map else None
+            yield start, indices, ranks
+        return
+    available = references.shape[0] - (1 if exclude_self else 0)
+    k = min(max(max(recall_at, default=1), k_map), available)
+    for start, indices, _ in iter_neighbors(
+        queries, references, k, exclude_self, backend, chunk_size
+    ):
+        labels = query_labels[start : start + indices.shape[0]]
+        matches = reference_labels[indices] == labels[:, None]
+        ranks = np.where(matches.any(axis=1), matches.argmax(axis=1), no_hit)
+        yield start, indices[:, :k_map], ranks
 
 
 def evaluate(
@@ -81,8 +129,10 @@ def evaluate(
         query_labels: int array [Q] or `None`. Given together with `query_embeddings`.
         recall_at: sequence of positive int. K values of Recall@K. Defaults to `(1, 2, 4, 8)`.
         metrics: subset of `("recall", "map@r", "r_precision", "nmi")`. Defaults to all.
-        backend: `"auto"`, `"faiss"` or `"numpy"`, for search and k-means. Defaults to `"auto"`
-            (faiss when installed).
+        backend: `"auto"`, `"faiss"` or `"numpy"`, for search and k-means. Defaults to
+            `"auto"`: exact NumPy block search (faster than faiss `IndexFlatIP` on CPU in
+            `benchmarks/evaluation.py`, any K at the same cost) and faiss k-means when installed
+            (scikit-learn otherwise). `"faiss"` searches with `IndexFlatIP` up to max(K, R).
         chunk_size: int or `None`. Queries per search step; `None` bounds one step to a few
             hundred MB. Defaults to `None`.
         normalize: bool. L2-normalise all vectors first. Defaults to `True`.
@@ -114,7 +164,6 @@ def evaluate(
         raise ValueError(f"`recall_at` must hold positive integers. Received: {recall_at}")
     if (query_embeddings is None) != (query_labels is None):
         raise ValueError("Pass both `query_embeddings` and `query_labels`, or neither.")
-    backend = resolve_backend(backend)
     references, reference_labels = _check_pair(embeddings, labels, "")
     exclude_self = query_embeddings is None
     if exclude_self:
@@ -136,23 +185,29 @@ def evaluate(
         available = references.shape[0] - (1 if exclude_self else 0)
         if available < 1:
             raise ValueError("Retrieval metrics need at least 2 samples (1 query + 1 reference).")
-        k = max(recall_at) if "recall" in metrics else 1
-        if "map@r" in metrics or "r_precision" in metrics:
-            k = max(k, int(r.max()))
-        k = min(k, available)
+        want_map = "map@r" in metrics or "r_precision" in metrics
+        k_map = min(max(1, int(r.max())), available)
         hits = dict.fromkeys(recall_at, 0)
         map_sum = r_precision_sum = 0.0
-        for start, indices, _ in iter_neighbors(
-            queries, references, k, exclude_self, backend, chunk_size
+        for start, indices, ranks in _search(
+            queries,
+            references,
+            query_labels,
+            reference_labels,
+            exclude_self,
+            backend,
+            chunk_size,
+            recall_at if "recall" in metrics else (),
+            k_map if want_map else 0,
         ):
-            chunk_labels = query_labels[start : start + indices.shape[0]]
-            matches = reference_labels[indices] == chunk_labels[:, None]
-            for K, count in hits_at(matches, recall_at).items():
-                hits[K] += count
-            chunk_r = r[start : start + indices.shape[0]]
+            for K in recall_at:
+                hits[K] += int(np.count_nonzero(ranks < K))
+            chunk_r = r[start : start + ranks.shape[0]]
             valid = chunk_r > 0
-            if valid.any():
-                map_r, r_prec = map_at_r_and_r_precision(matches[valid], chunk_r[valid])
+            if want_map and valid.any():
+                chunk_labels = query_labels[start : start + ranks.shape[0]]
+                matches = reference_labels[indices[valid]] == chunk_labels[valid][:, None]
+                map_r, r_prec = map_at_r_and_r_precision(matches, chunk_r[valid])
                 map_sum += float(map_r.sum())
                 r_precision_sum += float(r_prec.sum())
         num_valid = int(np.count_nonzero(r > 0))
@@ -165,7 +220,12 @@ def evaluate(
             results["r_precision"] = r_precision_sum / num_valid if num_valid else float("nan")
     if "nmi" in metrics:
         results["nmi"] = nmi(
-            references, reference_labels, backend, kmeans_niter, kmeans_nredo, seed
+            references,
+            reference_labels,
+            resolve_backend(backend, "kmeans"),
+            kmeans_niter,
+            kmeans_nredo,
+            seed,
         )
     results["num_queries"] = int(queries.shape[0])
     results["num_excluded_queries"] = int(np.count_nonzero(r <= 0))

@@ -1,16 +1,19 @@
 """Exact k-nearest-neighbour search by inner product, chunked over queries.
 
-Two backends return the same neighbours on tie-free data:
-- `"faiss"`: `faiss.IndexFlatIP` (exact, multi-threaded BLAS + heaps).
-- `"numpy"`: chunked matmul + `argpartition`, exact.
+Two exact backends:
+- `"numpy"`: per chunk of queries, one matmul block [c, N], then `np.partition` (values only) for
+  the k-th largest similarity and the neighbours at or above it.
+- `"faiss"`: `faiss.IndexFlatIP` (fused BLAS + heaps).
 
 Self-exclusion: when the queries are the references (`exclude_self=True`), query `i` is removed
 from its own neighbour list *by index*, never by dropping the first neighbour, so a duplicate of the
 query at similarity equal to its own still counts as a neighbour.
 
-Ties: the neighbours of a row are ordered by decreasing similarity, then increasing reference index.
-The NumPy backend also resolves ties at the K-th position by index (exact and deterministic); with
-faiss, which of several references tied at the K-th position is returned is faiss's choice.
+Ties: neighbours are ordered by decreasing similarity, then increasing reference index. The NumPy
+backend also resolves ties at the k-th position by index (exact and deterministic); with faiss,
+which of several references tied at the k-th position is returned is faiss's choice. Note that
+BLAS may round the same dot product differently in different block shapes, so "tied" means equal
+as computed.
 """
 
 import numpy as np
@@ -18,14 +21,22 @@ import numpy as np
 from keras_dml.utils import is_available, optional_import
 
 _BACKENDS = ("auto", "faiss", "numpy")
-# Elements of one [chunk, num_references] similarity block in the NumPy backend (~128 MB float32
-# plus the int64 index block of argpartition).
+# Elements of one [chunk, num_references] similarity block of the NumPy backend (128 MB float32).
 _NUMPY_BLOCK_ELEMENTS = 2**25
 _FAISS_CHUNK = 8192
 
 
-def resolve_backend(backend):
+def resolve_backend(backend, task="search"):
     """Returns `"faiss"` or `"numpy"` for `backend` in `("auto", "faiss", "numpy")`.
+
+    `"auto"` picks faiss for k-means when it is installed (much faster than scikit-learn) and the
+    NumPy block path for the exact search: on CPU one float32 matmul block per chunk measured
+    faster than `IndexFlatIP` (see `benchmarks/evaluation.py`), and it gives the first-hit rank,
+    hence Recall@K at any K, without a K-sized heap.
+
+    Args:
+        backend: str. `"auto"`, `"faiss"` or `"numpy"`.
+        task: str. `"search"` or `"kmeans"`, for `"auto"`. Defaults to `"search"`.
 
     Raises:
         ValueError: for an unknown backend name.
@@ -34,7 +45,7 @@ def resolve_backend(backend):
     if backend not in _BACKENDS:
         raise ValueError(f"`backend` must be one of {_BACKENDS}. Received: backend={backend!r}")
     if backend == "auto":
-        return "faiss" if is_available("faiss") else "numpy"
+        return "faiss" if task == "kmeans" and is_available("faiss") else "numpy"
     if backend == "faiss":
         optional_import("faiss", feature="the faiss evaluation backend")
     return backend
@@ -47,26 +58,32 @@ def default_chunk_size(backend, num_references):
     return max(1, _NUMPY_BLOCK_ELEMENTS // max(1, num_references))
 
 
-def _sort_rows(indices, sims):
-    """Sorts each row by decreasing similarity, then increasing index."""
-    order = np.lexsort((indices, -sims), axis=-1)
-    return np.take_along_axis(indices, order, 1), np.take_along_axis(sims, order, 1)
+def sort_rows(indices, sims):
+    """Sorts each row by decreasing similarity, then increasing index (only rows with ties)."""
+    order = np.argsort(-sims, axis=1, kind="stable")
+    indices, sims = np.take_along_axis(indices, order, 1), np.take_along_axis(sims, order, 1)
+    tied = np.flatnonzero(np.any(sims[:, 1:] == sims[:, :-1], axis=1))
+    if tied.size:
+        order = np.lexsort((indices[tied], -sims[tied]), axis=-1)
+        indices[tied] = np.take_along_axis(indices[tied], order, 1)
+    return indices, sims
 
 
-def _topk_numpy(sims, k):
-    """Exact top-k of each row of `sims` [c, n]; ties at the k-th value go to lower indices."""
-    n = sims.shape[1]
-    if k >= n:
-        part = np.broadcast_to(np.arange(n, dtype=np.int64), sims.shape).copy()
-    else:
-        part = np.argpartition(sims, n - k, axis=1)[:, n - k :]
-        kth = np.take_along_axis(sims, part, 1).min(axis=1)
-        tied_rows = np.nonzero((sims >= kth[:, None]).sum(axis=1) > k)[0]
-        for row in tied_rows:
-            greater = np.flatnonzero(sims[row] > kth[row])
-            equal = np.flatnonzero(sims[row] == kth[row])[: k - greater.size]
-            part[row] = np.concatenate([greater, equal])
-    return _sort_rows(part.astype(np.int64), np.take_along_axis(sims, part, 1))
+def topk_from_block(block, k):
+    """Exact top-k of each row of `block` [c, n]; ties at the k-th value go to lower indices."""
+    rows_count, n = block.shape
+    kth = np.partition(block, n - k, axis=1)[:, n - k]
+    rows, cols = np.nonzero(block >= kth[:, None])
+    values = block[rows, cols]
+    order = np.lexsort((cols, -values, rows))
+    rows, cols, values = rows[order], cols[order], values[order]
+    position = np.arange(rows.size) - np.searchsorted(rows, np.arange(rows_count))[rows]
+    keep = position < k
+    indices = np.empty((rows_count, k), np.int64)
+    sims = np.empty((rows_count, k), np.float32)
+    indices[rows[keep], position[keep]] = cols[keep]
+    sims[rows[keep], position[keep]] = values[keep]
+    return indices, sims
 
 
 def _drop_self(indices, sims, query_ids):
@@ -79,6 +96,17 @@ def _drop_self(indices, sims, query_ids):
     return indices[keep].reshape(rows, width - 1), sims[keep].reshape(rows, width - 1)
 
 
+def iter_blocks(queries, references, exclude_self=False, chunk_size=None):
+    """Yields `(start, block)`: similarity blocks [c, N] with each query's own entry at -inf."""
+    chunk_size = chunk_size or default_chunk_size("numpy", references.shape[0])
+    for start in range(0, queries.shape[0], chunk_size):
+        block = queries[start : start + chunk_size] @ references.T
+        if exclude_self:
+            rows = np.arange(block.shape[0])
+            block[rows, start + rows] = -np.inf
+        yield start, block
+
+
 def iter_neighbors(queries, references, k, exclude_self=False, backend="auto", chunk_size=None):
     """Yields the exact `k` nearest references (inner product) of every query, chunk by chunk.
 
@@ -87,9 +115,9 @@ def iter_neighbors(queries, references, k, exclude_self=False, backend="auto", c
         references: float32 array [N, D]. Must be `queries` itself when `exclude_self=True`.
         k: int. Neighbours per query; at most N (N - 1 with `exclude_self`).
         exclude_self: bool. Remove query i from its own neighbours (by index). Defaults to `False`.
-        backend: `"auto"`, `"faiss"` or `"numpy"`. Defaults to `"auto"` (faiss when installed).
-        chunk_size: int or `None`. Queries per step; `None` picks a size that keeps one step
-            around 128-400 MB. Defaults to `None`.
+        backend: `"auto"`, `"faiss"` or `"numpy"`. Defaults to `"auto"` (see `resolve_backend`).
+        chunk_size: int or `None`. Queries per step; `None` keeps one NumPy block near 128 MB.
+            Defaults to `None`.
 
     Yields:
         `(start, indices, similarities)`: the first query index of the chunk, int64 [c, k]
@@ -107,24 +135,20 @@ def iter_neighbors(queries, references, k, exclude_self=False, backend="auto", c
         raise ValueError(
             f"`k` must be in [1, {available}] for {num_refs} references. Received k={k}."
         )
+    if backend == "numpy":
+        for start, block in iter_blocks(queries, references, exclude_self, chunk_size):
+            yield (start, *topk_from_block(block, k))
+        return
+    faiss = optional_import("faiss", feature="the faiss evaluation backend")
+    index = faiss.IndexFlatIP(references.shape[1])
+    index.add(np.ascontiguousarray(references, dtype=np.float32))
     chunk_size = chunk_size or default_chunk_size(backend, num_refs)
-    if backend == "faiss":
-        faiss = optional_import("faiss", feature="the faiss evaluation backend")
-        index = faiss.IndexFlatIP(references.shape[1])
-        index.add(np.ascontiguousarray(references, dtype=np.float32))
     for start in range(0, queries.shape[0], chunk_size):
         chunk = np.ascontiguousarray(queries[start : start + chunk_size], dtype=np.float32)
-        query_ids = np.arange(start, start + chunk.shape[0])
-        if backend == "faiss":
-            sims, indices = index.search(chunk, k + 1 if exclude_self else k)
-            indices = indices.astype(np.int64)
-            if exclude_self:
-                indices, sims = _drop_self(indices, sims, query_ids)
-            indices, sims = _sort_rows(indices, sims)
-        else:
-            block = chunk @ references.T
-            if exclude_self:
-                block[np.arange(chunk.shape[0]), query_ids] = -np.inf
-            indices, sims = _topk_numpy(block, k)
-            del block
+        sims, indices = index.search(chunk, k + 1 if exclude_self else k)
+        indices = indices.astype(np.int64)
+        if exclude_self:
+            query_ids = np.arange(start, start + chunk.shape[0])
+            indices, sims = _drop_self(indices, sims, query_ids)
+        indices, sims = sort_rows(indices, sims)
         yield start, indices, sims.astype(np.float32)

@@ -29,21 +29,6 @@ def relevant_counts(query_labels, reference_labels, exclude_self):
     return r - 1 if exclude_self else r
 
 
-def hits_at(matches, recall_at):
-    """Number of queries with at least one match among their first K neighbours, for each K.
-
-    Args:
-        matches: bool array [c, k]. `matches[i, j]`: neighbour j of query i shares its label.
-        recall_at: sequence of int. The K values; a K larger than k uses all k neighbours.
-
-    Returns:
-        dict K -> int.
-    """
-    any_hit = matches.any(axis=1)
-    first_hit = matches.argmax(axis=1)  # position of the first match (0 if there is none)
-    return {K: int(np.count_nonzero(any_hit & (first_hit < K))) for K in recall_at}
-
-
 def map_at_r_and_r_precision(matches, r):
     """Per-query MAP@R and R-Precision (Musgrave et al. 2020, Sec. 3.2).
 
@@ -69,3 +54,64 @@ def map_at_r_and_r_precision(matches, r):
     map_r = (precision * relevant).sum(axis=1) / r
     r_precision = relevant.sum(axis=1) / r
     return map_r, r_precision
+
+
+def class_index(reference_labels):
+    """Precomputes where each class sits in the references: (classes, starts, counts, order)."""
+    order = np.argsort(reference_labels, kind="stable")
+    classes, starts, counts = np.unique(
+        reference_labels[order], return_index=True, return_counts=True
+    )
+    return classes, starts, counts, order
+
+
+def first_hit_ranks(block, start, chunk_labels, class_info, exclude_self):
+    """0-based rank of the first same-label reference in each row of a similarity block.
+
+    The rank is exact under the tie rule of `keras_dml.evaluation.neighbors` (similarity
+    descending, then index ascending): rank = #{j : s_j > s*} + #{j < j* : s_j = s*}, where s* is
+    the best same-label similarity and j* the lowest index reaching it. Recall@K counts a hit iff
+    rank < K, for any K, without sorting the row.
+
+    Args:
+        block: float32 array [c, N]. Similarities of queries `start..start+c` to all references,
+            with each query's own entry at -inf when `exclude_self`.
+        start: int. Index of the first query of the block.
+        chunk_labels: array [c]. Labels of these queries.
+        class_info: the output of `class_index(reference_labels)`.
+        exclude_self: bool. Queries are the references; skip each query's own index.
+
+    Returns:
+        int64 array [c]; `np.iinfo(np.int64).max` for a query without any same-label reference.
+
+    Examples:
+    >>> labels = np.array([0, 1, 0])
+    >>> block = np.array([[-np.inf, 0.9, 0.5]], "float32")
+    >>> first_hit_ranks(block, 0, labels[:1], class_index(labels), True).tolist()
+    [1]
+    """
+    classes, starts, counts, order = class_info
+    rows_count = block.shape[0]
+    position = np.clip(np.searchsorted(classes, chunk_labels), 0, classes.size - 1)
+    count = np.where(classes[position] == chunk_labels, counts[position], 0)
+    rows = np.repeat(np.arange(rows_count), count)
+    offsets = np.arange(rows.size) - np.repeat(np.cumsum(count) - count, count)
+    cols = order[np.repeat(starts[position], count) + offsets]
+    if exclude_self:
+        keep = cols != start + rows
+        rows, cols = rows[keep], cols[keep]
+    values = block[rows, cols]
+    ordering = np.lexsort((cols, -values, rows))
+    rows, cols, values = rows[ordering], cols[ordering], values[ordering]
+    first = np.ones(rows.size, bool)
+    first[1:] = rows[1:] != rows[:-1]
+    best = np.full(rows_count, np.inf, np.float32)
+    best[rows[first]] = values[first]
+    best_col = np.zeros(rows_count, np.int64)
+    best_col[rows[first]] = cols[first]
+    ranks = np.count_nonzero(block > best[:, None], axis=1).astype(np.int64)
+    ties = np.count_nonzero(block == best[:, None], axis=1)
+    for row in np.flatnonzero(ties > 1):
+        ranks[row] += np.count_nonzero(block[row, : best_col[row]] == best[row])
+    ranks[~np.isin(np.arange(rows_count), rows)] = np.iinfo(np.int64).max
+    return ranks

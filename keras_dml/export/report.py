@@ -94,8 +94,10 @@ def check_parity(actual, expected, atol, what):
     diff = float(abs(actual - expected).max()) if actual.size else 0.0
     if not diff <= atol:
         raise ExportParityError(
-            f"{what}: max |exported - keras| = {diff:.3g} exceeds atol={atol:g}. The artifact is "
-            "kept for inspection. Check for layers whose inference behaviour depends on Python "
-            "state, or raise `atol` if a converter reorders float operations (large backbones)."
+            f"{what}: max |exported - keras| = {diff:.3g} exceeds atol={atol:g} (largest |keras| "
+            f"value: {float(abs(expected).max()):.3g}). The artifact is kept for inspection. "
+            "Check for layers whose inference behaviour depends on Python state, or raise `atol` "
+            "if the outputs are not normalised or a converter reorders float operations (large "
+            "backbones)."
         )
     return diff

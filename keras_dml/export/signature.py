@@ -47,7 +47,7 @@ def resolve_image_shape(model, image_size=None):
     """Returns the `(H, W, C)` input shape the exported graph will accept.
 
     The spatial size is taken from the model (`model.image_shape` for keras_dml models, else the
-    shape of its first input); `image_size` fills it in when the model accepts any size and must
+    shape of its first input, else the shape it was built on); `image_size` fills it in when the model accepts any size and must
     agree with it otherwise.
 
     Args:
@@ -67,10 +67,7 @@ def resolve_image_shape(model, image_size=None):
     """
     shape = getattr(model, "image_shape", None)
     if shape is None:
-        try:
-            shape = tuple(model.inputs[0].shape[1:])
-        except (AttributeError, IndexError, TypeError, ValueError):
-            shape = None
+        shape = _declared_input_shape(model)
     if shape is None or len(shape) != 3:
         raise ExportError(
             f"Cannot tell the input shape of model '{model.name}'. Export expects an image "
@@ -99,6 +96,19 @@ def resolve_image_shape(model, image_size=None):
             "have a fixed spatial size. Pass `image_size=(height, width)` (CLI: --image-size)."
         )
     return int(height), int(width), int(channels)
+
+
+def _declared_input_shape(model):
+    """`(H, W, C)` from a functional model's input or the shape a subclassed model was built on."""
+    try:
+        return tuple(model.inputs[0].shape[1:])
+    except (AttributeError, IndexError, TypeError, ValueError):
+        pass
+    build_config = model.get_build_config() or {}
+    shape = build_config.get("input_shape")
+    if shape is not None and len(shape) == 4 and not isinstance(shape[0], (list, tuple)):
+        return tuple(shape[1:])
+    return None
 
 
 def check_input_dtype(input_dtype, allowed=INPUT_DTYPES):
@@ -139,7 +149,8 @@ def serving_function(model, image_shape, dtype="float32"):
     """
     spec = input_spec(image_shape, dtype)
 
-    @tf.function(input_signature=[spec])
+    # `autograph=False` as in Keras's own export endpoints: `call` is traced as written.
+    @tf.function(input_signature=[spec], autograph=False)
     def serve(images):
         embedding = model(tf.cast(images, tf.float32), training=False)
         if isinstance(embedding, (list, tuple, dict)) or len(embedding.shape) != 2:

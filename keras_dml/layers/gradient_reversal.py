@@ -48,7 +48,9 @@ class GradientReversal(keras.layers.Layer):
         try:
             lambda_ = float(lambda_)
         except (TypeError, ValueError) as error:
-            raise ValueError(f"`lambda_` must be a number. Received: lambda_={lambda_!r}") from error
+            raise ValueError(
+                f"`lambda_` must be a number. Received: lambda_={lambda_!r}"
+            ) from error
         if lambda_ < 0.0:
             raise ValueError(
                 "`lambda_` must be >= 0 (the layer adds the minus sign itself). "

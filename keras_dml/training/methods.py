@@ -24,6 +24,9 @@ class MethodSpec:
         prepare: callable `(config, model, train_data, val_data) -> (tf.data.Dataset, callbacks)`.
             Defaults to class-balanced m-per-class batches and no extra callback.
         compile: callable `(config, model) -> None`. Defaults to `compile_with_config`.
+        uses_state_dir: bool. The method keeps training state on disk (e.g. D&C's cluster
+            assignments); `train` then sets `method_options["state_dir"]` inside the run folder
+            so that resuming an interrupted run restores it.
     """
 
     name: str
@@ -31,6 +34,7 @@ class MethodSpec:
     build: object
     prepare: object = None
     compile: object = None
+    uses_state_dir: bool = False
 
 
 def build_optimizer(config):
@@ -94,7 +98,9 @@ _METHODS = {
 }
 
 # Methods defined in their own packages: name -> "module:attribute" of a MethodSpec.
-_LAZY_METHODS = {}
+_LAZY_METHODS = {
+    "dc": "keras_dml.models.divide_and_conquer.training:METHOD",
+}
 
 
 def register_method(spec, overwrite=False):

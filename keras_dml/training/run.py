@@ -98,6 +98,8 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
     keras.utils.set_random_seed(config["seed"])
     splits = splits or load_splits(config)
     method = get_method(config["method"])
+    if method.uses_state_dir and not config["method_options"].get("state_dir"):
+        config["method_options"]["state_dir"] = os.path.join(output_dir, "state")
 
     backbone_options = dict(config["backbone"])
     backbone = backbones.get(

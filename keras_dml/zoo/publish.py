@@ -138,7 +138,7 @@ def publish_run(
     if not isinstance(config, dict) or not isinstance(metrics_raw, dict):
         raise ValueError(f"{config_path} and {metrics_path} must each hold a JSON object.")
 
-    name = name or _find(config, "name") or _default_name(run_dir)
+    name = name or config.get("name") or _default_name(run_dir)
     if not NAME_PATTERN.match(str(name)):
         raise CardValidationError(
             "<publish>", "name", f"must be lowercase letters, digits, '_-.'. Received: {name!r}"

@@ -68,9 +68,7 @@ def boosting_weights(num_learners):
         Opitz et al., TPAMI 2020, Sec. 3.1 (text after Algorithm 1) and Eq. 3.
     """
     etas = shrinkage_rates(num_learners)
-    return tuple(
-        etas[m] * math.prod(1.0 - eta for eta in etas[m + 1 :]) for m in range(len(etas))
-    )
+    return tuple(etas[m] * math.prod(1.0 - eta for eta in etas[m + 1 :]) for m in range(len(etas)))
 
 
 def proportional_group_sizes(embedding_dim, num_learners, multiple=2):

@@ -19,7 +19,7 @@ from keras_dml.layers.gradient_reversal import GradientReversal
 
 
 def unit_norm_penalty(kernel):
-    """`sum_i (w_i^T w_i - 1)^2` over the columns (output neurons) of a `[in, out]` kernel (Eq. 5)."""
+    """`sum_i (w_i^T w_i - 1)^2` over the columns (output units) of a `[in, out]` kernel (Eq. 5)."""
     kernel = ops.cast(kernel, "float32")
     return ops.sum(ops.square(ops.sum(ops.square(kernel), axis=0) - 1.0))
 

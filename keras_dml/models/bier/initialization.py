@@ -1,4 +1,4 @@
-"""Sec. 3.3.1: initialise BIER's embedding matrix by minimising a diversity loss on fixed features."""
+"""Sec. 3.3.1: initialise BIER's embedding matrix from a diversity loss on fixed features."""
 
 import keras
 import numpy as np
@@ -89,7 +89,9 @@ def initialize_bier_embedding(
     if len(getattr(model, "heads", [])) < 2:
         raise ValueError("initialize_bier_embedding needs a model with at least two heads.")
     if int(epochs) < 1 or int(batch_size) < 1:
-        raise ValueError(f"`epochs` and `batch_size` must be >= 1. Received: {epochs}, {batch_size}")
+        raise ValueError(
+            f"`epochs` and `batch_size` must be >= 1. Received: {epochs}, {batch_size}"
+        )
     features = _features_of(model, features_or_dataset, int(batch_size))
     if lambda_weight is None:
         lambda_weight = getattr(model, "lambda_weight", 100.0)
@@ -114,7 +116,10 @@ def initialize_bier_embedding(
             raw = [ops.matmul(batch, ops.cast(w, "float32")) for w in kernels]
             loss = layer(raw, kernels=kernels)
         gradients = tape.gradient(loss, variables)
-        optimizer.apply([g if g is not None else ops.zeros_like(v) for g, v in zip(gradients, variables)], variables)
+        optimizer.apply(
+            [g if g is not None else ops.zeros_like(v) for g, v in zip(gradients, variables)],
+            variables,
+        )
         return loss
 
     rng = np.random.default_rng(seed)
@@ -127,5 +132,5 @@ def initialize_bier_embedding(
         ]
         history.append(float(np.mean(losses)))
         if verbose:
-            print(f"BIER initialisation epoch {epoch + 1}/{epochs}: {diversity} loss {history[-1]:.6f}")
+            print(f"BIER initialisation {epoch + 1}/{epochs}: {diversity} loss {history[-1]:.6f}")
     return history

@@ -9,6 +9,7 @@ from keras import ops
 from keras_dml.models.bier.boosted_loss import BOOSTING_VARIANTS, boosted_learner_losses
 from keras_dml.models.bier.boosting import boosting_group_sizes, boosting_weights
 from keras_dml.models.bier.diversity import get_diversity
+from keras_dml.models.bier.optimizers import scaled_copy
 from keras_dml.models.bier.pair_losses import get_loss_form
 from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
 
@@ -110,7 +111,9 @@ class BIER(EmbeddingModel):
                 f"A diversity loss needs at least two learners. Received: group_sizes={group_sizes}"
             )
         if boosting not in BOOSTING_VARIANTS:
-            raise ValueError(f"`boosting` must be one of {BOOSTING_VARIANTS}. Received: {boosting!r}")
+            raise ValueError(
+                f"`boosting` must be one of {BOOSTING_VARIANTS}. Received: {boosting!r}"
+            )
         if output_weighting not in OUTPUT_WEIGHTINGS:
             raise ValueError(
                 f"`output_weighting` must be one of {OUTPUT_WEIGHTINGS}. "
@@ -187,17 +190,7 @@ class BIER(EmbeddingModel):
             )
         super().compile(optimizer=optimizer, **kwargs)
         self.embedding_lr_multiplier = float(embedding_lr_multiplier)
-        self._embedding_optimizer = None
-        if self.embedding_lr_multiplier != 1.0:
-            config = self.optimizer.get_config()
-            if not isinstance(config.get("learning_rate"), (int, float)):
-                raise ValueError(
-                    "`embedding_lr_multiplier` needs a float learning rate; scale a schedule "
-                    "yourself. Received learning_rate=" + repr(config.get("learning_rate"))
-                )
-            config["learning_rate"] = config["learning_rate"] * self.embedding_lr_multiplier
-            config["name"] = "embedding_optimizer"
-            self._embedding_optimizer = type(self.optimizer).from_config(config)
+        self._embedding_optimizer = scaled_copy(self.optimizer, self.embedding_lr_multiplier)
 
     @property
     def metrics(self):

@@ -15,7 +15,9 @@ def compile_bier(config, model):
     options = dict(config.get("method_options", {}))
     unknown = sorted(set(options) - {"embedding_lr_multiplier"})
     if unknown:
-        raise ValueError(f"Unknown BIER method_options {unknown}; known: ['embedding_lr_multiplier'].")
+        raise ValueError(
+            f"Unknown BIER method_options {unknown}; known: ['embedding_lr_multiplier']."
+        )
     model.compile(
         optimizer=build_optimizer(config),
         embedding_lr_multiplier=float(options.get("embedding_lr_multiplier", 1.0)),

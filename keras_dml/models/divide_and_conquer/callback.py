@@ -133,6 +133,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         self.history = []
         self._epoch_logs = {}
         self._resumed = False
+        self._forward = {}
 
     # -- Keras hooks ----------------------------------------------------------------------------
     def on_train_begin(self, logs=None):
@@ -236,16 +237,20 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
     def _vectors(self, data, features, with_labels=False):
         from keras_dml.evaluation import embed
 
-        model = self.model
+        key = (id(self.model), bool(features))
+        if key not in self._forward:
+            model = self.model
 
-        @tf.function(reduce_retracing=True)
-        def forward(images):
-            if features:
-                pooled = model.features(images, training=False)
-                return tf.math.l2_normalize(tf.cast(pooled, "float32"), axis=-1)
-            return model(images, training=False)
+            @tf.function(reduce_retracing=True)
+            def forward(images):
+                if features:
+                    pooled = model.features(images, training=False)
+                    return tf.math.l2_normalize(tf.cast(pooled, "float32"), axis=-1)
+                return model(images, training=False)
 
-        vectors, labels = embed(_Forward(forward), data, batch_size=self.batch_size, verbose=False)
+            # One compiled function per model and mode, reused by every division.
+            self._forward[key] = _Forward(forward)
+        vectors, labels = embed(self._forward[key], data, batch_size=self.batch_size, verbose=False)
         vectors = np.asarray(vectors, np.float32)
         if with_labels:
             if labels is None:

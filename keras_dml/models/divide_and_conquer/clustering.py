@@ -102,7 +102,8 @@ def kmeans(
         seed: int. Seed of the first attempt. Defaults to `0`.
         min_cluster_size: int. Smallest acceptable cluster. Defaults to `1` (no empty cluster).
         accept: callable or `None`. `accept(assignment) -> bool`; extra condition on a partition
-            (e.g. hierarchical D&C: both children hold 2 classes with 2 samples). Defaults to `None`.
+            (e.g. hierarchical D&C: both children hold 2 classes with 2 samples).
+            Defaults to `None`.
         max_attempts: int. Attempts (seeds) before giving up. Defaults to `10`.
         backend: str. `"faiss"`, `"sklearn"` or `"auto"` (faiss when installed). Defaults to
             `"auto"`.
@@ -186,9 +187,10 @@ def _similarity(previous, current, num_clusters, similarity):
     np.add.at(overlap, (previous[valid], current[valid]), 1.0)
     if similarity == "overlap":
         return overlap
-    union = cluster_sizes(previous[valid], num_clusters)[:, None] + cluster_sizes(
-        current[valid], num_clusters
-    )[None, :]
+    union = (
+        cluster_sizes(previous[valid], num_clusters)[:, None]
+        + cluster_sizes(current[valid], num_clusters)[None, :]
+    )
     union = union - overlap
     return np.divide(overlap, union, out=np.zeros_like(overlap), where=union > 0)
 

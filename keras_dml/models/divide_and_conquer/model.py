@@ -176,9 +176,7 @@ class DivideAndConquer(EmbeddingModel):
                 loss = self._compute_loss(x, labels, full, sample_weight, training=True)
             else:
                 full_loss = self._compute_loss(x, labels, full, sample_weight, training=True)
-                learner_loss = self._active_learner_loss(
-                    x, labels, learners, branch, sample_weight
-                )
+                learner_loss = self._active_learner_loss(x, labels, learners, branch, sample_weight)
                 loss = ops.where(ops.equal(branch, num), full_loss, learner_loss)
             self._loss_tracker.update_state(
                 unscale_for_distribution(loss), sample_weight=tf.shape(labels)[0]

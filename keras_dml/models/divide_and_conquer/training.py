@@ -32,9 +32,7 @@ def method_options(config):
     options = dict(config.get("method_options") or {})
     unknown = sorted(set(options) - set(METHOD_DEFAULTS))
     if unknown:
-        raise ValueError(
-            f"Unknown D&C method_options {unknown}. Known: {sorted(METHOD_DEFAULTS)}."
-        )
+        raise ValueError(f"Unknown D&C method_options {unknown}. Known: {sorted(METHOD_DEFAULTS)}.")
     return {**METHOD_DEFAULTS, **options}
 
 
@@ -136,4 +134,5 @@ METHOD = MethodSpec(
     "every T epochs, then merged",
     build=build_model,
     prepare=prepare_data,
+    uses_state_dir=True,
 )
