@@ -61,9 +61,7 @@ def export_all(args):
         for dtype in dtypes:
             suffix = "_uint8" if dtype == "uint8" and len(dtypes) > 1 else ""
             path = os.path.join(args.output_dir, f"model{suffix}.onnx")
-            reports.append(
-                export_onnx(model, path, opset=args.opset, input_dtype=dtype, **options)
-            )
+            reports.append(export_onnx(model, path, opset=args.opset, input_dtype=dtype, **options))
     return [report.to_dict() for report in reports]
 
 

@@ -35,6 +35,8 @@ class EmbeddingClient:
     Args:
         model_path: str. The `.onnx` file.
         num_threads: int. Intra-op threads; defaults to `os.cpu_count()` (all cores).
+        spinning: bool. Let idle worker threads busy-wait: lower latency on a dedicated machine,
+            slower on a shared one (see benchmarks/inference.py). Defaults to `False`.
 
     Examples:
         >>> client = EmbeddingClient("model.onnx")  # doctest: +SKIP
@@ -42,7 +44,7 @@ class EmbeddingClient:
         (2, 128)
     """
 
-    def __init__(self, model_path, num_threads=None):
+    def __init__(self, model_path, num_threads=None, spinning=False):
         import onnxruntime as ort
 
         if not os.path.isfile(model_path):
@@ -52,6 +54,7 @@ class EmbeddingClient:
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.add_session_config_entry("session.intra_op.allow_spinning", str(int(spinning)))
         self.session = ort.InferenceSession(
             model_path, sess_options=options, providers=["CPUExecutionProvider"]
         )
@@ -93,9 +96,7 @@ class EmbeddingClient:
         if isinstance(image, np.ndarray):
             image = _array_to_pil(image)
         if not isinstance(image, Image.Image):
-            raise ClientError(
-                f"Expected a PIL image or a numpy array, got {type(image).__name__}."
-            )
+            raise ClientError(f"Expected a PIL image or a numpy array, got {type(image).__name__}.")
         if image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info:
             _note(f"image has an alpha channel ({image.mode}); alpha dropped")
         elif image.mode in ("L", "1", "I", "I;16", "F"):
@@ -205,7 +206,7 @@ def nearest(index, queries, k):
 
 
 def run_embed(args):
-    client = EmbeddingClient(args.model, num_threads=args.threads)
+    client = EmbeddingClient(args.model, num_threads=args.threads, spinning=args.spin)
     paths = list_images(args.images)
     embeddings = client.embed_files(paths, batch_size=args.batch_size)
     output = args.output if args.output.endswith(".npy") else args.output + ".npy"
@@ -221,10 +222,12 @@ def run_query(args):
         raise ClientError(f"Index not found: {args.index}. Build it with the `embed` command.")
     index = np.load(args.index)
     names_path = paths_file(args.index)
-    names = Path(names_path).read_text(encoding="utf-8").split("\n") if os.path.isfile(
-        names_path
-    ) else [f"row {i}" for i in range(len(index))]
-    client = EmbeddingClient(args.model, num_threads=args.threads)
+    names = (
+        Path(names_path).read_text(encoding="utf-8").split("\n")
+        if os.path.isfile(names_path)
+        else [f"row {i}" for i in range(len(index))]
+    )
+    client = EmbeddingClient(args.model, num_threads=args.threads, spinning=args.spin)
     query = client.embed_files([args.image])
     if index.ndim != 2 or index.shape[1] != query.shape[1]:
         raise ClientError(
@@ -252,6 +255,7 @@ def build_parser():
     query.add_argument("-k", type=int, default=5, help="neighbours to print (default 5)")
     for sub in (embed, query):
         sub.add_argument("--threads", type=int, help="intra-op threads (default: all cores)")
+        sub.add_argument("--spin", action="store_true", help="busy-wait threads (idle machines)")
     return parser
 
 

@@ -151,12 +151,20 @@ def test_sampler_batches_are_requested_anew_each_epoch():
         batch_size=4,
     )
     ds = data.as_tf_dataset(training=True, sampler=sampler, seed=0)
-    assert int(ds.cardinality()) == tf.data.UNKNOWN_CARDINALITY  # may change per epoch
+    assert int(ds.cardinality()) == 2  # a fixed-length sampler: Keras knows the epoch length
     epoch1 = [b[1].numpy().tolist() for b in ds]
     epoch2 = [b[1].numpy().tolist() for b in ds]
     assert epoch1 == [[0, 0, 1, 1], [2, 2, 3, 3]]
     assert epoch2 == [[3, 3, 0, 0], [1, 1, 2, 2]]
     assert sampler.calls == 2
+
+
+def test_variable_length_sampler_gives_unknown_cardinality():
+    data = from_arrays(_gradient_images(8), np.arange(8) // 2, image_size=32)
+    sampler = ListSampler([[np.array([0, 1, 2, 3])]], batch_size=4)
+    sampler.epoch_length = "max"  # the count may follow a re-clustering
+    ds = data.as_tf_dataset(training=True, sampler=sampler, seed=0)
+    assert int(ds.cardinality()) == tf.data.UNKNOWN_CARDINALITY
 
 
 def test_cluster_sampler_yields_cluster_ids():

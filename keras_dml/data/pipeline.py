@@ -10,11 +10,12 @@ Sampler protocol (what `sampler=` accepts; `keras_dml.data.samplers` implements 
 `epoch_batches()` is called anew at the start of every epoch (the pipeline reads it through
 `tf.data.Dataset.from_generator`), so a sampler whose cluster assignment is replaced between
 epochs (Divide & Conquer re-clustering) takes effect without rebuilding the pipeline. A
-sampler-driven dataset has unknown cardinality (the batch count may change between epochs).
-`model.fit` runs its first epoch until the sampler's batches are used up (Keras notes this with
-its "ran out of data" warning) and then keeps that many steps per epoch: give the sampler a fixed
-epoch length (e.g. `ClusterMPerClassSampler(..., epoch_length=<int>)`) when re-clustering could
-change the count, or Keras truncates longer epochs and ends shorter ones early. Batches may
+sampler with a fixed epoch length (`MPerClassSampler`, `ClusterMPerClassSampler(...,
+epoch_length=<int>)`) gives a dataset of known cardinality, so `model.fit` knows every epoch's
+length. With `epoch_length="max"|"min"` the count follows the cluster assignment and the
+cardinality is unknown: `model.fit` then runs its first epoch until the batches are used up (Keras
+notes this with its "ran out of data" warning) and keeps that many steps per epoch, truncating
+longer epochs and ending shorter ones early, so prefer an int when re-clustering. Batches may
 differ in size (e.g. a small cluster's shorter batch).
 """
 
@@ -135,7 +136,7 @@ def make_tf_dataset(
             return images, batch_labels
 
         ds = ds.map(load_batch, num_parallel_calls=calls)
-        if not dataset.in_memory:
+        if not dataset.in_memory and not has_fixed_length(sampler):
             ds = ds.ignore_errors(log_warning=True)
     return ds.prefetch(AUTOTUNE)
 
@@ -200,4 +201,19 @@ def _sampler_dataset(dataset, sampler, seed, with_clusters):
             tf.TensorSpec([None], tf.int32),
         ),
     )
+    if has_fixed_length(sampler):
+        # Keras then knows the epoch length up front (no "ran out of data" warning, correct
+        # progress bars). Skipping a batch here would break that count, so fixed-length sampler
+        # pipelines rely on the verification pass that already removed unreadable files.
+        ds = ds.apply(tf.data.experimental.assert_cardinality(sampler.num_batches))
     return tf.data.Dataset.zip(ds, _seeds(seed)).map(lambda batch, s: (batch[0], batch[1], s))
+
+
+def has_fixed_length(sampler):
+    """Whether `sampler.num_batches` can never change between epochs.
+
+    True unless the sampler has a non-integer `epoch_length` (e.g. `ClusterMPerClassSampler`
+    with `"max"`/`"min"`, whose count follows the current cluster assignment).
+    """
+    epoch_length = getattr(sampler, "epoch_length", None)
+    return epoch_length is None or isinstance(epoch_length, (int, np.integer))

@@ -3,6 +3,11 @@
 from keras_dml.evaluation.callback import RetrievalEvaluation
 from keras_dml.evaluation.clustering import kmeans_assignments, nmi
 from keras_dml.evaluation.embed import embed
+from keras_dml.evaluation.ensemble_diagnostics import (
+    classifier_correlation,
+    ensemble_diagnostics,
+    feature_correlation,
+)
 from keras_dml.evaluation.evaluate import METRICS, evaluate
 from keras_dml.evaluation.neighbors import iter_neighbors
 from keras_dml.evaluation.retrieval_metrics import map_at_r_and_r_precision, relevant_counts
@@ -10,7 +15,10 @@ from keras_dml.evaluation.retrieval_metrics import map_at_r_and_r_precision, rel
 __all__ = [
     "METRICS",
     "RetrievalEvaluation",
+    "classifier_correlation",
     "embed",
+    "ensemble_diagnostics",
+    "feature_correlation",
     "evaluate",
     "iter_neighbors",
     "kmeans_assignments",

@@ -47,8 +47,8 @@ def resolve_image_shape(model, image_size=None):
     """Returns the `(H, W, C)` input shape the exported graph will accept.
 
     The spatial size is taken from the model (`model.image_shape` for keras_dml models, else the
-    shape of its first input, else the shape it was built on); `image_size` fills it in when the model accepts any size and must
-    agree with it otherwise.
+    shape of its first input, else the shape it was built on); `image_size` fills it in when
+    the model accepts any size and must agree with it otherwise.
 
     Args:
         model: `keras.Model`. A built model.

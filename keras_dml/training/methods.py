@@ -100,6 +100,7 @@ _METHODS = {
 # Methods defined in their own packages: name -> "module:attribute" of a MethodSpec.
 _LAZY_METHODS = {
     "dc": "keras_dml.models.divide_and_conquer.training:METHOD",
+    "bier": "keras_dml.models.bier.recipe:METHOD",
 }
 
 

@@ -129,7 +129,7 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
     ]
     start = time.perf_counter()
     history = model.fit(
-        train_dataset, epochs=config["epochs"], callbacks=callbacks, verbose=verbose
+        train_dataset, epochs=config["epochs"], callbacks=callbacks, verbose=verbose, shuffle=False
     )
     seconds = time.perf_counter() - start
 

@@ -1,0 +1,214 @@
+"""`AttentionBranch`: the M per-learner attention modules A'_m of ABE (Kim et al., ECCV 2018)."""
+
+import keras
+from keras import ops
+
+INTERPOLATIONS = ("bilinear", "nearest")
+
+
+@keras.saving.register_keras_serializable(package="keras_dml")
+class AttentionBranch(keras.layers.Layer):
+    """M attention modules: per-learner 1x1 convolutions + sigmoid over a shared attention trunk.
+
+    ABE computes learner m's embedding as `G(S(x) * A_m(S(x)))` (Eq. 7) with
+    `A_m = A'_m o C`: a trunk `C` shared by all learners followed by a per-learner 1x1
+    convolution `A'_m` whose sigmoid output has the shape of `S(x)` (Sec. 4: 480 kernels on
+    GoogLeNet's `pool3`). This layer holds the M convolutions `A'_m`, one kernel
+    `[C_trunk, channels]` and bias `[channels]` per learner, so each module is initialised
+    exactly like a separate Glorot-initialised 1x1 convolution. The M modules run as one
+    `einsum`, and the output is batch-major `[N, M, h, w, channels]`: reshaping it to
+    `[N * M, h, w, channels]` feeds the shared `G` once for all learners.
+
+    Responsibilities: the layer owns the masks and their application (`S(x) * mask`); the model
+    owns `S`, `C` and `G` (backbone segments). Called on the trunk output alone it returns the
+    masks; called on `[features, trunk_features]` it returns the attended features. When the
+    trunk output has another spatial size than `features` (a trunk that downsamples), the masks
+    are resized to the size of `features` before the product.
+
+    Args:
+        num_learners: int. Number of learners M. Defaults to `1`.
+        channels: int. Channels of each mask (the channels of `S(x)`). Defaults to `None`:
+            taken from `features` when the layer is called on `[features, trunk_features]`
+            (required when it is called on the trunk output alone).
+        activation: str or callable. Mask activation; the paper's masks lie in (0, 1)
+            (`"sigmoid"`). Defaults to `"sigmoid"`.
+        use_bias: bool. Bias per mask channel. Defaults to `True`.
+        kernel_initializer: initializer of each `[C_trunk, channels]` kernel. Defaults to
+            `"glorot_uniform"` (Sec. 4, Glorot et al.).
+        bias_initializer: initializer of each bias. Defaults to `"zeros"`.
+        interpolation: `"bilinear"` or `"nearest"`, used only when masks are resized.
+            Defaults to `"bilinear"`.
+        **kwargs: standard `keras.layers.Layer` arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        inputs: the trunk output `C(S(x))` `[N, h', w', C_trunk]`, or a list
+            `[features, trunk_features]` with `features = S(x)` `[N, h, w, channels]`.
+        learner: int or `None`. Compute only this learner's module; the learner axis is then
+            dropped from the output. Defaults to `None` (all learners).
+
+    Returns:
+        Masks `[N, M, h', w', channels]` (trunk output alone) or attended features
+        `S(x) * A_m(S(x))` `[N, M, h, w, channels]`; without the `M` axis when `learner` is set.
+
+    Examples:
+    >>> import numpy as np
+    >>> branch = AttentionBranch(num_learners=4, channels=64)
+    >>> masks = branch(np.zeros((2, 8, 8, 128), "float32"))  # [2, 4, 8, 8, 64], all 0.5
+    >>> features = np.ones((2, 8, 8, 64), "float32")
+    >>> attended = branch([features, np.zeros((2, 8, 8, 128), "float32")])  # [2, 4, 8, 8, 64]
+
+    References:
+        Kim, Goyal, Chawla, Lee, Kwon, "Attention-based Ensemble for Deep Metric Learning",
+        ECCV 2018: Eq. 7 (attended features), Sec. 4 and Fig. 3 (A_m = 1x1 conv on the
+        inception 4a-4e trunk, sigmoid).
+    """
+
+    def __init__(
+        self,
+        num_learners=1,
+        channels=None,
+        activation="sigmoid",
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        interpolation="bilinear",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if int(num_learners) < 1:
+            raise ValueError(f"`num_learners` must be >= 1. Received: num_learners={num_learners}")
+        if channels is not None and int(channels) < 1:
+            raise ValueError(f"`channels` must be a positive int. Received: channels={channels}")
+        if interpolation not in INTERPOLATIONS:
+            raise ValueError(
+                f"`interpolation` must be one of {INTERPOLATIONS}. "
+                f"Received: interpolation={interpolation!r}"
+            )
+        self.num_learners = int(num_learners)
+        self.channels = None if channels is None else int(channels)
+        self.activation = keras.activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.interpolation = interpolation
+
+    @staticmethod
+    def _split_shapes(input_shape):
+        """`(features_shape or None, trunk_shape)` from a single shape or a pair of shapes."""
+        if isinstance(input_shape, (list, tuple)) and input_shape and isinstance(
+            input_shape[0], (list, tuple)
+        ):
+            if len(input_shape) != 2:
+                raise ValueError(
+                    "AttentionBranch takes the trunk output or [features, trunk_features]. "
+                    f"Received {len(input_shape)} inputs."
+                )
+            return tuple(input_shape[0]), tuple(input_shape[1])
+        return None, tuple(input_shape)
+
+    def build(self, input_shape):
+        features_shape, trunk_shape = self._split_shapes(input_shape)
+        if len(trunk_shape) != 4:
+            raise ValueError(
+                f"The trunk features must be 4-D [N, h, w, C]. Received shape {trunk_shape}."
+            )
+        if features_shape is not None:
+            if len(features_shape) != 4:
+                raise ValueError(
+                    f"`features` must be 4-D [N, h, w, C]. Received shape {features_shape}."
+                )
+            if self.channels is None:
+                self.channels = int(features_shape[-1])
+            elif self.channels != features_shape[-1]:
+                raise ValueError(
+                    f"`channels`={self.channels} differs from the channels of `features` "
+                    f"({features_shape[-1]}): the masks multiply S(x) element-wise (Eq. 7)."
+                )
+        if self.channels is None:
+            raise ValueError(
+                "Pass `channels` (the channels of S(x)) or call the layer on "
+                "[features, trunk_features] so it can infer them."
+            )
+        trunk_channels = int(trunk_shape[-1])
+        self.kernels = [
+            self.add_weight(
+                shape=(trunk_channels, self.channels),
+                initializer=self.kernel_initializer,
+                name=f"learner_{m}_kernel",
+            )
+            for m in range(self.num_learners)
+        ]
+        self.biases = []
+        if self.use_bias:
+            self.biases = [
+                self.add_weight(
+                    shape=(self.channels,),
+                    initializer=self.bias_initializer,
+                    name=f"learner_{m}_bias",
+                )
+                for m in range(self.num_learners)
+            ]
+        self.built = True
+
+    def _check_learner(self, learner):
+        if learner is None:
+            return list(range(self.num_learners))
+        if not 0 <= int(learner) < self.num_learners:
+            raise ValueError(
+                f"`learner` must be in [0, {self.num_learners}). Received: learner={learner}"
+            )
+        return [int(learner)]
+
+    def masks(self, trunk_features, learner=None):
+        """Masks `A'_m(trunk_features)` `[N, M, h', w', channels]` (M = 1 when `learner` set)."""
+        learners = self._check_learner(learner)
+        kernel = ops.stack([self.kernels[m] for m in learners], axis=0)
+        logits = ops.einsum("nhwc,mcd->nmhwd", trunk_features, ops.cast(kernel, self.compute_dtype))
+        if self.use_bias:
+            bias = ops.stack([self.biases[m] for m in learners], axis=0)
+            logits = logits + ops.cast(bias, self.compute_dtype)[None, :, None, None, :]
+        return self.activation(logits)
+
+    def _resize(self, masks, size):
+        shape = ops.shape(masks)
+        if tuple(masks.shape[2:4]) == tuple(size):
+            return masks
+        flat = ops.reshape(masks, (-1, shape[2], shape[3], self.channels))
+        flat = ops.image.resize(flat, size, interpolation=self.interpolation)
+        return ops.reshape(flat, (-1, shape[1], size[0], size[1], self.channels))
+
+    def call(self, inputs, learner=None):
+        if isinstance(inputs, (list, tuple)):
+            features, trunk_features = inputs
+        else:
+            features, trunk_features = None, inputs
+        masks = self.masks(trunk_features, learner=learner)
+        if features is not None:
+            masks = self._resize(masks, tuple(features.shape[1:3]))
+            masks = ops.expand_dims(features, 1) * masks
+        if learner is not None:
+            masks = ops.squeeze(masks, axis=1)
+        return masks
+
+    def compute_output_shape(self, input_shape, learner=None):
+        features_shape, trunk_shape = self._split_shapes(input_shape)
+        spatial = (features_shape or trunk_shape)[1:3]
+        channels = self.channels if self.channels is not None else features_shape[-1]
+        if learner is not None:
+            return (trunk_shape[0], *spatial, channels)
+        return (trunk_shape[0], self.num_learners, *spatial, channels)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_learners": self.num_learners,
+                "channels": self.channels,
+                "activation": keras.activations.serialize(self.activation),
+                "use_bias": self.use_bias,
+                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+                "interpolation": self.interpolation,
+            }
+        )
+        return config

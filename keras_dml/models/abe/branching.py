@@ -1,0 +1,128 @@
+"""Cutting a backbone into ABE's spatial extractor S, attention trunk C and global part G."""
+
+import keras
+
+from keras_dml.backbones import cut
+
+# backbone name -> (branch point, trunk end): S = input..branch point, C = copy of the layers
+# after the branch point up to the trunk end, G = everything after the branch point.
+DEFAULT_BRANCHES = {
+    # The paper (Sec. 4, Fig. 3): S ends at pool3 (after inception 3b, 480 channels), the
+    # trunk is inception 4a-4e (no pooling inside, 14x14 at 224 px), G is 4a..5b + embedding.
+    "googlenet": ("pool3", "inception_4e"),
+    # Same depth ratio on BN-Inception: 3c is its stride-2 block, 4e downsamples again.
+    "bn_inception": ("inception_3c", "inception_4d"),
+    # ResNet-50: S = conv1..conv3 (stride 8, 512 channels), trunk = a copy of the conv4
+    # stage run at stride 8 (its stride-2 1x1 convolutions set to stride 1, as the paper
+    # removes the attention module's pooling, Sec. 6.3), G = conv4 + conv5.
+    "resnet50": ("conv3", "conv4"),
+    # Small ConvNet: S = block1..block2, trunk = a copy of block3 without its pooling.
+    "convnet": ("block2", "block3"),
+    # MobileNetV2: S up to stride 8, trunk = blocks 6..12; masks resized when sizes differ.
+    "mobilenet_v2": ("block_5", "block_12"),
+}
+
+_POOLINGS = (keras.layers.MaxPooling2D, keras.layers.AveragePooling2D)
+_CONVOLUTIONS = (keras.layers.Conv2D, keras.layers.DepthwiseConv2D, keras.layers.SeparableConv2D)
+
+
+def resolve_branches(backbone, branch_point=None, trunk_end=None):
+    """Fills in the default branch point and trunk end of a registered backbone.
+
+    Args:
+        backbone: functional `keras.Model` named after a registered backbone, or any
+            functional model when both points are given.
+        branch_point: str. Layer or split-point name where S ends. Defaults to `None`.
+        trunk_end: str. Layer or split-point name where the attention trunk ends.
+            Defaults to `None`.
+
+    Returns:
+        Tuple `(branch_point, trunk_end)` of str.
+
+    Raises:
+        ValueError: when a default is needed for a backbone without one.
+    """
+    if branch_point is None or trunk_end is None:
+        if backbone.name not in DEFAULT_BRANCHES:
+            raise ValueError(
+                f"No default ABE branch point for backbone {backbone.name!r}; pass "
+                "`branch_point` and `trunk_end` (layer or split-point names). Defaults exist "
+                f"for {sorted(DEFAULT_BRANCHES)}."
+            )
+        default_branch, default_end = DEFAULT_BRANCHES[backbone.name]
+        branch_point = default_branch if branch_point is None else branch_point
+        trunk_end = default_end if trunk_end is None else trunk_end
+    return str(branch_point), str(trunk_end)
+
+
+def _keeps_size(layer):
+    """Whether a strided layer keeps its weights valid and the spatial size at stride 1."""
+    kernel = getattr(layer, "kernel_size", (1, 1))
+    return layer.padding == "same" or all(k == 1 for k in kernel)
+
+
+def _is_downsampling(layer):
+    strides = getattr(layer, "strides", None)
+    return strides is not None and max(strides) > 1
+
+
+def copy_segment(backbone, start, end, name, prefix, keep_resolution=False, init="backbone"):
+    """A copy of the backbone segment `(start, end]` with its own weights.
+
+    Args:
+        backbone: functional `keras.Model`.
+        start: str. Split point or layer name; its output is the copy's input.
+        end: str or None. Split point or layer name of the copy's output (`None`: model output).
+        name: str. Name of the returned model.
+        prefix: str. Prepended to every copied layer name (keeps `.keras` paths unique).
+        keep_resolution: bool. Remove the segment's downsampling: pooling layers with a
+            stride become identities and strided convolutions that stay valid at stride 1
+            (1x1 kernels or `"same"` padding) get stride 1, as the paper removes the pooling
+            layers of its attention module (Sec. 6.3). Defaults to `False`.
+        init: `"backbone"` (copy the backbone's current weights: the paper initialises every
+            part from ImageNet, Sec. 4) or `"random"` (fresh initialisers). Defaults to
+            `"backbone"`.
+
+    Returns:
+        Functional `keras.Model` sharing no weights with `backbone`.
+
+    Raises:
+        ValueError: for an unknown `init`.
+    """
+    if init not in ("backbone", "random"):
+        raise ValueError(f"`init` must be 'backbone' or 'random'. Received: init={init!r}")
+    segment = cut(backbone, start=start, end=end)
+
+    def clone_layer(layer):
+        config = layer.get_config()
+        config["name"] = prefix + layer.name
+        if keep_resolution and _is_downsampling(layer):
+            if isinstance(layer, _POOLINGS):
+                return keras.layers.Identity(name=config["name"])
+            if isinstance(layer, _CONVOLUTIONS) and _keeps_size(layer):
+                config["strides"] = (1,) * len(layer.strides)
+        return layer.__class__.from_config(config)
+
+    copied = keras.models.clone_model(segment, clone_function=clone_layer)
+    copied = keras.Model(copied.inputs, copied.outputs, name=name)
+    if init == "backbone":
+        for layer in segment.layers:
+            if layer.weights:
+                copied.get_layer(prefix + layer.name).set_weights(layer.get_weights())
+    return copied
+
+
+def split_backbone(backbone, branch_point):
+    """`(S, G)`: the backbone before and after `branch_point`, sharing the backbone's layers.
+
+    Args:
+        backbone: functional `keras.Model`.
+        branch_point: str. Layer or split-point name.
+
+    Returns:
+        Tuple of functional models `spatial_extractor` (raw pixels -> `[N, h, w, c]`) and
+        `global_extractor` (`[N, h, w, c]` -> final feature map).
+    """
+    spatial = cut(backbone, end=branch_point, name="spatial_extractor")
+    global_part = cut(backbone, start=branch_point, name="global_extractor")
+    return spatial, global_part
