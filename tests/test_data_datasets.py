@@ -176,8 +176,9 @@ def test_from_arrays_remaps_and_splits():
 
 def test_digits_unseen_class_split():
     splits = {s: load_dataset("digits", s) for s in ("train", "val", "trainval", "test")}
-    assert splits["test"].class_names == ["5", "6", "7", "8", "9"]
-    assert set(splits["train"].class_names) | set(splits["val"].class_names) == set("01234")
+    assert splits["test"].class_names == ["6", "7", "8", "9"]
+    assert set(splits["train"].class_names) | set(splits["val"].class_names) == set("012345")
+    assert splits["val"].num_classes == 2 and splits["train"].num_classes == 4
     assert len(splits["train"]) + len(splits["val"]) == len(splits["trainval"])
     images = splits["test"].images
     assert images.shape[1:] == (32, 32, 3) and images.dtype == np.uint8 and images.max() > 200

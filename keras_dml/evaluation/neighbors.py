@@ -69,11 +69,27 @@ def sort_rows(indices, sims):
     return indices, sims
 
 
+def _kth_lower_bound(block, k, group=64):
+    """A value <= the k-th largest of each row, cheap and usually tight.
+
+    The row is cut into groups of `group` columns; the k-th largest group maximum is a lower bound
+    (k groups each hold an element at least that large). One max-reduction plus a partition of
+    n / group values replaces a partition of the whole row.
+    """
+    n = block.shape[1]
+    full = (n // group) * group
+    if full // group < k:
+        return np.partition(block, n - k, axis=1)[:, n - k]
+    maxima = block[:, :full].reshape(block.shape[0], -1, group).max(axis=2)
+    if full < n:
+        maxima = np.concatenate([maxima, block[:, full:].max(axis=1, keepdims=True)], axis=1)
+    return np.partition(maxima, maxima.shape[1] - k, axis=1)[:, maxima.shape[1] - k]
+
+
 def topk_from_block(block, k):
     """Exact top-k of each row of `block` [c, n]; ties at the k-th value go to lower indices."""
     rows_count, n = block.shape
-    kth = np.partition(block, n - k, axis=1)[:, n - k]
-    rows, cols = np.nonzero(block >= kth[:, None])
+    rows, cols = np.nonzero(block >= _kth_lower_bound(block, k)[:, None])
     values = block[rows, cols]
     order = np.lexsort((cols, -values, rows))
     rows, cols, values = rows[order], cols[order], values[order]

@@ -162,10 +162,10 @@ class AttentionBranch(keras.layers.Layer):
     def masks(self, trunk_features, learner=None):
         """Masks `A'_m(trunk_features)` `[N, M, h', w', channels]` (M = 1 when `learner` set)."""
         learners = self._check_learner(learner)
-        kernel = ops.stack([self.kernels[m] for m in learners], axis=0)
+        kernel = ops.stack([self.kernels[m].value for m in learners], axis=0)
         logits = ops.einsum("nhwc,mcd->nmhwd", trunk_features, ops.cast(kernel, self.compute_dtype))
         if self.use_bias:
-            bias = ops.stack([self.biases[m] for m in learners], axis=0)
+            bias = ops.stack([self.biases[m].value for m in learners], axis=0)
             logits = logits + ops.cast(bias, self.compute_dtype)[None, :, None, None, :]
         return self.activation(logits)
 

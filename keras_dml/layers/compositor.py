@@ -129,6 +129,8 @@ class Compositor(keras.layers.Layer):
             (`c_m = t_m * s_m`).
         """
         inputs = ops.cast(inputs, self.compute_dtype)
+        if not self.built:
+            self.build(inputs.shape)
         logits = self._dense(inputs, self.weighting_kernel, self.weighting_bias)
         weighting = ops.softmax(logits, axis=-1)
         signs = straight_through_sign(self._dense(inputs, self.sign_kernel, self.sign_bias))

@@ -168,7 +168,9 @@ class SoftMask(keras.layers.Layer):
         return ops.cast(ops.less(index, ops.cast(num_active, "int32")), "float32")
 
     def _normalize(self, x):
-        return x / ops.sqrt(ops.maximum(ops.sum(ops.square(x), axis=-1, keepdims=True), self.epsilon))
+        return x / ops.sqrt(
+            ops.maximum(ops.sum(ops.square(x), axis=-1, keepdims=True), self.epsilon)
+        )
 
     def subspace(self, inputs, index):
         """`L2(f * relu(s_index))` (Eq. 4); `index` is an int or a scalar int tensor."""

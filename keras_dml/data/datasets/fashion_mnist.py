@@ -87,7 +87,7 @@ def load_fashion_mnist(
     split="train",
     data_dir=None,
     image_size=None,
-    val_fraction=0.15,
+    val_fraction=0.34,
     seed=0,
     max_per_class=None,
     resize_size=None,
@@ -96,7 +96,7 @@ def load_fashion_mnist(
 
     The official 60,000 / 10,000 image split shares classes, so for metric learning all 70,000
     images are pooled and split by class: T-shirt/top, Trouser, Pullover, Dress, Coat, Sandal
-    train (one of them held out as `"val"` at the default 0.15); Shirt, Sneaker, Bag, Ankle boot
+    train (two of them held out as `"val"` at the default 0.34, so validation has two classes); Shirt, Sneaker, Bag, Ankle boot
     test. Images stay 28x28 grey uint8 in memory; the pipeline makes them RGB at `image_size`.
     Nothing is downloaded: the IDX files are looked up in `data_dir`, the Keras cache
     (`~/.keras/datasets/fashion-mnist`) and the Debian package `dataset-fashion-mnist`.
@@ -105,7 +105,7 @@ def load_fashion_mnist(
         split: str. `"train"`, `"val"`, `"trainval"` or `"test"`. Defaults to `"train"`.
         data_dir: str. Folder with the IDX files. Defaults to `None` (only the default places).
         image_size: int or (height, width). Default crop size. Defaults to `None` (32).
-        val_fraction: float. Training classes held out as `"val"`. Defaults to `0.15`.
+        val_fraction: float. Training classes held out as `"val"`. Defaults to `0.34`.
         seed: int. Seed of the held-out classes. Defaults to `0`.
         max_per_class: int. Keep only the first `max_per_class` images of each class (quick
             experiments). Defaults to `None` (all, 7,000 per class).

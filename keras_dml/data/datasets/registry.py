@@ -44,7 +44,7 @@ def load_dataset(
     split="train",
     data_dir=None,
     image_size=None,
-    val_fraction=0.15,
+    val_fraction=None,
     seed=0,
     **kwargs,
 ):
@@ -68,7 +68,8 @@ def load_dataset(
         image_size: int or (height, width). Default crop size of `as_tf_dataset`.
             Defaults to `None` (224 for photographs, 32 for `digits` / `fashion_mnist`).
         val_fraction: float in [0, 1). Fraction of training classes held out as `"val"`.
-            Defaults to `0.15`.
+            Defaults to `None`: the dataset's own default (0.15; 0.34 for `digits`, so that its
+            validation split has two classes).
         seed: int. Seed of the held-out class choice (and other seeded splits). Defaults to `0`.
         **kwargs: loader options, e.g. `test_size="large"` for VehicleID, `verify=False` to
             skip the file check.
@@ -97,11 +98,8 @@ def load_dataset(
             f"Unknown dataset {name!r}.{hint} Known datasets: {list_datasets()}. "
             "For your own images use `image_folder` or `from_arrays`."
         )
+    if val_fraction is not None:
+        kwargs["val_fraction"] = val_fraction
     return _LOADERS[name](
-        split=split,
-        data_dir=data_dir,
-        image_size=image_size,
-        val_fraction=val_fraction,
-        seed=seed,
-        **kwargs,
+        split=split, data_dir=data_dir, image_size=image_size, seed=seed, **kwargs
     )

@@ -115,7 +115,9 @@ class DCML(EmbeddingModel):
         lambdas = _resolve_lambdas(lambda_subtask, num_compositors)
         dis_loss = _resolve_loss(loss, "loss", num_learners * learner_dim)
         if subtask_loss is None:
-            subtask_loss = type(dis_loss).from_config(dis_loss.get_config())
+            copy_config = dis_loss.get_config()
+            copy_config["name"] = f"subtask_{copy_config.get('name') or 'loss'}"
+            subtask_loss = type(dis_loss).from_config(copy_config)
         subtask_loss = _resolve_loss(subtask_loss, "subtask_loss", learner_dim)
         # Plain settings first: `EmbeddingModel.__init__` calls `build`, which creates the
         # compositor and trackers (a built model accepts no new state).
@@ -157,6 +159,13 @@ class DCML(EmbeddingModel):
                 f"Received: loss={kwargs['loss']!r}"
             )
         super().compile(optimizer=optimizer, **kwargs)
+
+    def compile_from_config(self, config):
+        """Re-compiles a loaded model (optimizer and its state) so `fit` resumes training."""
+        config = keras.saving.deserialize_keras_object(config)
+        self.compile(**config)
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
 
     def composites(self, embeddings):
         """Compositor weights and composites for model outputs `y` (Eq. 4-6).

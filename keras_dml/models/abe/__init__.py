@@ -1,0 +1,21 @@
+"""ABE: Attention-based Ensemble for deep metric learning, and its M-heads baseline.
+
+Kim, Goyal, Chawla, Lee, Kwon, "Attention-based Ensemble for Deep Metric Learning", ECCV 2018.
+The attention modules live in `keras_dml.layers.AttentionBranch`; plots and Grad-CAM in
+`keras_dml.visualization.attention` and `keras_dml.visualization.gradcam`.
+"""
+
+from keras_dml.models.abe.branching import DEFAULT_BRANCHES, copy_segment, resolve_branches
+from keras_dml.models.abe.losses import abe_contrastive_loss, divergence_loss
+from keras_dml.models.abe.mheads import MHeads
+from keras_dml.models.abe.model import ABE
+
+__all__ = [
+    "ABE",
+    "DEFAULT_BRANCHES",
+    "MHeads",
+    "abe_contrastive_loss",
+    "copy_segment",
+    "divergence_loss",
+    "resolve_branches",
+]

@@ -1,0 +1,189 @@
+"""Shared training logic of ABE and M-heads: per-learner metric loss + divergence (Eq. 8)."""
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from keras_dml.models.abe.losses import DIVERGENCE_PAIRS, abe_contrastive_loss, divergence_loss
+from keras_dml.models.embedding_model import POOLINGS, l2_normalize
+
+
+class SplitEnsembleBase(keras.Model):
+    """Base of the ensembles over a backbone cut at a branch point (not registered itself).
+
+    Subclasses build their parts in `__init__`, then call `_init_training` and implement
+    `raw_learner_embeddings(images, training)` -> `[N, M, d]`. This class provides the library
+    contract (`call`, `learner_embeddings`, `learner_dims`), pooling, and the loss of Eq. 8
+    through `compute_loss`, so plain `model.fit` trains it, with one metric per loss term.
+
+    Loss arguments (documented on the subclasses): `margin` (m_c), `metric_loss` (a
+    `keras_dml.losses` identifier replacing Eq. 10), `lambda_div`, `divergence_margin` (m_div)
+    and `divergence_pairs`.
+    """
+
+    def _init_training(
+        self,
+        num_learners,
+        margin,
+        metric_loss,
+        lambda_div,
+        divergence_margin,
+        divergence_pairs,
+        pooling,
+        dropout,
+    ):
+        if pooling not in POOLINGS:
+            raise ValueError(f"`pooling` must be one of {POOLINGS}. Received: pooling={pooling!r}")
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"`dropout` must be in [0, 1). Received: dropout={dropout}")
+        if float(lambda_div) < 0.0:
+            raise ValueError(f"`lambda_div` must be >= 0. Received: lambda_div={lambda_div}")
+        if divergence_pairs not in DIVERGENCE_PAIRS:
+            raise ValueError(
+                f"`divergence_pairs` must be one of {DIVERGENCE_PAIRS}. "
+                f"Received: divergence_pairs={divergence_pairs!r}"
+            )
+        self.margin = float(margin)
+        self.metric_loss = metric_loss
+        self._metric_loss_fn = None
+        if metric_loss is not None:
+            from keras_dml import losses
+
+            self._metric_loss_fn = losses.get(metric_loss)
+            if not isinstance(self._metric_loss_fn, keras.losses.Loss):
+                raise ValueError(
+                    "`metric_loss` must name a loss without trainable weights (e.g. "
+                    f"'contrastive', 'triplet', 'margin'). Received: metric_loss={metric_loss!r}"
+                )
+        self.lambda_div = float(lambda_div)
+        self.divergence_margin = float(divergence_margin)
+        self.divergence_pairs = divergence_pairs
+        self.pooling = pooling
+        self.dropout = float(dropout)
+        self.dropout_layer = keras.layers.Dropout(self.dropout, name="feature_dropout")
+        names = ["metric_loss"] + [f"learner_{m}_loss" for m in range(num_learners)]
+        if self.uses_divergence:
+            names.append("divergence_loss")
+        self.loss_trackers = [keras.metrics.Mean(name=n) for n in names]
+
+    @property
+    def uses_divergence(self):
+        """Whether Eq. 9 is part of the loss (needs M >= 2 and `lambda_div > 0`)."""
+        return self.num_learners > 1 and self.lambda_div > 0.0
+
+    @property
+    def image_shape(self):
+        """The (H, W, C) input shape the model was built for."""
+        return tuple(self.backbone.inputs[0].shape[1:])
+
+    def pool(self, feature_map):
+        """Global pooling of a `[N, H, W, C]` map to `[N, C]`."""
+        if self.pooling == "avg":
+            return ops.mean(feature_map, axis=(1, 2))
+        if self.pooling == "max":
+            return ops.max(feature_map, axis=(1, 2))
+        return ops.mean(feature_map, axis=(1, 2)) + ops.max(feature_map, axis=(1, 2))
+
+    # -- forward (library contract) -------------------------------------------------------------
+    def learner_embeddings(self, images, training=False):
+        """Per-learner L2-normalised embeddings: a list of M `[N, d]` tensors."""
+        raw = self.raw_learner_embeddings(images, training=training)
+        return [l2_normalize(raw[:, m]) for m in range(self.num_learners)]
+
+    def call(self, images, training=False):
+        normalised = l2_normalize(self.raw_learner_embeddings(images, training=training))
+        return ops.reshape(normalised, (-1, self.embedding_dim))
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], self.embedding_dim)
+
+    def split_output(self, embeddings):
+        """Splits a model output `[N, D]` into the M learner embeddings `[N, d]`."""
+        dim = self.learner_dims[0]
+        return [embeddings[:, m * dim : (m + 1) * dim] for m in range(self.num_learners)]
+
+    # -- training -------------------------------------------------------------------------------
+    def metric_term(self, labels, embeddings):
+        """`L_metric,(m)` of one learner: Eq. 10, or `metric_loss` when set."""
+        if self._metric_loss_fn is None:
+            return abe_contrastive_loss(labels, embeddings, margin=self.margin)
+        return ops.cast(self._metric_loss_fn(labels, embeddings), "float32")
+
+    def loss_terms(self, labels, embeddings):
+        """Every loss term of a batch from the model output.
+
+        Args:
+            labels: int tensor `[N]`.
+            embeddings: float tensor `[N, D]`, the model output (normalised learners).
+
+        Returns:
+            dict of float32 scalars: `loss` (Eq. 8), `metric_loss`, `learner_{m}_loss` and,
+            when used, `divergence_loss` (Eq. 9, before the `lambda_div` factor).
+        """
+        labels = ops.reshape(labels, (-1,))
+        learners = self.split_output(ops.cast(embeddings, "float32"))
+        terms = {f"learner_{m}_loss": self.metric_term(labels, e) for m, e in enumerate(learners)}
+        terms["metric_loss"] = sum(terms.values())
+        total = terms["metric_loss"]
+        if self.uses_divergence:
+            terms["divergence_loss"] = divergence_loss(
+                learners, margin=self.divergence_margin, pairs=self.divergence_pairs
+            )
+            total = total + self.lambda_div * terms["divergence_loss"]
+        terms["loss"] = total
+        return terms
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """Eq. 8 on the batch; pairs span the global batch under `tf.distribute`."""
+        del x, sample_weight, training
+        if y is None:
+            raise ValueError(f"{type(self).__name__} trains on (images, labels) batches.")
+        labels, embeddings = ops.reshape(y, (-1,)), y_pred
+        context = tf.distribute.get_replica_context()
+        if context is not None and context.num_replicas_in_sync > 1:
+            # Every replica computes the loss of the global batch; the all-gather gradient sums
+            # the replicas' contributions, hence the 1/R scaling below (as Keras losses do).
+            embeddings = context.all_gather(embeddings, axis=0)
+            labels = context.all_gather(labels, axis=0)
+        terms = self.loss_terms(labels, embeddings)
+        for tracker in self.loss_trackers:
+            tracker.update_state(terms[tracker.name])
+        total = terms["loss"]
+        for extra in self.losses:
+            total = total + ops.cast(ops.sum(extra), "float32")
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        return total / float(replicas) if replicas > 1 else total
+
+    def compile(self, optimizer="rmsprop", **kwargs):
+        """Configures training; the loss is built in (Eq. 8), so pass no `loss`."""
+        if kwargs.get("loss") is not None:
+            raise ValueError(
+                f"{type(self).__name__} computes its own loss (Eq. 8-10); choose it with the "
+                f"constructor (`margin`, `metric_loss`, `lambda_div`). Received: "
+                f"loss={kwargs['loss']!r}"
+            )
+        super().compile(optimizer=optimizer, **kwargs)
+
+    # -- serialization --------------------------------------------------------------------------
+    def _base_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "num_learners": self.num_learners,
+            "embedding_dim": self.embedding_dim,
+            "branch_point": self.branch_point,
+            "pooling": self.pooling,
+            "dropout": self.dropout,
+            "margin": self.margin,
+            "metric_loss": self.metric_loss,
+            "lambda_div": self.lambda_div,
+            "divergence_margin": self.divergence_margin,
+            "divergence_pairs": self.divergence_pairs,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)

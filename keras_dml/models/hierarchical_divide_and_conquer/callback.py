@@ -1,0 +1,299 @@
+"""`HierarchicalDivideAndConquerCallback`: progressive division every E epochs."""
+
+import logging
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from keras_dml.models.divide_and_conquer.clustering import ClusteringError, cluster_nmi
+from keras_dml.models.hierarchical_divide_and_conquer.division import recluster, split_clusters
+
+logger = logging.getLogger(__name__)
+CLUSTER_ON = ("embedding", "features")
+
+
+class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
+    """Drives the progressive division of a `HierarchicalDivideAndConquer` model.
+
+    Training starts with one cluster (all data, one mask). At the start of every epoch
+    `e > 0` with `e % division_every == 0` (before the epoch's batches are drawn) it:
+    1. embeds the training set (final embedding, Eq. 8, or pooled backbone features);
+    2. re-clusters into the current K clusters with k-means and relabels the new clusters after
+       the old ones by the Hungarian algorithm on their IoU (Eq. 2-3), so learner k keeps the
+       successor of its cluster;
+    3. while K < K_max, splits each cluster in two with 2-means (up to `split_attempts` seeds, until
+       both children hold 2 classes with 2 samples; a cluster that cannot be split stays whole and
+       is logged) and clones the parent's mask into its children (`model.split_learners`), which
+       also resets the mask optimizer's state;
+    4. hands the assignment to the sampler (`sampler.set_clusters`) and stores it in the model;
+    5. with `freeze_backbone=True`, sets the backbone learning rate to 0 for that epoch.
+    From `finetune_epoch` on the model trains the final embedding (Sec. 3.3) while batches stay
+    inside clusters; re-clustering continues every E epochs.
+
+    A re-clustering for which k-means finds no acceptable partition keeps the previous assignment
+    (warning, `hdc_reclustered = 0` in the logs): the epoch then runs on the old clusters instead
+    of failing. The only error raised at train begin is a K_max the data cannot support.
+
+    State lives in the model (`recluster_count`, `num_active`, masks and, with
+    `num_train_samples`, `cluster_assignment`), so a run resumed from a checkpoint (e.g.
+    `keras.callbacks.BackupAndRestore`) continues with the same clusters and learners. Without a
+    stored assignment a resumed run re-clusters (no split) at its first epoch, with a warning.
+
+    Args:
+        train_data: the training split in the sampler's index order: an `ImageDataset`, an
+            unshuffled `tf.data.Dataset` of batched images or `(images, labels)`, or an array.
+        labels: 1-D int array aligned with `train_data` and the sampler.
+        sampler: object with `set_clusters(assignment)`, e.g. `ClusterMPerClassSampler` (use a
+            fixed `epoch_length`: the number of clusters changes during training).
+        division_every: int. E, epochs between divisions. Defaults to `2`.
+        finetune_epoch: int or `None`. First epoch of the fine-tune stage. Defaults to `None`.
+        cluster_on: str. `"embedding"` (Eq. 8 output) or `"features"` (L2-normalised pooled
+            backbone features). Defaults to `"embedding"`.
+        freeze_backbone: bool. Backbone learning rate 0 for the epoch following each
+            re-clustering (reference code). Defaults to `True`.
+        split_attempts: int. 2-means seeds tried per cluster. Defaults to `30`.
+        niter: int. k-means iterations. Defaults to `100`.
+        nredo: int. k-means restarts per attempt. Defaults to `5`.
+        similarity: str. `"iou"` (Eq. 3) or `"overlap"`. Defaults to `"iou"`.
+        seed: int. Re-clustering n uses seed `seed + 1000 * n`. Defaults to `0`.
+        batch_size: int. Batch size of the embedding pass. Defaults to `256`.
+        kmeans_backend: str. `"auto"`, `"faiss"` or `"sklearn"`. Defaults to `"auto"`.
+
+    Raises:
+        ValueError: at train begin if the training set has fewer than 2 * K_max classes with 2
+            or more samples, or `num_train_samples` disagrees with `labels`.
+
+    Examples:
+    >>> # sampler = ClusterMPerClassSampler(train.labels, np.zeros(len(train), int), m=4,
+    >>> #                                   batch_size=128, epoch_length=len(train) // 128)
+    >>> # callback = HierarchicalDivideAndConquerCallback(train, train.labels, sampler)
+    >>> # model.fit(train.as_tf_dataset(True, 128, sampler=sampler, with_clusters=True),
+    >>> #           epochs=120, callbacks=[callback])
+
+    References:
+        Sanakoyeu et al., "Improving Deep Metric Learning by Divide and Conquer", TPAMI 2021,
+        Sec. 3.1-3.3, Eq. (2)-(3), Fig. 1.
+    """
+
+    def __init__(
+        self,
+        train_data,
+        labels,
+        sampler,
+        division_every=2,
+        finetune_epoch=None,
+        cluster_on="embedding",
+        freeze_backbone=True,
+        split_attempts=30,
+        niter=100,
+        nredo=5,
+        similarity="iou",
+        seed=0,
+        batch_size=256,
+        kmeans_backend="auto",
+    ):
+        super().__init__()
+        if isinstance(division_every, bool) or int(division_every) < 1:
+            raise ValueError(f"`division_every` must be a positive int. Received: {division_every}")
+        if cluster_on not in CLUSTER_ON:
+            raise ValueError(f"`cluster_on` must be one of {CLUSTER_ON}. Received: {cluster_on!r}")
+        if int(split_attempts) < 1:
+            raise ValueError(f"`split_attempts` must be >= 1. Received: {split_attempts}")
+        if not hasattr(sampler, "set_clusters"):
+            raise ValueError(f"`sampler` needs a `set_clusters` method. Received: {sampler!r}")
+        self.train_data = train_data
+        self.labels = np.asarray(labels).astype(np.int64).reshape(-1)
+        self.sampler = sampler
+        self.division_every = int(division_every)
+        self.finetune_epoch = None if finetune_epoch is None else int(finetune_epoch)
+        self.cluster_on = cluster_on
+        self.freeze_backbone = bool(freeze_backbone)
+        self.split_attempts = int(split_attempts)
+        self.kmeans_options = {"niter": niter, "nredo": nredo, "backend": kmeans_backend}
+        self.similarity = similarity
+        self.seed = int(seed)
+        self.batch_size = int(batch_size)
+        self.assignment = None
+        self.history = []
+        self._epoch_logs = {}
+        self._started = False
+        self._forward = None
+
+    # -- Keras hooks ----------------------------------------------------------------------------
+    def on_train_begin(self, logs=None):
+        model = self.model
+        if not hasattr(model, "split_learners"):
+            raise ValueError(
+                "HierarchicalDivideAndConquerCallback needs a HierarchicalDivideAndConquer model. "
+                f"Received {type(model).__name__}."
+            )
+        usable = int(np.sum(np.unique(self.labels, return_counts=True)[1] >= 2))
+        if 2 * model.max_learners > usable:
+            raise ValueError(
+                f"Hierarchical D&C with max_learners={model.max_learners} needs at least "
+                f"{2 * model.max_learners} classes with 2 or more training samples (every cluster "
+                f"needs 2 such classes), but the training set has {usable}. Use a smaller "
+                "max_learners."
+            )
+        if model.num_train_samples not in (None, self.labels.size):
+            raise ValueError(
+                f"The model stores an assignment of num_train_samples={model.num_train_samples} "
+                f"samples but `labels` has {self.labels.size}."
+            )
+        self._started = False
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch_logs = {}
+        if not self._started:
+            # Checkpoint callbacks restore weights in their own on_train_begin, possibly after
+            # ours: read the model's state at the first epoch instead.
+            self._started = True
+            self._start(epoch)
+        else:
+            self.model.set_backbone_frozen(False)
+        if self.finetune_epoch is not None and epoch >= self.finetune_epoch:
+            self.model.set_stage("finetune")
+        if epoch > 0 and epoch % self.division_every == 0:
+            self.divide(epoch)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs.update(self._epoch_logs)
+            logs["hdc_num_learners"] = float(self.model.active_learners)
+
+    # -- division -------------------------------------------------------------------------------
+    def _start(self, epoch):
+        model = self.model
+        self.model.set_backbone_frozen(False)
+        if int(keras.ops.convert_to_numpy(model.recluster_count)) == 0:
+            self._set_assignment(np.zeros_like(self.labels))
+            return
+        stored = model.get_cluster_assignment()
+        if stored is not None:
+            logger.info("HDC: resumed %d clusters from the model state.", model.active_learners)
+            self._set_assignment(stored)
+            return
+        logger.warning(
+            "HDC: the model was trained before but holds no cluster assignment "
+            "(num_train_samples=None); re-clustering into its %d clusters at epoch %d.",
+            model.active_learners,
+            epoch,
+        )
+        self.divide(epoch, allow_split=False)
+
+    def divide(self, epoch=None, allow_split=True):
+        """Re-clusters (Eq. 2-3), splits while K < K_max, updates sampler and model state.
+
+        Returns:
+            dict: the log entry of this division (also appended to `self.history`).
+        """
+        model = self.model
+        num = model.active_learners
+        count = int(keras.ops.convert_to_numpy(model.recluster_count))
+        start = time.perf_counter()
+        vectors = self._vectors()
+        embed_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        previous = self.assignment
+        reclustered = True
+        try:
+            assignment = recluster(
+                vectors,
+                self.labels,
+                num,
+                previous=previous,
+                seed=self.seed + 1000 * count,
+                similarity=self.similarity,
+                **self.kmeans_options,
+            )
+        except ClusteringError as error:
+            if previous is None:
+                raise
+            logger.warning("HDC: re-clustering failed (%s); keeping the previous clusters.", error)
+            assignment, reclustered = previous, False
+        unsplit, split = [], False
+        if allow_split and num < model.max_learners:
+            splittable = None
+            if model.fixed_masks:
+                splittable = [model.soft_mask.block_size(c) >= 2 for c in range(num)]
+            new, parents, unsplit = split_clusters(
+                vectors,
+                self.labels,
+                assignment,
+                model.max_learners,
+                seed=self.seed + 1000 * count,
+                attempts=self.split_attempts,
+                splittable=splittable,
+                **self.kmeans_options,
+            )
+            if unsplit:
+                logger.warning("HDC: clusters %s could not be split; they stay whole.", unsplit)
+            if parents.size > num:
+                model.split_learners(parents)
+                assignment, split = new, True
+        cluster_seconds = time.perf_counter() - start
+        nmi = None if previous is None else cluster_nmi(previous, assignment)
+        self._set_assignment(assignment)
+        model.recluster_count.assign(count + 1)
+        if self.freeze_backbone:
+            model.set_backbone_frozen(True)
+        entry = {
+            "epoch": epoch,
+            "recluster": count + 1,
+            "num_learners": model.active_learners,
+            "split": split,
+            "reclustered": reclustered,
+            "unsplit": unsplit,
+            "cluster_sizes": np.bincount(assignment, minlength=model.active_learners).tolist(),
+            "nmi_previous": nmi,
+            "embed_seconds": embed_seconds,
+            "cluster_seconds": cluster_seconds,
+        }
+        self.history.append(entry)
+        self._epoch_logs = {
+            "hdc_split": float(split),
+            "hdc_reclustered": float(reclustered),
+            "hdc_min_cluster_size": float(min(entry["cluster_sizes"])),
+            "hdc_max_cluster_size": float(max(entry["cluster_sizes"])),
+            "hdc_recluster_seconds": embed_seconds + cluster_seconds,
+        }
+        if nmi is not None:
+            self._epoch_logs["hdc_nmi_previous"] = float(nmi)
+        logger.info("HDC division at epoch %s: %s", epoch, entry)
+        return entry
+
+    def _set_assignment(self, assignment):
+        assignment = np.asarray(assignment, np.int64)
+        if assignment.shape != self.labels.shape:
+            raise ValueError(
+                f"The assignment has {assignment.size} entries for {self.labels.size} labels."
+            )
+        self.sampler.set_clusters(assignment)
+        self.model.set_cluster_assignment(assignment)
+        self.assignment = assignment
+
+    def _vectors(self):
+        from keras_dml.evaluation import embed
+
+        if self._forward is None:
+            model, features = self.model, self.cluster_on == "features"
+
+            @tf.function(reduce_retracing=True)
+            def forward(images):
+                if features:
+                    pooled = tf.cast(model.features(images, training=False), "float32")
+                    return tf.math.l2_normalize(pooled, axis=-1)
+                return model(images, training=False)
+
+            self._forward = lambda images: forward(tf.convert_to_tensor(images, tf.float32))
+        vectors, _ = embed(
+            self._forward, self.train_data, batch_size=self.batch_size, verbose=False
+        )
+        if vectors.shape[0] != self.labels.shape[0]:
+            raise ValueError(
+                f"`train_data` gave {vectors.shape[0]} vectors for {self.labels.shape[0]} labels; "
+                "pass the unshuffled training split in the sampler's index order."
+            )
+        return np.asarray(vectors, np.float32)

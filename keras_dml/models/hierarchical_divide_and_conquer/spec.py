@@ -1,0 +1,132 @@
+"""How configuration-driven runs (`training/train.py`, `keras-dml train`) build and fit HDC.
+
+`HDC_SPEC` is the `MethodSpec` for `"method": "hdc"`; register it with
+`register_method(HDC_SPEC)` or the lazy entry
+`"hdc": "keras_dml.models.hierarchical_divide_and_conquer.spec:HDC_SPEC"`.
+
+`config["model"]` holds the constructor arguments of `HierarchicalDivideAndConquer`;
+`config["method_options"]` the callback's options below.
+"""
+
+import numpy as np
+
+from keras_dml.training.methods import MethodSpec
+
+# `method_options` of an HDC run configuration and their defaults (TPAMI 2021, Tab. 9 / Sec. 3).
+METHOD_DEFAULTS = {
+    "division_every": 2,
+    "finetune_epoch": None,
+    "cluster_on": "embedding",
+    "freeze_backbone": True,
+    "split_attempts": 30,
+    # Batches per epoch; constant because tf.data fixes the epoch length on the first epoch and
+    # the number of clusters changes. None: training samples // batch_size.
+    "epoch_length": None,
+    "kmeans_niter": 100,
+    "kmeans_nredo": 5,
+    "similarity": "iou",
+}
+
+
+def method_options(config):
+    """The HDC `method_options` of `config` with defaults; unknown keys raise a `ValueError`."""
+    options = dict(config.get("method_options") or {})
+    unknown = sorted(set(options) - set(METHOD_DEFAULTS))
+    if unknown:
+        raise ValueError(f"Unknown HDC method_options {unknown}. Known: {sorted(METHOD_DEFAULTS)}.")
+    return {**METHOD_DEFAULTS, **options}
+
+
+def _train_size(config):
+    from keras_dml.data import load_dataset
+
+    data = load_dataset(
+        config["dataset"],
+        split="train",
+        data_dir=config["data_dir"],
+        image_size=config["image_size"],
+        seed=config["seed"],
+        **config["dataset_options"],
+    )
+    return len(data.labels)
+
+
+def build_model(config, backbone):
+    """`HierarchicalDivideAndConquer(backbone, **config["model"])`.
+
+    When `config["model"]` has no `num_train_samples`, the training split is loaded once to count
+    it, so the cluster assignment becomes model state (checkpoints carry it).
+    """
+    from keras_dml.models.hierarchical_divide_and_conquer.model import (
+        HierarchicalDivideAndConquer,
+    )
+
+    options = dict(config["model"])
+    if options.get("num_train_samples") is None:
+        options["num_train_samples"] = _train_size(config)
+    return HierarchicalDivideAndConquer(backbone, **options)
+
+
+def prepare_data(config, model, train_data, val_data):
+    """Cluster-conditioned batches and the division callback.
+
+    Args:
+        config: resolved run configuration.
+        model: the `HierarchicalDivideAndConquer` model.
+        train_data: training `ImageDataset`.
+        val_data: unused (validation metrics come from the run's `RetrievalEvaluation`).
+
+    Returns:
+        `(train_dataset, [HierarchicalDivideAndConquerCallback])`.
+    """
+    from keras_dml.data.samplers.cluster_m_per_class import ClusterMPerClassSampler
+    from keras_dml.models.hierarchical_divide_and_conquer.callback import (
+        HierarchicalDivideAndConquerCallback,
+    )
+
+    del val_data
+    options = method_options(config)
+    epoch_length = options["epoch_length"]
+    if epoch_length is None:
+        epoch_length = max(1, len(train_data.labels) // config["batch_size"])
+    sampler = ClusterMPerClassSampler(
+        train_data.labels,
+        np.zeros((len(train_data.labels),), np.int64),
+        m=config["m_per_class"],
+        batch_size=config["batch_size"],
+        seed=config["seed"],
+        epoch_length=int(epoch_length),
+    )
+    dataset = train_data.as_tf_dataset(
+        training=True,
+        batch_size=config["batch_size"],
+        sampler=sampler,
+        image_size=config["image_size"],
+        seed=config["seed"],
+        with_clusters=True,
+    )
+    callback = HierarchicalDivideAndConquerCallback(
+        train_data,
+        train_data.labels,
+        sampler,
+        division_every=options["division_every"],
+        finetune_epoch=options["finetune_epoch"],
+        cluster_on=options["cluster_on"],
+        freeze_backbone=options["freeze_backbone"],
+        split_attempts=options["split_attempts"],
+        niter=options["kmeans_niter"],
+        nredo=options["kmeans_nredo"],
+        similarity=options["similarity"],
+        seed=config["seed"],
+        batch_size=config["batch_size"],
+    )
+    return dataset, [callback]
+
+
+HDC_SPEC = MethodSpec(
+    name="hdc",
+    description="Hierarchical Divide & Conquer (TPAMI 2021): progressive 2-means division, "
+    "soft masks per cluster, mask orthogonality loss",
+    build=build_model,
+    prepare=prepare_data,
+)
