@@ -113,7 +113,7 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
     summary = {
         "results": results,
         "best_method": best["method"],
-        "exports": {k: str(v) for k, v in exports.items()},
+        "exports": {k: v.path for k, v in exports.items()},
     }
     with open(os.path.join(output_dir, "results.json"), "w") as f:
         json.dump(summary, f, indent=2)
@@ -121,7 +121,7 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
         print(format_table(results))
         print(
             f"[demo] best on validation classes: {best['method']}; exported to "
-            + ", ".join(str(p) for p in exports.values())
+            + ", ".join(report.path for report in exports.values())
         )
     return results
 
