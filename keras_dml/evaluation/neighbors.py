@@ -69,27 +69,40 @@ def sort_rows(indices, sims):
     return indices, sims
 
 
-def _kth_lower_bound(block, k, group=64):
-    """A value <= the k-th largest of each row, cheap and usually tight.
+def _candidates(block, k, strides=64):
+    """(rows, cols) of a superset of each row's top-k, found without a pass over the whole row.
 
-    The row is cut into groups of `group` columns; the k-th largest group maximum is a lower bound
-    (k groups each hold an element at least that large). One max-reduction plus a partition of
-    n / group values replaces a partition of the whole row.
+    Columns are dealt into `G = n // strides` interleaved groups (group g = columns g, g + G,
+    g + 2G, ...); the group maxima come from `strides` contiguous `np.maximum` calls. The k-th
+    largest group maximum `t` is a lower bound of the k-th largest value (k groups each hold an
+    element >= t), and every element >= t lies in a group whose maximum is >= t, so only those
+    groups are gathered. Returns every element >= t: at least k per row, ties included.
     """
-    n = block.shape[1]
-    full = (n // group) * group
-    if full // group < k:
-        return np.partition(block, n - k, axis=1)[:, n - k]
-    maxima = block[:, :full].reshape(block.shape[0], -1, group).max(axis=2)
-    if full < n:
-        maxima = np.concatenate([maxima, block[:, full:].max(axis=1, keepdims=True)], axis=1)
-    return np.partition(maxima, maxima.shape[1] - k, axis=1)[:, maxima.shape[1] - k]
+    rows_count, n = block.shape
+    groups = n // strides
+    if groups < max(k, 2 * strides):
+        kth = np.partition(block, n - k, axis=1)[:, n - k]
+        return np.nonzero(block >= kth[:, None])
+    maxima = block[:, :groups].copy()
+    for i in range(1, strides):
+        np.maximum(maxima, block[:, i * groups : (i + 1) * groups], out=maxima)
+    tail = n - strides * groups
+    if tail:
+        np.maximum(maxima[:, :tail], block[:, strides * groups :], out=maxima[:, :tail])
+    bound = np.partition(maxima, groups - k, axis=1)[:, groups - k]
+    group_rows, group_ids = np.nonzero(maxima >= bound[:, None])
+    cols = group_ids[:, None] + groups * np.arange(strides + 1)[None, :]
+    valid = cols < n
+    cols = np.where(valid, cols, 0)
+    rows = np.broadcast_to(group_rows[:, None], cols.shape)
+    keep = valid & (block[rows, cols] >= bound[group_rows][:, None])
+    return rows[keep], cols[keep]
 
 
 def topk_from_block(block, k):
     """Exact top-k of each row of `block` [c, n]; ties at the k-th value go to lower indices."""
-    rows_count, n = block.shape
-    rows, cols = np.nonzero(block >= _kth_lower_bound(block, k)[:, None])
+    rows_count = block.shape[0]
+    rows, cols = _candidates(block, k)
     values = block[rows, cols]
     order = np.lexsort((cols, -values, rows))
     rows, cols, values = rows[order], cols[order], values[order]

@@ -133,7 +133,7 @@ class AttentionBranch(keras.layers.Layer):
         self.kernels = [
             self.add_weight(
                 shape=(trunk_channels, self.channels),
-                initializer=self.kernel_initializer,
+                initializer=_fresh(self.kernel_initializer),
                 name=f"learner_{m}_kernel",
             )
             for m in range(self.num_learners)
@@ -143,7 +143,7 @@ class AttentionBranch(keras.layers.Layer):
             self.biases = [
                 self.add_weight(
                     shape=(self.channels,),
-                    initializer=self.bias_initializer,
+                    initializer=_fresh(self.bias_initializer),
                     name=f"learner_{m}_bias",
                 )
                 for m in range(self.num_learners)
@@ -212,3 +212,9 @@ class AttentionBranch(keras.layers.Layer):
             }
         )
         return config
+
+
+def _fresh(initializer):
+    """A new instance of `initializer`: an unseeded Keras 3 initializer instance returns the
+    same values on every call, which would make every learner's module identical."""
+    return keras.initializers.deserialize(keras.initializers.serialize(initializer))

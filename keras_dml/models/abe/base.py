@@ -164,6 +164,14 @@ class SplitEnsembleBase(keras.Model):
             )
         super().compile(optimizer=optimizer, **kwargs)
 
+    def compile_from_config(self, config):
+        """Restores the compiled state of a `.keras` file (the loss is built in)."""
+        config = keras.saving.deserialize_keras_object(dict(config))
+        config.pop("loss", None)
+        self.compile(**config)
+        if getattr(self, "optimizer", None) is not None and self.built:
+            self.optimizer.build(self.trainable_variables)  # so its saved state can load
+
     # -- serialization --------------------------------------------------------------------------
     def _base_config(self):
         return {

@@ -175,9 +175,12 @@ class DivideAndConquer(EmbeddingModel):
             if clusters is None:
                 loss = self._compute_loss(x, labels, full, sample_weight, training=True)
             else:
-                full_loss = self._compute_loss(x, labels, full, sample_weight, training=True)
-                learner_loss = self._active_learner_loss(x, labels, learners, branch, sample_weight)
-                loss = ops.where(ops.equal(branch, num), full_loss, learner_loss)
+                # One loss evaluation per step: the branch not taken is never computed.
+                loss = tf.cond(
+                    ops.equal(branch, num),
+                    lambda: self._compute_loss(x, labels, full, sample_weight, training=True),
+                    lambda: self._active_learner_loss(x, labels, learners, branch, sample_weight),
+                )
             self._loss_tracker.update_state(
                 unscale_for_distribution(loss), sample_weight=tf.shape(labels)[0]
             )
