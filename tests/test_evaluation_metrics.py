@@ -225,3 +225,19 @@ def test_first_hit_rank_ties_and_missing_class():
     assert ranks.tolist() == [1, 2, 3]
     missing = first_hit_ranks(block[:1], 0, np.array([42]), class_index(reference_labels), False)
     assert missing[0] == np.iinfo(np.int64).max
+
+
+@pytest.mark.parametrize("k", [1, 11, 40])
+def test_topk_from_block_matches_stable_sort_with_ties(k):
+    """Wide blocks take the grouped-maxima path; ties (also at the k-th value) go to low indices."""
+    from keras_dml.evaluation.neighbors import topk_from_block
+
+    rng = np.random.default_rng(k)
+    block = rng.integers(0, 50, size=(6, 9000)).astype(np.float32)  # heavy ties
+    block[1] = rng.normal(size=9000)
+    block[2, 8990:] = 100.0  # the best values in the tail columns
+    indices, sims = topk_from_block(block, k)
+    for row in range(6):
+        expected = sorted(range(9000), key=lambda j: (-block[row, j], j))[:k]
+        assert indices[row].tolist() == expected
+        np.testing.assert_array_equal(sims[row], block[row, expected])

@@ -190,14 +190,6 @@ class AttentionBranch(keras.layers.Layer):
             masks = ops.squeeze(masks, axis=1)
         return masks
 
-    def compute_output_shape(self, input_shape, learner=None):
-        features_shape, trunk_shape = self._split_shapes(input_shape)
-        spatial = (features_shape or trunk_shape)[1:3]
-        channels = self.channels if self.channels is not None else features_shape[-1]
-        if learner is not None:
-            return (trunk_shape[0], *spatial, channels)
-        return (trunk_shape[0], self.num_learners, *spatial, channels)
-
     def get_config(self):
         config = super().get_config()
         config.update(

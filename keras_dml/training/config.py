@@ -10,7 +10,8 @@ Schema (every key but `method` and `dataset` has a default)::
       "image_size": 32,
       "backbone": {"name": "convnet", "weights": null, "freeze_batchnorm": false},
       "model": {"embedding_dim": 64},    # constructor keyword arguments of the method's model
-      "loss": {"name": "margin"},        # keras_dml.losses.get(...) arguments
+      "loss": {"name": "margin"},        # keras_dml.losses.get(...) arguments; null = the
+                                         # method's default (margin loss for most)
       "optimizer": {"name": "adam", "learning_rate": 1e-3},
       "epochs": 10, "batch_size": 64, "m_per_class": 4, "seed": 0,
       "eval_every": 1,                   # validation retrieval metrics every N epochs
@@ -28,7 +29,7 @@ DEFAULTS = {
     "image_size": 32,
     "backbone": {"name": "convnet", "weights": None, "freeze_batchnorm": False},
     "model": {},
-    "loss": {"name": "margin"},
+    "loss": None,
     "optimizer": {"name": "adam", "learning_rate": 1e-3},
     "epochs": 10,
     "batch_size": 64,

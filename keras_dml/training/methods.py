@@ -50,11 +50,22 @@ def build_optimizer(config):
         ) from error
 
 
-def build_loss(config):
-    """Builds the loss named in `config["loss"]` through `keras_dml.losses.get`."""
+DEFAULT_LOSS = {"name": "margin"}
+
+
+def build_loss(config, default=None):
+    """Builds the loss named in `config["loss"]` (or `default`) through `keras_dml.losses.get`.
+
+    Args:
+        config: resolved run configuration.
+        default: dict. The method's loss when `config["loss"]` is `None`. Defaults to the
+            margin loss with distance-weighted sampling (Wu et al. 2017).
+    """
     from keras_dml import losses
 
-    options = dict(config["loss"])
+    options = dict(config["loss"] or default or DEFAULT_LOSS)
+    if "name" not in options:
+        raise ValueError(f"The `loss` entry needs a `name`. Received: loss={config['loss']}")
     return losses.get(options.pop("name"), **options)
 
 

@@ -4,10 +4,24 @@ from keras_dml.training.methods import MethodSpec, build_optimizer
 
 
 def build_bier_model(config, backbone):
-    """Builds an uncompiled `BIER` from `config["model"]` (constructor keyword arguments)."""
+    """Builds an uncompiled `BIER` from `config["model"]` (constructor keyword arguments).
+
+    BIER's loss is part of the model: a top-level `config["loss"]` (`{"name": ..., **options}`)
+    becomes `BIER(loss=name, loss_options=options)` unless `config["model"]` sets `loss` itself.
+    """
     from keras_dml.models.bier.model import BIER
 
-    return BIER(backbone, **dict(config.get("model", {})))
+    model_options = dict(config.get("model", {}))
+    loss = config.get("loss")
+    if loss:
+        if "loss" in model_options:
+            raise ValueError(
+                "BIER's loss is set twice: in `loss` and in `model.loss`. Keep one of them."
+            )
+        loss = dict(loss)
+        model_options["loss"] = loss.pop("name")
+        model_options["loss_options"] = {**loss, **model_options.get("loss_options", {})}
+    return BIER(backbone, **model_options)
 
 
 def compile_bier(config, model):
