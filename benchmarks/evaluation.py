@@ -16,6 +16,7 @@ Run:
 """
 
 import argparse
+import os
 import resource
 import sys
 import threading
@@ -117,8 +118,28 @@ def rss_bytes():
     return psutil.Process().memory_info().rss
 
 
+def cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def measure(fn):
-    """Runs fn(); returns (result, seconds, peak RSS sampled every 10 ms in bytes or None)."""
+    """Runs fn(); returns (result, seconds, peak RSS sampled every 10 ms in bytes or None).
+
+    Also prints the process CPU time of the call: on a machine shared with other jobs the wall
+    time grows with the load, the CPU time much less.
+    """
+    cpu_start = cpu_seconds()
+    try:
+        return _measure(fn)
+    finally:
+        print(
+            f"       (process CPU time {cpu_seconds() - cpu_start:.1f} s, load average "
+            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
+        )
+
+
+def _measure(fn):
     try:
         rss_bytes()
     except ImportError:

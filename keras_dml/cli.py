@@ -100,7 +100,8 @@ def _run_evaluate(args):
     from keras_dml.training import evaluate_model
 
     model = zoo.load(args.model)
-    image_size = int(model.input_shape[1]) if model.input_shape[1] else None
+    shape = getattr(model, "image_shape", None) or model.input_shape[1:]
+    image_size = int(shape[0]) if shape[0] else None
 
     def load(split):
         return load_dataset(

@@ -41,7 +41,9 @@ def test_subspaces_are_masked_and_normalised():
         expected = x * np.maximum(values[k], 0.0)
         expected /= np.linalg.norm(expected, axis=1, keepdims=True)
         np.testing.assert_allclose(out[:, k], expected, atol=1e-5)
-        np.testing.assert_allclose(keras.ops.convert_to_numpy(layer.subspace(x, k)), expected, atol=1e-5)
+        np.testing.assert_allclose(
+            keras.ops.convert_to_numpy(layer.subspace(x, k)), expected, atol=1e-5
+        )
     combined = x * np.maximum(values[:2], 0.0).sum(0)
     combined /= np.linalg.norm(combined, axis=1, keepdims=True)
     np.testing.assert_allclose(keras.ops.convert_to_numpy(layer.combine(x, 2)), combined, atol=1e-5)

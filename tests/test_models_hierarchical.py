@@ -75,9 +75,7 @@ def test_cluster_step_uses_only_its_subspace_loss():
     history = model.fit(images, targets, batch_size=16, epochs=1, verbose=0).history
     np.testing.assert_allclose(history["metric_loss"][0], expected_metric, rtol=1e-4)
     np.testing.assert_allclose(history["orthogonality_loss"][0], expected_orth, rtol=1e-4)
-    np.testing.assert_allclose(
-        history["loss"][0], expected_metric + 0.5 * expected_orth, rtol=1e-4
-    )
+    np.testing.assert_allclose(history["loss"][0], expected_metric + 0.5 * expected_orth, rtol=1e-4)
 
 
 def test_cluster_step_moves_only_its_mask_without_orthogonality():

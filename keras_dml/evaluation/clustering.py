@@ -40,7 +40,7 @@ def kmeans_assignments(embeddings, num_clusters, backend="auto", niter=20, nredo
         )
     if num_clusters == 1:
         return np.zeros((n,), np.int64)
-    if resolve_backend(backend) == "faiss":
+    if resolve_backend(backend, task="kmeans") == "faiss":
         faiss = optional_import("faiss", feature="faiss k-means")
         kmeans = faiss.Kmeans(
             embeddings.shape[1],

@@ -104,7 +104,7 @@ def copy_segment(backbone, start, end, name, prefix, keep_resolution=False, init
         return layer.__class__.from_config(config)
 
     copied = keras.models.clone_model(segment, clone_function=clone_layer)
-    copied = keras.Model(copied.inputs, copied.outputs, name=name)
+    copied = keras.Model(copied.inputs[0], copied.outputs[0], name=name)
     if init == "backbone":
         for layer in segment.layers:
             if layer.weights:

@@ -5,10 +5,13 @@ import time
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from keras_dml.models.divide_and_conquer.clustering import ClusteringError, cluster_nmi
 from keras_dml.models.hierarchical_divide_and_conquer.division import recluster, split_clusters
+from keras_dml.models.hierarchical_divide_and_conquer.embedding_pass import (
+    compiled_forward,
+    embed_training_set,
+)
 
 logger = logging.getLogger(__name__)
 CLUSTER_ON = ("embedding", "features")
@@ -275,25 +278,6 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
         self.assignment = assignment
 
     def _vectors(self):
-        from keras_dml.evaluation import embed
-
         if self._forward is None:
-            model, features = self.model, self.cluster_on == "features"
-
-            @tf.function(reduce_retracing=True)
-            def forward(images):
-                if features:
-                    pooled = tf.cast(model.features(images, training=False), "float32")
-                    return tf.math.l2_normalize(pooled, axis=-1)
-                return model(images, training=False)
-
-            self._forward = lambda images: forward(tf.convert_to_tensor(images, tf.float32))
-        vectors, _ = embed(
-            self._forward, self.train_data, batch_size=self.batch_size, verbose=False
-        )
-        if vectors.shape[0] != self.labels.shape[0]:
-            raise ValueError(
-                f"`train_data` gave {vectors.shape[0]} vectors for {self.labels.shape[0]} labels; "
-                "pass the unshuffled training split in the sampler's index order."
-            )
-        return np.asarray(vectors, np.float32)
+            self._forward = compiled_forward(self.model, features=self.cluster_on == "features")
+        return embed_training_set(self._forward, self.train_data, self.labels, self.batch_size)
