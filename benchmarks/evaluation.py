@@ -175,6 +175,9 @@ def main(argv=None):
     parser.add_argument("--noise", type=float, default=0.15)
     parser.add_argument("--backend", default="auto", choices=["auto", "faiss", "numpy"])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--metrics", default="recall,map@r,r_precision,nmi", help="comma-separated subset"
+    )
     parser.add_argument("--skip-naive", action="store_true", help="only time our evaluate")
     parser.add_argument("--tracemalloc", action="store_true", help="rerun ours under tracemalloc")
     args = parser.parse_args(argv)
@@ -183,6 +186,9 @@ def main(argv=None):
         args.num_samples, num_classes, args.dim, args.noise, args.seed
     )
     recall_at = tuple(K for K in RECALL_AT if labels.size > K)
+    metrics = tuple(args.metrics.split(","))
+    if not args.skip_naive and metrics != ("recall", "map@r", "r_precision", "nmi"):
+        parser.error("--metrics needs --skip-naive (the comparison uses every metric)")
     print(
         f"data: {embeddings.shape[0]} x {embeddings.shape[1]} float32, "
         f"{np.unique(labels).size} classes, sizes {np.bincount(labels).min()}-"
@@ -192,7 +198,12 @@ def main(argv=None):
     base_rss = rss_bytes() if _has_psutil() else None
     ours, ours_seconds, ours_peak = measure(
         lambda: evaluate(
-            embeddings, labels, recall_at=recall_at, backend=args.backend, seed=args.seed
+            embeddings,
+            labels,
+            recall_at=recall_at,
+            metrics=metrics,
+            backend=args.backend,
+            seed=args.seed,
         )
     )
     print(f"ours : {ours_seconds:.2f} s wall")
@@ -204,7 +215,14 @@ def main(argv=None):
     print(f"ours : process max RSS so far (getrusage) {max_rss_bytes() / 2**30:.3f} GiB")
     if args.tracemalloc:
         tracemalloc.start()
-        evaluate(embeddings, labels, recall_at=recall_at, backend=args.backend, seed=args.seed)
+        evaluate(
+            embeddings,
+            labels,
+            recall_at=recall_at,
+            metrics=metrics,
+            backend=args.backend,
+            seed=args.seed,
+        )
         _, traced_peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         print(

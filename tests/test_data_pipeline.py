@@ -206,7 +206,8 @@ def test_fashion_mnist_grey_images_become_rgb():
     images, labels = next(iter(data.as_tf_dataset(batch_size=4)))
     assert tuple(images.shape) == (4, 32, 32, 3)
     np.testing.assert_allclose(images[..., 0], images[..., 2])
-    assert labels.numpy().tolist() == [0, 0, 0, 0]
+    assert data.num_classes == 2 and len(data) == 8  # two held-out classes, 4 images each
+    assert set(labels.numpy().tolist()) <= {0, 1}
 
 
 def test_real_samplers_drive_the_pipeline_and_reclustering_takes_effect():

@@ -115,8 +115,10 @@ def test_divergence_loss_pushes_self_pairs_apart():
         with tf.GradientTape() as tape:
             loss = divergence_loss(model.learner_embeddings(images, training=False))
         grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply([g for g in grads if g is not None],
-                        [v for g, v in zip(grads, model.trainable_variables) if g is not None])
+        optimizer.apply(
+            [g for g in grads if g is not None],
+            [v for g, v in zip(grads, model.trainable_variables) if g is not None],
+        )
     assert _self_similarity(model, images) < before - 0.05
 
 

@@ -6,7 +6,7 @@ import tensorflow as tf
 from keras_dml import backbones
 from keras_dml.losses import ContrastiveLoss, MarginLoss
 from keras_dml.models.dcml import DCML, compose, self_reinforced_loss
-from tests.helpers import check_model, roundtrip, tiny_images, tiny_labels
+from tests.helpers import check_model, tiny_images, tiny_labels
 
 K, D, M = 3, 8, 4
 
@@ -110,9 +110,7 @@ def test_objective_is_equation_8():
     np.testing.assert_allclose(terms["subtask_loss"], subtask, rtol=1e-5)
     np.testing.assert_allclose(terms["reinforce_loss"], reinforce, rtol=1e-5)
     np.testing.assert_allclose(terms["dis_loss"], dis, rtol=1e-5)
-    np.testing.assert_allclose(
-        terms["loss"], dis + 0.3 * reinforce + subtask, rtol=1e-5
-    )
+    np.testing.assert_allclose(terms["loss"], dis + 0.3 * reinforce + subtask, rtol=1e-5)
     np.testing.assert_allclose(terms["max_weight"], weights.max(-1).mean(), rtol=1e-5)
     np.testing.assert_allclose(self_reinforced_loss(np.zeros((2, 3, 4))), np.log(4.0), rtol=1e-6)
 

@@ -34,6 +34,7 @@ def hdc_fit(model, data, epochs, initial_epoch=0, extra_callbacks=(), **kwargs):
     return callback, sampler, history.history
 
 
+@pytest.mark.slow
 def test_fit_splits_and_resumes_from_checkpoint(tmp_path):
     data = tiny_data()
     model = make_model(max_learners=4, num_train_samples=len(data.labels))

@@ -95,8 +95,10 @@ class AttentionBranch(keras.layers.Layer):
     @staticmethod
     def _split_shapes(input_shape):
         """`(features_shape or None, trunk_shape)` from a single shape or a pair of shapes."""
-        if isinstance(input_shape, (list, tuple)) and input_shape and isinstance(
-            input_shape[0], (list, tuple)
+        if (
+            isinstance(input_shape, (list, tuple))
+            and input_shape
+            and isinstance(input_shape[0], (list, tuple))
         ):
             if len(input_shape) != 2:
                 raise ValueError(

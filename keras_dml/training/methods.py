@@ -112,6 +112,7 @@ _METHODS = {
 _LAZY_METHODS = {
     "dc": "keras_dml.models.divide_and_conquer.training:METHOD",
     "bier": "keras_dml.models.bier.recipe:METHOD",
+    "dcml": "keras_dml.models.dcml.spec:DCML_SPEC",
 }
 
 

@@ -78,7 +78,9 @@ def plot_attention(
         low = maps.min(axis=(2, 3), keepdims=True)
         span = maps.max(axis=(2, 3), keepdims=True) - low
         maps = np.where(span > 1e-12, (maps - low) / np.maximum(span, 1e-12), 0.5)
-    titles = list(titles) if titles is not None else [f"learner {m + 1}" for m in range(num_learners)]
+    titles = (
+        list(titles) if titles is not None else [f"learner {m + 1}" for m in range(num_learners)]
+    )
     if len(titles) != num_learners:
         raise ValueError(f"`titles` needs {num_learners} entries. Received: {titles}")
 

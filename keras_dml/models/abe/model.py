@@ -26,7 +26,7 @@ class ABE(SplitEnsembleBase):
     `G` the rest of the backbone, global pooling and a `Dense(embedding_dim / M)` — all shared.
     The M attended maps are stacked along the batch axis and go through `G` in one call, so
     the parameter count grows with M only by the 1x1 convolutions (Table 1), while the compute
-    of `G` grows M-fold.
+    of `G` grows M-fold (BatchNorm layers in `G` see the `N * M` stacked maps as one batch).
 
     Default cuts (`keras_dml.models.abe.DEFAULT_BRANCHES`): GoogLeNet `pool3` / trunk
     inception 4a-4e (the paper); ResNet-50 `conv3` / trunk = a conv4 copy at stride 8;
@@ -233,8 +233,7 @@ class ABE(SplitEnsembleBase):
         """
         if target not in ("spatial", "attended", "features"):
             raise ValueError(
-                "`target` must be 'spatial', 'attended' or 'features'. "
-                f"Received: target={target!r}"
+                f"`target` must be 'spatial', 'attended' or 'features'. Received: target={target!r}"
             )
         mark = keras.layers.Identity(name="gradcam_target")
         inputs = keras.Input(self.image_shape, name="images")
@@ -261,4 +260,3 @@ class ABE(SplitEnsembleBase):
             }
         )
         return config
-

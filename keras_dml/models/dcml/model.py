@@ -1,11 +1,12 @@
 """`DCML`: Deep Compositional Metric Learning (learners, compositors, self-reinforced loss)."""
 
 import keras
-import numpy as np
 import tensorflow as tf
 from keras import ops
 
 from keras_dml.layers.compositor import Compositor
+from keras_dml.models.dcml.arguments import check_sizes, resolve_lambdas, resolve_losses
+from keras_dml.models.dcml.diagnostics import average_compositor_weights
 from keras_dml.models.dcml.objective import compose, self_reinforced_loss
 from keras_dml.models.embedding_model import EmbeddingModel
 
@@ -99,26 +100,15 @@ class DCML(EmbeddingModel):
         dropout=0.0,
         **kwargs,
     ):
-        for name, value in (
-            ("num_learners", num_learners),
-            ("learner_dim", learner_dim),
-            ("num_compositors", num_compositors),
-        ):
-            if isinstance(value, bool) or int(value) != value or int(value) < 1:
-                raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
-        num_learners, learner_dim = int(num_learners), int(learner_dim)
-        num_compositors = int(num_compositors)
+        num_learners, learner_dim, num_compositors = check_sizes(
+            num_learners=num_learners, learner_dim=learner_dim, num_compositors=num_compositors
+        )
         if float(lambda_reinforce) < 0:
             raise ValueError(
                 f"`lambda_reinforce` must be >= 0. Received: lambda_reinforce={lambda_reinforce}"
             )
-        lambdas = _resolve_lambdas(lambda_subtask, num_compositors)
-        dis_loss = _resolve_loss(loss, "loss", num_learners * learner_dim)
-        if subtask_loss is None:
-            copy_config = dis_loss.get_config()
-            copy_config["name"] = f"subtask_{copy_config.get('name') or 'loss'}"
-            subtask_loss = type(dis_loss).from_config(copy_config)
-        subtask_loss = _resolve_loss(subtask_loss, "subtask_loss", learner_dim)
+        lambdas = resolve_lambdas(lambda_subtask, num_compositors)
+        dis_loss, subtask_loss = resolve_losses(loss, subtask_loss, num_learners, learner_dim)
         # Plain settings first: `EmbeddingModel.__init__` calls `build`, which creates the
         # compositor and trackers (a built model accepts no new state).
         self.learner_dim = learner_dim
@@ -141,6 +131,7 @@ class DCML(EmbeddingModel):
         )
         self.compositor.build((None, sum(self.learner_dims)))
         self.dis_loss, self.subtask_loss = self._pending_losses
+        del self._pending_losses  # so `.keras` files store the losses' weights under their names
         self.term_trackers = {name: keras.metrics.Mean(name=name) for name in TRACKED_TERMS}
         super().build(input_shape)
 
@@ -258,17 +249,7 @@ class DCML(EmbeddingModel):
         References:
             Zheng et al., "Deep Compositional Metric Learning", CVPR 2021, Sec. 4.3, Fig. 4.
         """
-        if isinstance(images, tf.data.Dataset):
-            embeddings = self.predict(images, verbose=0)
-        else:
-            embeddings = self.predict(images, batch_size=batch_size, verbose=0)
-        if len(embeddings) == 0:
-            raise ValueError("`images` is empty: cannot average compositor weights.")
-        total = np.zeros((self.num_compositors, self.num_learners), dtype="float64")
-        for start in range(0, len(embeddings), batch_size):
-            weights = self.compositor(embeddings[start : start + batch_size])
-            total += np.abs(ops.convert_to_numpy(weights)).sum(axis=0)
-        return (total / len(embeddings)).astype("float32")
+        return average_compositor_weights(self, images, batch_size=batch_size)
 
     # -- serialization --------------------------------------------------------------------------
     def get_config(self):
@@ -287,32 +268,3 @@ class DCML(EmbeddingModel):
             }
         )
         return config
-
-
-def _resolve_lambdas(lambda_subtask, num_compositors):
-    if isinstance(lambda_subtask, (int, float)):
-        lambdas = (float(lambda_subtask),) * num_compositors
-    else:
-        lambdas = tuple(float(v) for v in lambda_subtask)
-    if len(lambdas) != num_compositors or min(lambdas) < 0:
-        raise ValueError(
-            f"`lambda_subtask` must be a float >= 0 or {num_compositors} of them (one per "
-            f"compositor). Received: lambda_subtask={lambda_subtask!r}"
-        )
-    return lambdas
-
-
-def _resolve_loss(identifier, argument, embedding_dim):
-    from keras_dml import losses
-
-    try:
-        loss = losses.get(identifier)
-    except ValueError as error:
-        raise ValueError(f"Invalid `{argument}` for DCML: {error}") from error
-    expected = getattr(loss, "embedding_dim", None)
-    if expected is not None and int(expected) != embedding_dim:
-        raise ValueError(
-            f"`{argument}` expects {expected}-d embeddings but receives {embedding_dim}-d ones "
-            f"(J_dis sees K * learner_dim, J_T sees learner_dim). Received: {argument}={loss!r}"
-        )
-    return loss

@@ -1,0 +1,60 @@
+"""Argument checks of `DCML`: sizes, loss weights and losses."""
+
+import numbers
+
+
+def check_sizes(**sizes):
+    """Returns the given sizes as ints, raising a `ValueError` naming any that is not >= 1."""
+    for name, value in sizes.items():
+        if isinstance(value, bool) or int(value) != value or int(value) < 1:
+            raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
+    return tuple(int(value) for value in sizes.values())
+
+
+def resolve_lambdas(lambda_subtask, num_compositors):
+    """Returns `lambda_m` of Eq. (8) as a tuple of M floats (one float is broadcast)."""
+    if isinstance(lambda_subtask, numbers.Real):
+        lambdas = (float(lambda_subtask),) * num_compositors
+    else:
+        lambdas = tuple(float(v) for v in lambda_subtask)
+    if len(lambdas) != num_compositors or min(lambdas) < 0:
+        raise ValueError(
+            f"`lambda_subtask` must be a float >= 0 or {num_compositors} of them (one per "
+            f"compositor). Received: lambda_subtask={lambda_subtask!r}"
+        )
+    return lambdas
+
+
+def resolve_loss(identifier, argument, embedding_dim):
+    """Builds a loss with `keras_dml.losses.get`, naming the DCML argument in errors.
+
+    A loss that declares its `embedding_dim` (e.g. proxy-NCA) is checked against the size of
+    what it will receive: `K * learner_dim` for `J_dis`, `learner_dim` for `J_T`.
+    """
+    from keras_dml import losses
+
+    try:
+        loss = losses.get(identifier)
+    except ValueError as error:
+        raise ValueError(f"Invalid `{argument}` for DCML: {error}") from error
+    expected = getattr(loss, "embedding_dim", None)
+    if expected is not None and int(expected) != embedding_dim:
+        raise ValueError(
+            f"`{argument}` expects {expected}-d embeddings but receives {embedding_dim}-d ones "
+            f"(J_dis sees K * learner_dim, J_T sees learner_dim). Received: {argument}={loss!r}"
+        )
+    return loss
+
+
+def resolve_losses(loss, subtask_loss, num_learners, learner_dim):
+    """Builds `(J_dis, J_T)`; without a `subtask_loss`, `J_T` is a fresh copy of `J_dis`.
+
+    The copy has its own state (weights such as a learnable beta, sampler seed generator) and a
+    `subtask_` name prefix so both are stored separately in `.keras` files.
+    """
+    dis_loss = resolve_loss(loss, "loss", num_learners * learner_dim)
+    if subtask_loss is None:
+        copy_config = dis_loss.get_config()
+        copy_config["name"] = f"subtask_{copy_config.get('name') or 'loss'}"
+        subtask_loss = type(dis_loss).from_config(copy_config)
+    return dis_loss, resolve_loss(subtask_loss, "subtask_loss", learner_dim)
