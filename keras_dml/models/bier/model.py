@@ -213,8 +213,9 @@ class BIER(EmbeddingModel):
         embeddings = [l2_normalize(head(features)) for head in self.heads]
         replica_context = tf.distribute.get_replica_context()
         if replica_context is not None and replica_context.num_replicas_in_sync > 1:
-            # Pairs span the global batch; every replica computes the same global loss and the
-            # gradient sum over replicas is the gradient of that loss (no 1/R scaling).
+            # Pairs span the global batch: every replica computes the same global loss. The
+            # gradient of all_gather sums the replicas' upstream gradients and the optimizer sums
+            # the replicas' variable gradients, so `train_step` divides the loss by R.
             embeddings = [replica_context.all_gather(e, axis=0) for e in embeddings]
             labels = replica_context.all_gather(labels, axis=0)
         learner_losses, _ = boosted_learner_losses(
@@ -245,7 +246,8 @@ class BIER(EmbeddingModel):
             raise ValueError("BIER trains on (images, labels) batches; the labels are missing.")
         with tf.GradientTape() as tape:
             values = self.compute_bier_losses(images, labels, training=True)
-            scaled = self.optimizer.scale_loss(values["loss"])
+            replicas = tf.distribute.get_strategy().num_replicas_in_sync
+            scaled = self.optimizer.scale_loss(values["loss"] / replicas)
         variables = self.trainable_variables
         gradients = tape.gradient(scaled, variables)
         head_ids = set()
