@@ -113,6 +113,8 @@ _LAZY_METHODS = {
     "dc": "keras_dml.models.divide_and_conquer.training:METHOD",
     "bier": "keras_dml.models.bier.recipe:METHOD",
     "dcml": "keras_dml.models.dcml.spec:DCML_SPEC",
+    "abe": "keras_dml.models.abe.spec:ABE_SPEC",
+    "mheads": "keras_dml.models.abe.spec:MHEADS_SPEC",
 }
 
 

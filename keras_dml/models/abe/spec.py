@@ -1,26 +1,38 @@
 """Run-configuration hooks of ABE and M-heads (`keras-dml train --method abe | mheads`).
 
 The `model` entry of a configuration holds the constructor arguments of `ABE` / `MHeads`
-(`num_learners`, `embedding_dim`, `lambda_div`, ...). The loss is part of the model (Eq. 8-10),
-so the configuration's `loss` entry is not used; a different metric loss is chosen with
-`model.metric_loss`, e.g. `{"name": "contrastive", "margin": 0.5}`.
+(`num_learners`, `embedding_dim`, `lambda_div`, ...). The loss is part of the model (Eq. 8-10):
+by default the paper's contrastive loss (Eq. 10); a top-level `loss` entry (or `model.metric_loss`)
+replaces it, e.g. `{"name": "contrastive", "margin": 0.5}`.
 """
 
 from keras_dml.training.methods import MethodSpec, build_optimizer
+
+
+def model_options(config):
+    """`config["model"]` with a top-level `loss` entry mapped to `metric_loss`."""
+    options = dict(config.get("model", {}))
+    if config.get("loss"):
+        if options.get("metric_loss") is not None:
+            raise ValueError(
+                "The metric loss is set twice: in `loss` and in `model.metric_loss`. Keep one."
+            )
+        options["metric_loss"] = dict(config["loss"])
+    return options
 
 
 def build_abe(config, backbone):
     """Builds an uncompiled `ABE` from `config["model"]` (constructor keyword arguments)."""
     from keras_dml.models.abe.model import ABE
 
-    return ABE(backbone, **dict(config.get("model", {})))
+    return ABE(backbone, **model_options(config))
 
 
 def build_mheads(config, backbone):
     """Builds an uncompiled `MHeads` from `config["model"]` (constructor keyword arguments)."""
     from keras_dml.models.abe.mheads import MHeads
 
-    return MHeads(backbone, **dict(config.get("model", {})))
+    return MHeads(backbone, **model_options(config))
 
 
 def compile_with_optimizer(config, model):
