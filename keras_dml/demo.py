@@ -38,7 +38,7 @@ DEMO_METHODS = {
         "model": {"embedding_dim": 64, "num_learners": 3},
         "loss": {"name": "binomial_deviance"},
     },
-    "abe": {"model": {"embedding_dim": 64, "num_learners": 2}, "loss": {"name": "contrastive"}},
+    "abe": {"model": {"embedding_dim": 64, "num_learners": 2}},
     "dcml": {"model": {"num_learners": 4, "learner_dim": 16, "num_compositors": 4}},
 }
 
