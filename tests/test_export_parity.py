@@ -56,14 +56,8 @@ def convnet():
 
 
 def method_model(module, class_name, **kwargs):
-    """Builds a method model on `convnet`; skips while the method's module does not exist yet."""
-    try:
-        cls = getattr(importlib.import_module(module), class_name)
-    except ModuleNotFoundError as error:
-        if error.name is None or not module.startswith(error.name):
-            raise
-        pytest.skip(f"{module} is not in this checkout yet")
-    return cls(convnet(), **kwargs)
+    """Builds a method model on `convnet`."""
+    return getattr(importlib.import_module(module), class_name)(convnet(), **kwargs)
 
 
 # name -> builder(); every builder returns a built model whose call(images) is [N, D].
@@ -87,9 +81,22 @@ FAMILIES = {
         diversity="adversarial",
         regressor_units=8,
     ),
+    "abe": lambda: method_model("keras_dml.models.abe", "ABE", num_learners=2, embedding_dim=16),
+    "mheads": lambda: method_model(
+        "keras_dml.models.abe", "MHeads", num_learners=2, embedding_dim=16
+    ),
+    "dcml": lambda: method_model(
+        "keras_dml.models.dcml", "DCML", num_learners=2, learner_dim=8, num_compositors=3
+    ),
+    "hierarchical_divide_and_conquer": lambda: method_model(
+        "keras_dml.models.hierarchical_divide_and_conquer",
+        "HierarchicalDivideAndConquer",
+        embedding_dim=16,
+        max_learners=2,
+    ),
 }
 # Families whose model holds training-only weights that must not be exported.
-WITH_TRAINING_ONLY_PARTS = ("embedding_with_regressor", "bier_adversarial")
+WITH_TRAINING_ONLY_PARTS = ("embedding_with_regressor", "bier_adversarial", "dcml")
 BATCH_SIZES = (1, 7)
 
 
@@ -147,14 +154,41 @@ def test_onnx_matches_keras(exported, batch_size):
         np.testing.assert_allclose(actual, expected, rtol=0, atol=ATOL)
 
 
-def inference_weights(model):
-    """The weights `call` reads, derived from the model's structure (backbone + heads)."""
-    return [*model.backbone.weights, *(w for head in model.heads for w in head.weights)]
+def _dc_state(model):
+    return [model.stage_variable, model.division_count]
+
+
+def _hdc_state(model):
+    # Training state that `call` never reads (`num_active` is read: it selects the summed masks).
+    names = (
+        "division_depth",
+        "recluster_count",
+        "stage_variable",
+        "backbone_frozen",
+        "cluster_assignment",
+    )
+    return [getattr(model, n) for n in names if hasattr(model, n)]
+
+
+# name -> the model's weights that `call` does not read (training-only parts and state).
+TRAINING_ONLY = {
+    "embedding_with_regressor": lambda m: m.regressor.weights,
+    "bier_adversarial": lambda m: m.diversity_layer.weights,
+    "dcml": lambda m: m.compositor.weights,
+    "divide_and_conquer": _dc_state,
+    "hierarchical_divide_and_conquer": _hdc_state,
+}
+
+
+def inference_weights(name, model):
+    """The weights `call` reads: every weight but the family's training-only ones."""
+    excluded = {w.path for w in TRAINING_ONLY.get(name, lambda m: [])(model)}
+    return [w for w in model.weights if w.path not in excluded]
 
 
 def test_only_inference_variables_are_exported(exported):
     name, model, root, reports = exported
-    used = inference_weights(model)
+    used = inference_weights(name, model)
     used_paths = {w.path for w in used}
     for report in reports.values():
         assert report.num_model_weights == len(model.weights)
