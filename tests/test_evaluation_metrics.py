@@ -227,9 +227,10 @@ def test_first_hit_rank_ties_and_missing_class():
     assert missing[0] == np.iinfo(np.int64).max
 
 
-@pytest.mark.parametrize("k", [1, 11, 40])
+@pytest.mark.parametrize("k", [1, 11, 40, 300, 2000])
 def test_topk_from_block_matches_stable_sort_with_ties(k):
-    """Wide blocks take the grouped-maxima path; ties (also at the k-th value) go to low indices."""
+    """Every top-k path (grouped maxima; partition + sort for k > 256, with its exact fallback for
+    rows tied at the k-th value) orders by similarity, then index, ties included."""
     from keras_dml.evaluation.neighbors import topk_from_block
 
     rng = np.random.default_rng(k)
@@ -241,3 +242,23 @@ def test_topk_from_block_matches_stable_sort_with_ties(k):
         expected = sorted(range(9000), key=lambda j: (-block[row, j], j))[:k]
         assert indices[row].tolist() == expected
         np.testing.assert_array_equal(sims[row], block[row, expected])
+
+
+def test_large_classes_match_naive_with_ties():
+    """Few large classes: the dense first-hit path and the k > 256 top-k path (MAP@R, R = 299)."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(-2, 3, size=(300, 3)).astype(np.float32)  # many exact ties
+    labels = rng.integers(0, 2, size=300)
+    x, labels = np.concatenate([x, x[:300]]), np.concatenate([labels, 1 - labels[:300]])
+    expected = naive_retrieval(x, labels, recall_at=(1, 2, 5, 50), normalize=False)
+    for chunk_size in (None, 37):
+        result = evaluate(
+            x,
+            labels,
+            recall_at=(1, 2, 5, 50),
+            backend="numpy",
+            chunk_size=chunk_size,
+            normalize=False,
+            metrics=("recall", "map@r", "r_precision"),
+        )
+        _assert_matches(result, expected)

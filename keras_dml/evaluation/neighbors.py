@@ -99,8 +99,41 @@ def _candidates(block, k, strides=64):
     return rows[keep], cols[keep]
 
 
+# Above this k (MAP@R on datasets with large classes) a row-wise partition + sort beats the
+# candidate gathering of `_candidates`, whose flat lexsort grows with c * k.
+_LARGE_K = 256
+
+
+def _topk_partition(block, k):
+    """Top-k by `np.argpartition` and a per-row stable sort; `None` rows need the exact path.
+
+    Returns `(indices, sims, exact)`: rows where more references tie at the k-th value than fit
+    are marked inexact (the partition may have kept the wrong ones among the tied).
+    """
+    part = np.argpartition(-block, k - 1, axis=1)[:, :k]
+    part.sort(axis=1)  # ascending index, so the stable sort below breaks ties by index
+    values = np.take_along_axis(block, part, 1)
+    order = np.argsort(-values, axis=1, kind="stable")
+    indices = np.take_along_axis(part, order, 1).astype(np.int64)
+    sims = np.take_along_axis(values, order, 1).astype(np.float32)
+    kth = sims[:, -1:]
+    exact = np.count_nonzero(block >= kth, axis=1) == k
+    return indices, sims, exact
+
+
 def topk_from_block(block, k):
     """Exact top-k of each row of `block` [c, n]; ties at the k-th value go to lower indices."""
+    if k > _LARGE_K:
+        indices, sims, exact = _topk_partition(block, k)
+        if not exact.all():
+            rows = np.flatnonzero(~exact)
+            indices[rows], sims[rows] = _topk_candidates(block[rows], k)
+        return indices, sims
+    return _topk_candidates(block, k)
+
+
+def _topk_candidates(block, k):
+    """Exact top-k through `_candidates` (fast for small k), ties at the k-th to lower indices."""
     rows_count = block.shape[0]
     rows, cols = _candidates(block, k)
     values = block[rows, cols]

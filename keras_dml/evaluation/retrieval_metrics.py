@@ -94,6 +94,11 @@ def first_hit_ranks(block, start, chunk_labels, class_info, exclude_self):
     rows_count = block.shape[0]
     position = np.clip(np.searchsorted(classes, chunk_labels), 0, classes.size - 1)
     count = np.where(classes[position] == chunk_labels, counts[position], 0)
+    if count.sum() * _DENSE_FRACTION > block.size:
+        # Large classes (e.g. 4 classes of 7,000): a masked row maximum beats gathering and
+        # sorting every same-label entry.
+        best, best_col, has_hit = _best_same_label_dense(block, start, chunk_labels, class_info)
+        return _ranks_from_best(block, best, best_col, has_hit)
     rows = np.repeat(np.arange(rows_count), count)
     offsets = np.arange(rows.size) - np.repeat(np.cumsum(count) - count, count)
     cols = order[np.repeat(starts[position], count) + offsets]
@@ -109,9 +114,32 @@ def first_hit_ranks(block, start, chunk_labels, class_info, exclude_self):
     best[rows[first]] = values[first]
     best_col = np.zeros(rows_count, np.int64)
     best_col[rows[first]] = cols[first]
+    return _ranks_from_best(block, best, best_col, np.isin(np.arange(rows_count), rows))
+
+
+# Use the dense path when the same-label entries exceed 1/_DENSE_FRACTION of the block.
+_DENSE_FRACTION = 16
+
+
+def _best_same_label_dense(block, start, chunk_labels, class_info):
+    """Best same-label similarity, its lowest column and whether one exists, by a masked max."""
+    classes, starts, counts, order = class_info
+    reference_labels = np.repeat(classes, counts)[np.argsort(order, kind="stable")]
+    same = reference_labels[None, :] == np.asarray(chunk_labels)[:, None]
+    masked = np.where(same, block, -np.inf)
+    rows = np.arange(block.shape[0])
+    best_col = masked.argmax(axis=1)  # the first (lowest) column reaching the maximum
+    best = masked[rows, best_col]
+    # The query's own entry is -inf in `block` (exclude_self): a hit needs a finite similarity.
+    has_hit = np.isfinite(best) & same[rows, best_col]
+    return best, best_col, has_hit
+
+
+def _ranks_from_best(block, best, best_col, has_hit):
+    """rank = #{j : s_j > s*} + #{j < j* : s_j = s*}; the int64 maximum for rows without a hit."""
     ranks = np.count_nonzero(block > best[:, None], axis=1).astype(np.int64)
     ties = np.count_nonzero(block == best[:, None], axis=1)
     for row in np.flatnonzero(ties > 1):
         ranks[row] += np.count_nonzero(block[row, : best_col[row]] == best[row])
-    ranks[~np.isin(np.arange(rows_count), rows)] = np.iinfo(np.int64).max
+    ranks[~has_hit] = np.iinfo(np.int64).max
     return ranks

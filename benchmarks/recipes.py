@@ -1,0 +1,80 @@
+"""Accuracy of every method's CPU recipe on an offline dataset, trained and tested in one run.
+
+Runs `training/configs/<method>_<dataset>.json` for each method through `keras_dml.training.train`
+(the same code as `keras-dml train`), each into `OUTPUT/<method>/`, then prints a table of the
+test metrics (unseen classes), the best validation MAP@R and the training time, and writes it to
+`OUTPUT/summary.json`. Every recipe of one dataset shares the same budget (epochs, batch,
+optimizer, embedding size), so the rows compare methods, not budgets.
+
+Usage:
+    python benchmarks/recipes.py --dataset fashion_mnist --output runs/recipes
+    python benchmarks/recipes.py --dataset fashion_mnist --methods baseline,dc --set epochs=1
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "training"))
+
+from train import parse_overrides  # noqa: E402
+
+METHODS = ("baseline", "dc", "hdc", "bier", "abe", "mheads", "dcml")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="fashion_mnist")
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--output", default="runs/recipes")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
+    args = parser.parse_args(argv)
+
+    from keras_dml.training import load_config, load_splits, train
+
+    rows, splits = [], None
+    for method in args.methods.split(","):
+        path = os.path.join(ROOT, "training", "configs", f"{method}_{args.dataset}.json")
+        if not os.path.isfile(path):
+            print(f"[recipes] no recipe {path}; skipping {method}", flush=True)
+            continue
+        config = load_config(path, parse_overrides(args.set))
+        splits = splits or load_splits(config)
+        print(f"[recipes] {method}: {config['epochs']} epochs ...", flush=True)
+        start = time.perf_counter()
+        run = train(config, os.path.join(args.output, method), verbose=0, splits=splits)
+        metrics, history = run["metrics"], run["history"]
+        rows.append(
+            {
+                "method": method,
+                "recall@1": metrics["recall@1"],
+                "recall@2": metrics["recall@2"],
+                "map@r": metrics["map@r"],
+                "nmi": metrics["nmi"],
+                "best_val_map@r": max(history.get("val_map@r", [float("nan")])),
+                "seconds": time.perf_counter() - start,
+                "config": os.path.relpath(path, ROOT),
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+
+    header = (
+        f"{'method':<9} {'R@1':>6} {'R@2':>6} {'MAP@R':>6} {'NMI':>6} {'val MAP@R':>9} {'time':>6}"
+    )
+    print(f"\n{args.dataset}: test split (unseen classes)\n{header}")
+    for r in rows:
+        print(
+            f"{r['method']:<9} {r['recall@1']:>6.3f} {r['recall@2']:>6.3f} {r['map@r']:>6.3f} "
+            f"{r['nmi']:>6.3f} {r['best_val_map@r']:>9.3f} {r['seconds']:>5.0f}s"
+        )
+    os.makedirs(args.output, exist_ok=True)
+    with open(os.path.join(args.output, "summary.json"), "w") as f:
+        json.dump({"dataset": args.dataset, "rows": rows}, f, indent=2)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
