@@ -32,7 +32,7 @@ DEMO_METHODS = {
     },
     "hdc": {
         "model": {"embedding_dim": 64, "max_learners": 2},
-        "method_options": {"split_every": 2},
+        "method_options": {"division_every": 2},
     },
     "bier": {
         "model": {"embedding_dim": 64, "num_learners": 3},

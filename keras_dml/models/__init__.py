@@ -5,6 +5,10 @@ from keras_dml.models.bier import BIER
 from keras_dml.models.dcml import DCML
 from keras_dml.models.divide_and_conquer import DivideAndConquer, DivideAndConquerCallback
 from keras_dml.models.embedding_model import EmbeddingModel
+from keras_dml.models.hierarchical_divide_and_conquer import (
+    HierarchicalDivideAndConquer,
+    HierarchicalDivideAndConquerCallback,
+)
 
 __all__ = [
     "ABE",
@@ -13,5 +17,7 @@ __all__ = [
     "DivideAndConquer",
     "DivideAndConquerCallback",
     "EmbeddingModel",
+    "HierarchicalDivideAndConquer",
+    "HierarchicalDivideAndConquerCallback",
     "MHeads",
 ]

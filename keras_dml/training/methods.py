@@ -115,6 +115,7 @@ _LAZY_METHODS = {
     "dcml": "keras_dml.models.dcml.spec:DCML_SPEC",
     "abe": "keras_dml.models.abe.spec:ABE_SPEC",
     "mheads": "keras_dml.models.abe.spec:MHEADS_SPEC",
+    "hdc": "keras_dml.models.hierarchical_divide_and_conquer.spec:HDC_SPEC",
 }
 
 
