@@ -177,3 +177,37 @@ def test_callback_argument_errors():
         DivideAndConquerCallback(None, np.zeros(8), sampler, recluster_every=0)
     with pytest.raises(ValueError, match="set_clusters"):
         DivideAndConquerCallback(None, np.zeros(8), object())
+
+
+def test_failed_division_keeps_the_previous_one(monkeypatch):
+    """A division that cannot give every cluster two classes keeps the last good assignment."""
+    from keras_dml.models.divide_and_conquer import callback as callback_module
+
+    labels = np.repeat(np.arange(4), 6)
+    previous = np.tile([0, 1], 12)
+
+    class Sampler:
+        def set_clusters(self, clusters):
+            raise AssertionError("the sampler must keep its clusters")
+
+    cb = callback_module.DivideAndConquerCallback(
+        np.zeros((24, 4), "float32"), labels, Sampler(), recluster_every=1
+    )
+    cb.assignment = previous.copy()
+
+    class Model:
+        num_learners = 2
+        division_count = keras.Variable(1, dtype="int32")
+
+    cb.set_model(Model())
+    monkeypatch.setattr(cb, "_vectors", lambda data, features: np.zeros((24, 4), "float32"))
+
+    def failing_kmeans(*args, **kwargs):
+        raise callback_module.ClusteringError("no acceptable partition")
+
+    monkeypatch.setattr(callback_module, "kmeans", failing_kmeans)
+    with pytest.warns(UserWarning, match="Keeping the previous division"):
+        entry = cb.divide(epoch=4)
+    assert "failed" in entry and np.array_equal(cb.assignment, previous)
+    assert cb._epoch_logs == {"dc_division_failed": 1.0}
+    assert int(keras.ops.convert_to_numpy(Model.division_count)) == 1

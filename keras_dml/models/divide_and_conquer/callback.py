@@ -3,6 +3,7 @@
 import logging
 import os
 import time
+import warnings
 
 import keras
 import numpy as np
@@ -70,8 +71,9 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
     Raises:
         ValueError: at the start of training if K exceeds the number of classes with 2 or more
             samples (each cluster needs 2 such classes), or for malformed arguments.
-        ClusteringError: at a division (before the epoch starts) when k-means cannot find K
-            clusters of 2 usable classes each after its retries.
+        ClusteringError: at the first division when k-means cannot find K clusters of 2 usable
+            classes each after its retries. A later division that fails keeps the previous one
+            (with a warning and `dc_division_failed` in the logs).
 
     Examples:
     >>> # sampler = ClusterMPerClassSampler(train.labels, np.zeros(len(train)), m=4, batch_size=80)
@@ -193,10 +195,19 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
                 **self.kmeans_options,
             )
         except ClusteringError as error:
-            raise ClusteringError(
+            message = (
                 f"Division {count} (epoch {epoch}) failed: {error} Every cluster needs 2 classes "
                 "with 2 samples; use fewer learners or cluster_on='features'."
-            ) from error
+            )
+            if self.assignment is None or self.assignment.max() >= num:
+                raise ClusteringError(message) from error
+            # Later in training the embedding may separate the few classes so well that k-means
+            # cannot give every cluster two classes: keep training on the previous division
+            # rather than stopping the run.
+            warnings.warn(f"{message} Keeping the previous division.", stacklevel=2)
+            self._epoch_logs = {"dc_division_failed": 1.0}
+            self.history.append({"epoch": epoch, "division": count, "failed": str(error)})
+            return self.history[-1]
         kmeans_seconds = time.perf_counter() - start
         start = time.perf_counter()
         previous = self.assignment
