@@ -1,12 +1,17 @@
 """`evaluate`: Recall@K, MAP@R, R-Precision and NMI of an embedding."""
 
+import collections
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from keras_dml.evaluation.clustering import nmi
 from keras_dml.evaluation.neighbors import (
-    iter_blocks,
+    default_chunk_size,
     iter_neighbors,
     resolve_backend,
+    similarity_block,
     topk_from_block,
 )
 from keras_dml.evaluation.retrieval_metrics import (
@@ -17,6 +22,30 @@ from keras_dml.evaluation.retrieval_metrics import (
 )
 
 METRICS = ("recall", "map@r", "r_precision", "nmi")
+
+
+def _search_workers():
+    """Chunks processed at once by the NumPy search: the usable cores, at most 4."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores))
+
+
+def _map_in_threads(function, items, workers):
+    """`map(function, items)` in order, with at most `workers` items in flight."""
+    if workers == 1:
+        yield from map(function, items)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending = collections.deque()
+        for item in items:
+            pending.append(pool.submit(function, item))
+            if len(pending) >= workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def _check_pair(embeddings, labels, what):
@@ -65,7 +94,11 @@ def _search(
     no_hit = np.iinfo(np.int64).max
     if backend == "numpy":
         class_info = class_index(reference_labels)
-        for start, block in iter_blocks(queries, references, exclude_self, chunk_size):
+
+        size = chunk_size or default_chunk_size("numpy", references.shape[0])
+
+        def process(start):
+            block = similarity_block(queries, references, start, size, exclude_self)
             labels = query_labels[start : start + block.shape[0]]
             ranks = (
                 first_hit_ranks(block, start, labels, class_info, exclude_self)
@@ -73,7 +106,12 @@ def _search(
                 else np.full(block.shape[0], no_hit)
             )
             indices = topk_from_block(block, k_map)[0] if k_map else None
-            yield start, indices, ranks
+            return start, indices, ranks
+
+        # NumPy's comparison and partition passes are single-threaded but release the GIL:
+        # a few chunks in flight use every core (memory: one similarity block per worker).
+        starts = range(0, queries.shape[0], size)
+        yield from _map_in_threads(process, starts, _search_workers())
         return
     available = references.shape[0] - (1 if exclude_self else 0)
     k = min(max(max(recall_at, default=1), k_map), available)

@@ -162,11 +162,16 @@ def iter_blocks(queries, references, exclude_self=False, chunk_size=None):
     """Yields `(start, block)`: similarity blocks [c, N] with each query's own entry at -inf."""
     chunk_size = chunk_size or default_chunk_size("numpy", references.shape[0])
     for start in range(0, queries.shape[0], chunk_size):
-        block = queries[start : start + chunk_size] @ references.T
-        if exclude_self:
-            rows = np.arange(block.shape[0])
-            block[rows, start + rows] = -np.inf
-        yield start, block
+        yield start, similarity_block(queries, references, start, chunk_size, exclude_self)
+
+
+def similarity_block(queries, references, start, chunk_size, exclude_self=False):
+    """Similarities [c, N] of queries `start..start+chunk_size`, own entries at -inf."""
+    block = queries[start : start + chunk_size] @ references.T
+    if exclude_self:
+        rows = np.arange(block.shape[0])
+        block[rows, start + rows] = -np.inf
+    return block
 
 
 def iter_neighbors(queries, references, k, exclude_self=False, backend="auto", chunk_size=None):
