@@ -1,0 +1,154 @@
+"""Writes the zoo's model cards in `models/`: trained runs and the paper-scale recipes.
+
+Two commands:
+
+- `runs RUN_DIR [RUN_DIR ...] --prefix NAME_PREFIX`: each run folder of `keras_dml.training.train`
+  (`model.keras`, `metrics.json`, `config.json`) becomes a published card whose file ships in
+  `models/files/<name>/model.keras`. The model is re-saved without its optimizer state (a third
+  of the size of a training checkpoint; the zoo serves inference), and the card records the test
+  metrics with the command that re-measures them.
+- `recipes`: every GPU recipe in `training/configs/` (ResNet-50 / GoogLeNet / BN-Inception on
+  CUB, Cars, SOP, In-shop, VehicleID) that has no trained weights gets a `not published` card
+  naming its recipe, never a link.
+
+Usage:
+    python training/publish_zoo.py runs runs/recipes/fmnist/* --prefix fashion_mnist
+    python training/publish_zoo.py recipes
+"""
+
+import argparse
+import glob
+import json
+import os
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODELS_DIR = os.path.join(ROOT, "models")
+PAPER_BACKBONES = ("resnet50", "googlenet", "bn_inception")
+METHOD_TITLES = {
+    "baseline": "Single-embedding baseline",
+    "dc": "Divide & Conquer (CVPR 2019)",
+    "hdc": "Hierarchical Divide & Conquer with learned soft masks (TPAMI)",
+    "bier": "BIER / A-BIER (TPAMI 2020)",
+    "abe": "ABE, attention-based ensemble (ECCV 2018)",
+    "mheads": "M-heads (ABE's baseline, ECCV 2018)",
+    "dcml": "DCML, deep compositional metric learning (CVPR 2021)",
+}
+
+
+def _read(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def publish_runs(run_dirs, prefix, output=MODELS_DIR, overwrite=True):
+    """Publishes trained runs as cards with shipped files; returns the card paths."""
+    import keras
+
+    from keras_dml.zoo import publish_run
+    from keras_dml.zoo.loading import register_builtin_objects
+
+    register_builtin_objects()
+    cards = []
+    for run_dir in run_dirs:
+        config = _read(os.path.join(run_dir, "config.json"))
+        method, dataset = config["method"], config["dataset"]
+        backbone = config["backbone"]["name"]
+        name = f"{prefix}_{method}_{backbone}"
+        model = keras.saving.load_model(
+            os.path.join(run_dir, "model.keras"), compile=False, safe_mode=True
+        )
+        with tempfile.TemporaryDirectory() as scratch:
+            # Copy the run's records next to the optimizer-free model and publish from there.
+            for record in ("config.json", "metrics.json"):
+                with open(os.path.join(run_dir, record)) as src:
+                    with open(os.path.join(scratch, record), "w") as dst:
+                        dst.write(src.read())
+            model.save(os.path.join(scratch, "model.keras"))
+            recipe = f"training/configs/{method}_{dataset}.json"
+            card = publish_run(
+                scratch,
+                output,
+                name=name,
+                method=method,
+                backbone=backbone,
+                dataset=dataset,
+                recipe=recipe if os.path.isfile(os.path.join(ROOT, recipe)) else None,
+                metrics_command=(
+                    f"keras-dml evaluate {name} --dataset {dataset} --split test --json"
+                ),
+                overwrite=overwrite,
+            )
+        cards.append(card)
+        print(f"published {card}")
+    return cards
+
+
+def recipe_cards(output=MODELS_DIR):
+    """Writes a `not published` card for every paper-scale recipe; returns the card paths."""
+    from keras_dml.zoo.publish import DEFAULT_PROTOCOLS
+    from keras_dml.zoo.schema import validate_card
+
+    written = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "training", "configs", "*.json"))):
+        config = _read(path)
+        backbone = config["backbone"]["name"] if isinstance(config["backbone"], dict) else None
+        backbone = backbone or config["backbone"]
+        if backbone not in PAPER_BACKBONES or config["dataset"] not in DEFAULT_PROTOCOLS:
+            continue
+        method, dataset = config["method"], config["dataset"]
+        name = f"{method}_{backbone}_{dataset}"
+        recipe = os.path.relpath(path, ROOT)
+        size = config.get("image_size", 224)
+        card = {
+            "schema_version": 1,
+            "name": name,
+            "status": "not published",
+            "description": (
+                f"{METHOD_TITLES.get(method, method)} on {dataset} with {backbone}: the paper's "
+                "settings as a recipe for a GPU. Not trained yet: train it with the command "
+                "below and publish it with `keras-dml zoo publish`."
+            ),
+            "method": method,
+            "backbone": backbone,
+            "preprocessing": {"input_size": [size, size], "pixel_range": [0, 255], "channels": 3},
+            "training": {
+                "dataset": dataset,
+                "protocol": DEFAULT_PROTOCOLS[dataset],
+                "recipe": recipe,
+                "command": f"python training/train.py --config {recipe} --output runs/{name}",
+            },
+            "license": "Apache-2.0",
+        }
+        if config.get("paper"):
+            card["references"] = [f"shared paper: {config['paper']}"]
+        validate_card(card, source=name)
+        target = os.path.join(output, f"{name}.json")
+        with open(target, "w") as f:
+            json.dump(card, f, indent=2)
+            f.write("\n")
+        written.append(target)
+        print(f"wrote {target}")
+    return written
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    runs = commands.add_parser("runs", help="publish trained run folders")
+    runs.add_argument("run_dirs", nargs="+")
+    runs.add_argument("--prefix", required=True, help="name prefix, e.g. the dataset")
+    runs.add_argument("--output", default=MODELS_DIR)
+    recipes = commands.add_parser("recipes", help="cards for the untrained GPU recipes")
+    recipes.add_argument("--output", default=MODELS_DIR)
+    args = parser.parse_args(argv)
+    if args.command == "runs":
+        publish_runs(args.run_dirs, args.prefix, args.output)
+    else:
+        recipe_cards(args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
