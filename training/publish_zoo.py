@@ -20,6 +20,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -62,9 +63,7 @@ def publish_runs(run_dirs, prefix, output=MODELS_DIR, overwrite=True):
         with tempfile.TemporaryDirectory() as scratch:
             # Copy the run's records next to the optimizer-free model and publish from there.
             for record in ("config.json", "metrics.json"):
-                with open(os.path.join(run_dir, record)) as src:
-                    with open(os.path.join(scratch, record), "w") as dst:
-                        dst.write(src.read())
+                shutil.copyfile(os.path.join(run_dir, record), os.path.join(scratch, record))
             model.save(os.path.join(scratch, "model.keras"))
             recipe = f"training/configs/{method}_{dataset}.json"
             card = publish_run(
