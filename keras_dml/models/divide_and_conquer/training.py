@@ -5,9 +5,7 @@
 call for scripts that do not use the registry.
 """
 
-import numpy as np
-
-from keras_dml.training.methods import MethodSpec, compile_with_config
+from keras_dml.training.methods import MethodSpec, cluster_batches, compile_with_config
 
 # `method_options` of a D&C run configuration and their defaults (CVPR 2019, Sec. 4.2).
 METHOD_DEFAULTS = {
@@ -57,29 +55,10 @@ def prepare_data(config, model, train_data, val_data):
         `(train_dataset, [DivideAndConquerCallback])`: a `tf.data.Dataset` of
         `(images, {"labels", "clusters"})` whose batches follow the sampler the callback updates.
     """
-    from keras_dml.data.samplers.cluster_m_per_class import ClusterMPerClassSampler
     from keras_dml.models.divide_and_conquer.callback import DivideAndConquerCallback
 
     options = method_options(config)
-    epoch_length = options["epoch_length"]
-    if epoch_length is None:
-        epoch_length = max(1, len(train_data.labels) // config["batch_size"])
-    sampler = ClusterMPerClassSampler(
-        train_data.labels,
-        np.zeros((len(train_data.labels),), np.int64),
-        m=config["m_per_class"],
-        batch_size=config["batch_size"],
-        seed=config["seed"],
-        epoch_length=epoch_length,
-    )
-    dataset = train_data.as_tf_dataset(
-        training=True,
-        batch_size=config["batch_size"],
-        sampler=sampler,
-        image_size=config["image_size"],
-        seed=config["seed"],
-        with_clusters=True,
-    )
+    sampler, dataset = cluster_batches(config, train_data, options["epoch_length"])
     callback = DivideAndConquerCallback(
         train_data,
         train_data.labels,

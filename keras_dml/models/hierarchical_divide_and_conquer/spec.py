@@ -8,9 +8,7 @@
 `config["method_options"]` the callback's options below.
 """
 
-import numpy as np
-
-from keras_dml.training.methods import MethodSpec
+from keras_dml.training.methods import MethodSpec, cluster_batches
 
 # `method_options` of an HDC run configuration and their defaults (TPAMI 2021, Tab. 9 / Sec. 3).
 METHOD_DEFAULTS = {
@@ -79,32 +77,13 @@ def prepare_data(config, model, train_data, val_data):
     Returns:
         `(train_dataset, [HierarchicalDivideAndConquerCallback])`.
     """
-    from keras_dml.data.samplers.cluster_m_per_class import ClusterMPerClassSampler
     from keras_dml.models.hierarchical_divide_and_conquer.callback import (
         HierarchicalDivideAndConquerCallback,
     )
 
     del val_data
     options = method_options(config)
-    epoch_length = options["epoch_length"]
-    if epoch_length is None:
-        epoch_length = max(1, len(train_data.labels) // config["batch_size"])
-    sampler = ClusterMPerClassSampler(
-        train_data.labels,
-        np.zeros((len(train_data.labels),), np.int64),
-        m=config["m_per_class"],
-        batch_size=config["batch_size"],
-        seed=config["seed"],
-        epoch_length=int(epoch_length),
-    )
-    dataset = train_data.as_tf_dataset(
-        training=True,
-        batch_size=config["batch_size"],
-        sampler=sampler,
-        image_size=config["image_size"],
-        seed=config["seed"],
-        with_clusters=True,
-    )
+    sampler, dataset = cluster_batches(config, train_data, options["epoch_length"])
     callback = HierarchicalDivideAndConquerCallback(
         train_data,
         train_data.labels,
