@@ -218,7 +218,7 @@ def test_build_bier_from_the_fashion_mnist_config_with_the_real_convnet():
     config = load_config("training/configs/bier_fashion_mnist.json")
     model = build_bier(config)
     assert isinstance(model, BIER) and model.diversity == "adversarial"
-    assert model.learner_dims == (12, 20, 32) and METHOD.name == "bier"
+    assert model.learner_dims == (22, 42, 64) and METHOD.name == "bier"
     history = model.fit(tiny_images(8), tiny_labels(8), batch_size=8, verbose=0).history
     assert np.isfinite(history["loss"][0])
     for name in ("cub200", "cars196", "sop"):

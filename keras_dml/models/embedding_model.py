@@ -19,6 +19,8 @@ class EmbeddingModel(keras.Model):
     With one learner (the default) this is the single-embedding baseline every ensemble method is
     compared with. Ensemble methods subclass it: each learner owns its own `Dense` head, so an
     optimizer step can update one learner without touching the others' weights or optimizer state.
+    The model builds itself at the end of `__init__` (so it is ready to train, save and export);
+    a subclass creates its extra layers and variables in `build` before calling `super().build`.
 
     Args:
         backbone: `keras.Model`. A functional model from raw pixels to a 4-D feature map, as

@@ -6,17 +6,18 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from keras_dml.models.bier.boosted_loss import BOOSTING_VARIANTS, boosted_learner_losses
-from keras_dml.models.bier.boosting import boosting_group_sizes, boosting_weights
+from keras_dml.models.bier.arguments import (  # noqa: F401 (re-exported)
+    DEFAULT_LAMBDA_DIV,
+    DIVERSITIES,
+    OUTPUT_WEIGHTINGS,
+    check_bier_arguments,
+)
+from keras_dml.models.bier.boosting import boosting_weights
 from keras_dml.models.bier.diversity import get_diversity
+from keras_dml.models.bier.embedding_optimizer import apply_split_gradients
+from keras_dml.models.bier.loss_terms import bier_loss_terms
 from keras_dml.models.bier.optimizers import scaled_copy
-from keras_dml.models.bier.pair_losses import get_loss_form
-from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
-
-DIVERSITIES = (None, "activation", "adversarial")
-OUTPUT_WEIGHTINGS = ("sqrt_alpha", "alpha")
-# lambda_div where Fig. 7 of the paper peaks.
-DEFAULT_LAMBDA_DIV = {"activation": 1e-2, "adversarial": 1e-3}
+from keras_dml.models.embedding_model import EmbeddingModel
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
@@ -99,36 +100,17 @@ class BIER(EmbeddingModel):
         dropout=0.0,
         **kwargs,
     ):
-        if group_sizes is None:
-            group_sizes = boosting_group_sizes(embedding_dim, num_learners)
-        group_sizes = tuple(int(d) for d in group_sizes)
-        if not group_sizes or min(group_sizes) < 1:
-            raise ValueError(f"`group_sizes` must be positive. Received: group_sizes={group_sizes}")
-        if diversity not in DIVERSITIES:
-            raise ValueError(f"`diversity` must be one of {DIVERSITIES}. Received: {diversity!r}")
-        if diversity is not None and len(group_sizes) < 2:
-            raise ValueError(
-                f"A diversity loss needs at least two learners. Received: group_sizes={group_sizes}"
-            )
-        if boosting not in BOOSTING_VARIANTS:
-            raise ValueError(
-                f"`boosting` must be one of {BOOSTING_VARIANTS}. Received: {boosting!r}"
-            )
-        if output_weighting not in OUTPUT_WEIGHTINGS:
-            raise ValueError(
-                f"`output_weighting` must be one of {OUTPUT_WEIGHTINGS}. "
-                f"Received: output_weighting={output_weighting!r}"
-            )
-        loss_form = get_loss_form(loss, **dict(loss_options or {}))
-        if boosting == "reference" and loss != "binomial_deviance":
-            raise ValueError(
-                "boosting='reference' reproduces the authors' code, which boosts the binomial "
-                f"deviance only. Received: loss={loss!r}"
-            )
-        if lambda_div is None:
-            lambda_div = DEFAULT_LAMBDA_DIV.get(diversity, 0.0)
-        if float(lambda_div) < 0:
-            raise ValueError(f"`lambda_div` must be >= 0. Received: lambda_div={lambda_div}")
+        group_sizes, loss_form, lambda_div = check_bier_arguments(
+            group_sizes,
+            embedding_dim,
+            num_learners,
+            loss,
+            loss_options,
+            diversity,
+            lambda_div,
+            boosting,
+            output_weighting,
+        )
         alphas = boosting_weights(len(group_sizes))
         scales = [math.sqrt(a) for a in alphas] if output_weighting == "sqrt_alpha" else alphas
         # Plain settings first: `EmbeddingModel.__init__` calls `build`, which creates the
@@ -208,32 +190,7 @@ class BIER(EmbeddingModel):
             dict with `loss` (total, Eq. 11), `metric_loss`, `learner_{m}_loss` and
             `diversity_loss` (when enabled), scalar float32 tensors.
         """
-        labels = ops.reshape(labels, (-1,))
-        features = self.dropout_layer(self.features(images, training=training), training=training)
-        embeddings = [l2_normalize(head(features)) for head in self.heads]
-        replica_context = tf.distribute.get_replica_context()
-        if replica_context is not None and replica_context.num_replicas_in_sync > 1:
-            # Pairs span the global batch: every replica computes the same global loss. The
-            # gradient of all_gather sums the replicas' upstream gradients and the optimizer sums
-            # the replicas' variable gradients, so `train_step` divides the loss by R.
-            embeddings = [replica_context.all_gather(e, axis=0) for e in embeddings]
-            labels = replica_context.all_gather(labels, axis=0)
-        learner_losses, _ = boosted_learner_losses(
-            embeddings, labels, self.loss_form, variant=self.boosting, shrinkage=self.shrinkage
-        )
-        result = {f"learner_{m}_loss": v for m, v in enumerate(learner_losses)}
-        result["metric_loss"] = sum(learner_losses)
-        total = result["metric_loss"]
-        if self.diversity_layer is not None:
-            fixed = ops.cast(ops.stop_gradient(features), "float32")
-            kernels = [head.kernel for head in self.heads]
-            raw = [ops.matmul(fixed, ops.cast(w, "float32")) for w in kernels]
-            result["diversity_loss"] = self.diversity_layer(raw, kernels=kernels)
-            total = total + self.lambda_div * result["diversity_loss"]
-        if self.losses:
-            total = total + ops.cast(sum(self.losses), "float32")
-        result["loss"] = total
-        return result
+        return bier_loss_terms(self, images, labels, training=training)
 
     def _update_trackers(self, values, batch_size):
         for name, tracker in self.loss_trackers.items():
@@ -250,17 +207,9 @@ class BIER(EmbeddingModel):
             scaled = self.optimizer.scale_loss(values["loss"] / replicas)
         variables = self.trainable_variables
         gradients = tape.gradient(scaled, variables)
-        head_ids = set()
-        if self._embedding_optimizer is not None:
-            head_ids = {id(v) for head in self.heads for v in head.trainable_variables}
-        groups = ([], [])
-        for gradient, variable in zip(gradients, variables):
-            if gradient is not None:
-                groups[id(variable) in head_ids].append((gradient, variable))
-        if groups[0]:
-            self.optimizer.apply(*zip(*groups[0]))
-        if groups[1]:
-            self._embedding_optimizer.apply(*zip(*groups[1]))
+        apply_split_gradients(
+            self.optimizer, self._embedding_optimizer, self.heads, gradients, variables
+        )
         return self._update_trackers(values, ops.shape(images)[0])
 
     def test_step(self, data):

@@ -1,14 +1,18 @@
 """`DivideAndConquerCallback`: re-clustering every T epochs and the switch to the conquer stage."""
 
 import logging
-import os
 import time
 import warnings
 
 import keras
 import numpy as np
-import tensorflow as tf
 
+from keras_dml.models.divide_and_conquer.callback_checks import (  # noqa: F401 (re-exported)
+    CLUSTER_ON,
+    CONQUER_SAMPLING,
+    check_callback_arguments,
+    check_enough_classes,
+)
 from keras_dml.models.divide_and_conquer.clustering import (
     ClusteringError,
     cluster_nmi,
@@ -17,10 +21,15 @@ from keras_dml.models.divide_and_conquer.clustering import (
     match_clusters,
     usable_classes_per_cluster,
 )
+from keras_dml.models.divide_and_conquer.division_state import restore_division, save_division
+from keras_dml.models.divide_and_conquer.embedding_pass import (
+    compiled_forward,
+    embed_vectors,
+    learner_recall_at_1,
+    numeric_logs,
+)
 
 logger = logging.getLogger(__name__)
-CLUSTER_ON = ("embedding", "features")
-CONQUER_SAMPLING = ("clusters", "all")
 
 
 class DivideAndConquerCallback(keras.callbacks.Callback):
@@ -105,19 +114,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         kmeans_backend="auto",
     ):
         super().__init__()
-        if isinstance(recluster_every, bool) or int(recluster_every) < 1:
-            raise ValueError(
-                f"`recluster_every` must be a positive int. Received: {recluster_every!r}"
-            )
-        if cluster_on not in CLUSTER_ON:
-            raise ValueError(f"`cluster_on` must be one of {CLUSTER_ON}. Received: {cluster_on!r}")
-        if conquer_sampling not in CONQUER_SAMPLING:
-            raise ValueError(
-                f"`conquer_sampling` must be one of {CONQUER_SAMPLING}. "
-                f"Received: conquer_sampling={conquer_sampling!r}"
-            )
-        if not hasattr(sampler, "set_clusters"):
-            raise ValueError(f"`sampler` needs a `set_clusters` method. Received: {sampler!r}")
+        check_callback_arguments(recluster_every, cluster_on, conquer_sampling, sampler)
         self.train_data = train_data
         self.labels = np.asarray(labels).astype(np.int64)
         self.sampler = sampler
@@ -139,14 +136,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
 
     # -- Keras hooks ----------------------------------------------------------------------------
     def on_train_begin(self, logs=None):
-        num = self.model.num_learners
-        usable = int(np.sum(np.unique(self.labels, return_counts=True)[1] >= 2))
-        if 2 * num > usable:
-            raise ValueError(
-                f"Divide & Conquer with K={num} learners needs at least 2 * K = {2 * num} classes "
-                f"with 2 or more training samples (every cluster needs 2 such classes), but the "
-                f"training set has {usable}. Use fewer learners (num_learners)."
-            )
+        check_enough_classes(self.labels, self.model.num_learners)
         self._resumed = False
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -229,104 +219,29 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         if self.val_data is not None:
             entry["learner_recall@1"] = self.learner_recall_at_1()
         self.history.append(entry)
-        self._save_state(count + 1)
-        self._epoch_logs = _numeric_logs(entry)
+        save_division(self.state_dir, count + 1, assignment)
+        self._epoch_logs = numeric_logs(entry)
         logger.info("D&C division %d at epoch %s: %s", count + 1, epoch, entry)
         return entry
 
     def learner_recall_at_1(self):
         """Recall@1 of each learner's slice on `val_data` (list of floats)."""
-        from keras_dml.evaluation import evaluate
-
         embeddings, labels = self._vectors(self.val_data, features=False, with_labels=True)
-        return [
-            float(evaluate(embeddings[:, a:b], labels, recall_at=(1,))["recall@1"])
-            for a, b in self.model.learner_slices()
-        ]
+        return learner_recall_at_1(embeddings, labels, self.model.learner_slices())
 
     # -- helpers --------------------------------------------------------------------------------
     def _vectors(self, data, features, with_labels=False):
-        from keras_dml.evaluation import embed
-
         key = (id(self.model), bool(features))
         if key not in self._forward:
-            model = self.model
-
-            @tf.function(reduce_retracing=True)
-            def forward(images):
-                if features:
-                    pooled = model.features(images, training=False)
-                    return tf.math.l2_normalize(tf.cast(pooled, "float32"), axis=-1)
-                return model(images, training=False)
-
             # One compiled function per model and mode, reused by every division.
-            self._forward[key] = _Forward(forward)
-        vectors, labels = embed(self._forward[key], data, batch_size=self.batch_size, verbose=False)
-        vectors = np.asarray(vectors, np.float32)
-        if with_labels:
-            if labels is None:
-                raise ValueError("`val_data` must carry labels for per-learner Recall@1.")
-            return vectors, np.asarray(labels)
-        return vectors
-
-    def _state_path(self, count):
-        return os.path.join(self.state_dir, f"division_{count:04d}.npz")
-
-    def _save_state(self, count):
-        if self.state_dir is None:
-            return
-        os.makedirs(self.state_dir, exist_ok=True)
-        tmp = self._state_path(count) + ".tmp.npz"
-        np.savez(tmp, assignment=self.assignment, division=count)
-        os.replace(tmp, self._state_path(count))
+            self._forward[key] = compiled_forward(self.model, bool(features))
+        return embed_vectors(self._forward[key], data, self.batch_size, with_labels=with_labels)
 
     def _resume_state(self):
         count = int(keras.ops.convert_to_numpy(self.model.division_count))
         if count == 0 or self.assignment is not None:
             return
-        if self.state_dir is not None and os.path.exists(self._state_path(count)):
-            with np.load(self._state_path(count)) as state:
-                assignment = state["assignment"].astype(np.int64)
-            if assignment.shape != self.labels.shape:
-                raise ValueError(
-                    f"The saved assignment {self._state_path(count)} has {assignment.size} "
-                    f"entries but the training set has {self.labels.size} samples."
-                )
+        assignment = restore_division(self.state_dir, count, self.labels.shape)
+        if assignment is not None:
             self.assignment = assignment
             self.sampler.set_clusters(assignment)
-            logger.info("D&C resumed division %d from %s", count, self._state_path(count))
-            return
-        logger.warning(
-            "D&C: the model has %d divisions but no saved assignment (state_dir=%r); "
-            "re-dividing at the first epoch.",
-            count,
-            self.state_dir,
-        )
-
-
-class _Forward:
-    """Adapter giving a compiled forward function the `predict_on_batch` interface of `embed`."""
-
-    def __init__(self, fn):
-        self.predict_on_batch = lambda images: self.fn(tf.convert_to_tensor(images, tf.float32))
-        self.fn = fn
-
-    def __call__(self, images):
-        return self.predict_on_batch(images)
-
-
-def _numeric_logs(entry):
-    """Flattens a division entry into numeric `dc_*` Keras log values."""
-    logs = {
-        "dc_division": float(entry["division"]),
-        "dc_min_cluster_size": float(min(entry["cluster_sizes"])),
-        "dc_max_cluster_size": float(max(entry["cluster_sizes"])),
-        "dc_recluster_seconds": entry["embed_seconds"]
-        + entry["kmeans_seconds"]
-        + entry["match_seconds"],
-    }
-    if entry["nmi_previous"] is not None:
-        logs["dc_nmi_previous"] = float(entry["nmi_previous"])
-    for k, value in enumerate(entry.get("learner_recall@1", [])):
-        logs[f"dc_learner_{k}_recall@1"] = float(value)
-    return logs

@@ -4,6 +4,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_dml.models.divide_and_conquer.errors import UnsupportedStrategyError
 from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
 
 DIVIDE, CONQUER = 0, 1
@@ -158,7 +159,7 @@ class DivideAndConquer(EmbeddingModel):
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
         labels, clusters = split_targets(y)
         if clusters is not None and tf.distribute.get_strategy().num_replicas_in_sync > 1:
-            raise NotImplementedError(
+            raise UnsupportedStrategyError(
                 "DivideAndConquer's per-learner update needs a conditional optimizer step, which "
                 "tf.distribute cannot synchronise across replicas. Train the divide stage on one "
                 "device (or tf.distribute.OneDeviceStrategy); the conquer stage (batches without "

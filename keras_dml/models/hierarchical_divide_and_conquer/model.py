@@ -4,6 +4,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_dml.models.divide_and_conquer.errors import UnsupportedStrategyError
 from keras_dml.models.divide_and_conquer.model import split_targets, unscale_for_distribution
 from keras_dml.models.embedding_model import EmbeddingModel
 from keras_dml.models.hierarchical_divide_and_conquer.mask_optimizer import build_mask_optimizer
@@ -175,7 +176,7 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
         labels, clusters = split_targets(y)
         if clusters is not None and tf.distribute.get_strategy().num_replicas_in_sync > 1:
-            raise NotImplementedError(
+            raise UnsupportedStrategyError(
                 "HierarchicalDivideAndConquer's step updates the backbone conditionally, which "
                 "tf.distribute cannot synchronise across replicas. Train on one device."
             )

@@ -1,0 +1,106 @@
+"""The embedding passes of `DivideAndConquerCallback`: vectors to cluster, per-learner Recall@1."""
+
+import numpy as np
+import tensorflow as tf
+
+
+class Forward:
+    """Adapter giving a compiled forward function the `predict_on_batch` interface of `embed`."""
+
+    def __init__(self, fn):
+        self.predict_on_batch = lambda images: self.fn(tf.convert_to_tensor(images, tf.float32))
+        self.fn = fn
+
+    def __call__(self, images):
+        return self.predict_on_batch(images)
+
+
+def compiled_forward(model, features):
+    """A compiled inference function: the model output or L2-normalised pooled features.
+
+    Args:
+        model: a `DivideAndConquer` (any `EmbeddingModel`).
+        features: bool. Pooled backbone features (the reference code) instead of the
+            concatenated embedding (the paper, Sec. 3.2).
+
+    Returns:
+        `Forward`, callable `images -> float32 tensor [N, D]` with a `predict_on_batch` method.
+    """
+
+    @tf.function(reduce_retracing=True)
+    def forward(images):
+        if features:
+            pooled = model.features(images, training=False)
+            return tf.math.l2_normalize(tf.cast(pooled, "float32"), axis=-1)
+        return model(images, training=False)
+
+    return Forward(forward)
+
+
+def embed_vectors(forward, data, batch_size, with_labels=False):
+    """Embeds `data` in index order.
+
+    Args:
+        forward: a `Forward` from `compiled_forward`.
+        data: an `ImageDataset`, an unshuffled batched `tf.data.Dataset` (of images or
+            `(images, labels)`) or an array of images.
+        batch_size: int. Batch size for `ImageDataset`s and arrays.
+        with_labels: bool. Also return the labels carried by `data`. Defaults to `False`.
+
+    Returns:
+        float32 array `[N, D]`, or `(vectors, labels)` when `with_labels`.
+
+    Raises:
+        ValueError: when `with_labels` and `data` carries no labels.
+    """
+    from keras_dml.evaluation import embed
+
+    vectors, labels = embed(forward, data, batch_size=batch_size, verbose=False)
+    vectors = np.asarray(vectors, np.float32)
+    if with_labels:
+        if labels is None:
+            raise ValueError("`val_data` must carry labels for per-learner Recall@1.")
+        return vectors, np.asarray(labels)
+    return vectors
+
+
+def learner_recall_at_1(embeddings, labels, slices):
+    """Recall@1 of each learner's slice of the embedding.
+
+    Args:
+        embeddings: float array `[N, D]`, the concatenated embedding.
+        labels: 1-D int array `[N]`.
+        slices: sequence of `(start, end)` column ranges, one per learner.
+
+    Returns:
+        list of floats, one per learner.
+    """
+    from keras_dml.evaluation import evaluate
+
+    return [
+        float(evaluate(embeddings[:, a:b], labels, recall_at=(1,))["recall@1"]) for a, b in slices
+    ]
+
+
+def numeric_logs(entry):
+    """Flattens a division entry into numeric `dc_*` Keras log values.
+
+    Args:
+        entry: dict logged by `DivideAndConquerCallback.divide`.
+
+    Returns:
+        dict of float log values.
+    """
+    logs = {
+        "dc_division": float(entry["division"]),
+        "dc_min_cluster_size": float(min(entry["cluster_sizes"])),
+        "dc_max_cluster_size": float(max(entry["cluster_sizes"])),
+        "dc_recluster_seconds": entry["embed_seconds"]
+        + entry["kmeans_seconds"]
+        + entry["match_seconds"],
+    }
+    if entry["nmi_previous"] is not None:
+        logs["dc_nmi_previous"] = float(entry["nmi_previous"])
+    for k, value in enumerate(entry.get("learner_recall@1", [])):
+        logs[f"dc_learner_{k}_recall@1"] = float(value)
+    return logs
