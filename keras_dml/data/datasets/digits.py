@@ -16,7 +16,9 @@ def upscale_grey(images, size):
     return np.repeat(resized[..., None], 3, axis=-1)
 
 
-@register_dataset("digits", "sklearn 8x8 digits (offline); digits 0-5 train (2 of them val), 6-9 test")
+@register_dataset(
+    "digits", "sklearn 8x8 digits (offline); digits 0-5 train (2 of them val), 6-9 test"
+)
 def load_digits(
     split="train",
     data_dir=None,

@@ -96,8 +96,9 @@ def load_fashion_mnist(
 
     The official 60,000 / 10,000 image split shares classes, so for metric learning all 70,000
     images are pooled and split by class: T-shirt/top, Trouser, Pullover, Dress, Coat, Sandal
-    train (two of them held out as `"val"` at the default 0.34, so validation has two classes); Shirt, Sneaker, Bag, Ankle boot
-    test. Images stay 28x28 grey uint8 in memory; the pipeline makes them RGB at `image_size`.
+    train (two of them held out as `"val"` at the default 0.34, so validation has two classes);
+    Shirt, Sneaker, Bag, Ankle boot test. Images stay 28x28 grey uint8 in memory; the pipeline
+    makes them RGB at `image_size`.
     Nothing is downloaded: the IDX files are looked up in `data_dir`, the Keras cache
     (`~/.keras/datasets/fashion-mnist`) and the Debian package `dataset-fashion-mnist`.
 
