@@ -45,6 +45,7 @@ def main():
     parser.add_argument("--every", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--m", type=int, default=4)
+    parser.add_argument("--embed-batch-size", type=int, default=256, help="re-clustering pass")
     args = parser.parse_args()
 
     from keras_dml import backbones
@@ -84,7 +85,9 @@ def main():
     dc_data = train.as_tf_dataset(True, args.batch_size, sampler=sampler, with_clusters=True)
     dc = make(DivideAndConquer, num_learners=args.learners)
     dc_timer = EpochTimer()
-    callback = DivideAndConquerCallback(train, labels, sampler, recluster_every=args.every)
+    callback = DivideAndConquerCallback(
+        train, labels, sampler, recluster_every=args.every, batch_size=args.embed_batch_size
+    )
     dc.fit(dc_data, epochs=args.epochs, callbacks=[dc_timer, callback], verbose=0)
 
     division = {entry["epoch"]: entry for entry in callback.history}

@@ -5,7 +5,12 @@
 call for scripts that do not use the registry.
 """
 
-from keras_dml.training.methods import MethodSpec, cluster_batches, compile_with_config
+from keras_dml.training.methods import (
+    EMBEDDING_BATCH,
+    MethodSpec,
+    cluster_batches,
+    compile_with_config,
+)
 
 # `method_options` of a D&C run configuration and their defaults (CVPR 2019, Sec. 4.2).
 METHOD_DEFAULTS = {
@@ -73,7 +78,7 @@ def prepare_data(config, model, train_data, val_data):
         similarity=options["similarity"],
         seed=config["seed"],
         state_dir=options["state_dir"],
-        batch_size=config["batch_size"],
+        batch_size=max(EMBEDDING_BATCH, config["batch_size"]),
     )
     return dataset, [callback]
 

@@ -8,7 +8,7 @@
 `config["method_options"]` the callback's options below.
 """
 
-from keras_dml.training.methods import MethodSpec, cluster_batches
+from keras_dml.training.methods import EMBEDDING_BATCH, MethodSpec, cluster_batches
 
 # `method_options` of an HDC run configuration and their defaults (TPAMI 2021, Tab. 9 / Sec. 3).
 METHOD_DEFAULTS = {
@@ -97,7 +97,7 @@ def prepare_data(config, model, train_data, val_data):
         nredo=options["kmeans_nredo"],
         similarity=options["similarity"],
         seed=config["seed"],
-        batch_size=config["batch_size"],
+        batch_size=max(EMBEDDING_BATCH, config["batch_size"]),
     )
     return dataset, [callback]
 
