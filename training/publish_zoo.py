@@ -12,7 +12,8 @@ Two commands:
   naming its recipe, never a link.
 
 Usage:
-    python training/publish_zoo.py runs runs/recipes/fmnist/* --prefix fashion_mnist
+    python training/publish_zoo.py runs runs/fmnist/* --prefix fashion_mnist \
+        --command "python benchmarks/recipes.py --dataset fashion_mnist --output runs/fmnist"
     python training/publish_zoo.py recipes
 """
 
@@ -43,8 +44,16 @@ def _read(path):
         return json.load(f)
 
 
-def publish_runs(run_dirs, prefix, output=MODELS_DIR, overwrite=True):
-    """Publishes trained runs as cards with shipped files; returns the card paths."""
+def publish_runs(run_dirs, prefix, command, output=MODELS_DIR, overwrite=True):
+    """Publishes trained runs as cards with shipped files; returns the card paths.
+
+    Args:
+        run_dirs: run folders of `keras_dml.training.train`.
+        prefix: str. Card names are `<prefix>_<method>_<backbone>`.
+        command: str. The training command recorded in each card (`{run_dir}` is filled in).
+        output: str. The cards folder. Defaults to the repository's `models/`.
+        overwrite: bool. Replace existing cards and files. Defaults to `True`.
+    """
     import keras
 
     from keras_dml.zoo import publish_run
@@ -62,8 +71,11 @@ def publish_runs(run_dirs, prefix, output=MODELS_DIR, overwrite=True):
         )
         with tempfile.TemporaryDirectory() as scratch:
             # Copy the run's records next to the optimizer-free model and publish from there.
-            for record in ("config.json", "metrics.json"):
-                shutil.copyfile(os.path.join(run_dir, record), os.path.join(scratch, record))
+            shutil.copyfile(
+                os.path.join(run_dir, "metrics.json"), os.path.join(scratch, "metrics.json")
+            )
+            with open(os.path.join(scratch, "config.json"), "w") as f:
+                json.dump({**config, "command": command.format(run_dir=run_dir)}, f)
             model.save(os.path.join(scratch, "model.keras"))
             recipe = f"training/configs/{method}_{dataset}.json"
             card = publish_run(
@@ -138,12 +150,18 @@ def main(argv=None):
     runs = commands.add_parser("runs", help="publish trained run folders")
     runs.add_argument("run_dirs", nargs="+")
     runs.add_argument("--prefix", required=True, help="name prefix, e.g. the dataset")
+    runs.add_argument(
+        "--command",
+        dest="training_command",
+        required=True,
+        help="the training command recorded in the cards ({run_dir} is filled in)",
+    )
     runs.add_argument("--output", default=MODELS_DIR)
     recipes = commands.add_parser("recipes", help="cards for the untrained GPU recipes")
     recipes.add_argument("--output", default=MODELS_DIR)
     args = parser.parse_args(argv)
     if args.command == "runs":
-        publish_runs(args.run_dirs, args.prefix, args.output)
+        publish_runs(args.run_dirs, args.prefix, args.training_command, args.output)
     else:
         recipe_cards(args.output)
     return 0

@@ -23,6 +23,10 @@ DEFAULT_PROTOCOLS = {
     "sop": "Stanford Online Products: Ebay_train / Ebay_test",
     "inshop": "In-shop Clothes Retrieval: train split; query vs gallery test",
     "vehicleid": "VehicleID: 13,164 training identities; small/medium/large test sets",
+    "digits": "scikit-learn digits, 32 px RGB: digits 0-5 train (2 held out for validation), "
+    "6-9 test (unseen classes)",
+    "fashion_mnist": "Fashion-MNIST, all 70,000 images pooled, 32 px RGB: classes 0-5 train "
+    "(2 held out for validation), 6-9 test (unseen classes)",
 }
 
 

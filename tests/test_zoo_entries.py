@@ -1,0 +1,48 @@
+"""The zoo's shipped entries load offline, verified, and reproduce the metrics on their cards."""
+
+import numpy as np
+import pytest
+
+from keras_dml import zoo
+from keras_dml.data import load_dataset
+from keras_dml.training import evaluate_model
+
+PUBLISHED = [m["name"] for m in zoo.list_models(status="published")]
+PAPER_SCALE = [m["name"] for m in zoo.list_models(status="not published")]
+
+
+def test_every_method_has_a_shipped_entry_and_paper_recipes_are_listed():
+    methods = {zoo.get_card(name).data["method"] for name in PUBLISHED}
+    assert {"baseline", "dc", "hdc", "bier", "abe", "dcml"} <= methods
+    for name in PAPER_SCALE:
+        card = zoo.get_card(name).data
+        assert all("url" not in f for f in card.get("files", []))
+        assert card["training"]["recipe"].startswith("training/configs/")
+
+
+def _check_reproduces(name, fast_only):
+    card = zoo.get_card(name).data
+    dataset = card["metrics"]["dataset"]
+    if fast_only and dataset != "digits":
+        pytest.skip("re-evaluating this entry is a slow test")
+    model = zoo.load(name)
+    size = card["preprocessing"]["input_size"][0]
+    test = load_dataset(dataset, split="test", image_size=size)
+    metrics = evaluate_model(model, {"test": test}, batch_size=256, image_size=size)
+    recorded = card["metrics"]["values"]
+    for key in ("recall@1", "map@r", "r_precision"):
+        assert metrics[key] == pytest.approx(recorded[key], abs=1e-4), key
+    assert np.isfinite(metrics["nmi"])
+
+
+@pytest.mark.parametrize("name", PUBLISHED)
+def test_entry_loads_and_reproduces_its_metrics(name):
+    _check_reproduces(name, fast_only=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PUBLISHED)
+def test_large_entry_reproduces_its_metrics(name):
+    if zoo.get_card(name).data["metrics"]["dataset"] == "digits":
+        pytest.skip("covered by the default suite")
+    _check_reproduces(name, fast_only=False)
