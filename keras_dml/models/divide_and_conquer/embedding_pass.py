@@ -78,7 +78,8 @@ def learner_recall_at_1(embeddings, labels, slices):
     from keras_dml.evaluation import evaluate
 
     return [
-        float(evaluate(embeddings[:, a:b], labels, recall_at=(1,))["recall@1"]) for a, b in slices
+        float(evaluate(embeddings[:, a:b], labels, recall_at=(1,), metrics=("recall",))["recall@1"])
+        for a, b in slices
     ]
 
 
