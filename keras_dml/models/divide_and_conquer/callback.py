@@ -23,6 +23,7 @@ from keras_dml.models.divide_and_conquer.clustering import (
 )
 from keras_dml.models.divide_and_conquer.division_state import restore_division, save_division
 from keras_dml.models.divide_and_conquer.embedding_pass import (
+    cached_inputs,
     compiled_forward,
     embed_vectors,
     learner_recall_at_1,
@@ -133,6 +134,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         self._epoch_logs = {}
         self._resumed = False
         self._forward = {}
+        self._inputs = {}
 
     # -- Keras hooks ----------------------------------------------------------------------------
     def on_train_begin(self, logs=None):
@@ -235,6 +237,10 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         if key not in self._forward:
             # One compiled function per model and mode, reused by every division.
             self._forward[key] = compiled_forward(self.model, bool(features))
+        if hasattr(data, "as_tf_dataset"):
+            if id(data) not in self._inputs:
+                self._inputs[id(data)] = cached_inputs(data, self.batch_size)
+            data = self._inputs[id(data)]
         return embed_vectors(self._forward[key], data, self.batch_size, with_labels=with_labels)
 
     def _resume_state(self):
