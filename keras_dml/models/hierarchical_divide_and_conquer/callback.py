@@ -9,6 +9,7 @@ import numpy as np
 from keras_dml.models.divide_and_conquer.clustering import ClusteringError, cluster_nmi
 from keras_dml.models.hierarchical_divide_and_conquer.division import recluster, split_clusters
 from keras_dml.models.hierarchical_divide_and_conquer.embedding_pass import (
+    cached_inputs,
     compiled_forward,
     embed_training_set,
 )
@@ -280,4 +281,8 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
     def _vectors(self):
         if self._forward is None:
             self._forward = compiled_forward(self.model, features=self.cluster_on == "features")
-        return embed_training_set(self._forward, self.train_data, self.labels, self.batch_size)
+            # Evaluation-preprocessed training images stay in memory between divisions.
+            self._train_inputs = self.train_data
+            if hasattr(self.train_data, "as_tf_dataset"):
+                self._train_inputs = cached_inputs(self.train_data, self.batch_size)
+        return embed_training_set(self._forward, self._train_inputs, self.labels, self.batch_size)

@@ -1,28 +1,14 @@
-"""The embedding pass over the training set that every re-clustering starts with."""
+"""The embedding pass over the training set that every re-clustering starts with.
+
+The compiled forward function and the input cache are D&C's (`divide_and_conquer.embedding_pass`):
+both methods embed the unshuffled training split before each division.
+"""
 
 import numpy as np
-import tensorflow as tf
 
+from keras_dml.models.divide_and_conquer.embedding_pass import cached_inputs, compiled_forward
 
-def compiled_forward(model, features=False):
-    """A compiled inference function: the model output (Eq. 8) or L2-normalised pooled features.
-
-    Args:
-        model: a `HierarchicalDivideAndConquer` (any `EmbeddingModel`).
-        features: bool. Pooled backbone features instead of the embedding. Defaults to `False`.
-
-    Returns:
-        callable `images -> float32 tensor [N, D]`, traced once and reused by every division.
-    """
-
-    @tf.function(reduce_retracing=True)
-    def forward(images):
-        if features:
-            pooled = tf.cast(model.features(images, training=False), "float32")
-            return tf.math.l2_normalize(pooled, axis=-1)
-        return model(images, training=False)
-
-    return lambda images: forward(tf.convert_to_tensor(images, tf.float32))
+__all__ = ["cached_inputs", "compiled_forward", "embed_training_set"]
 
 
 def embed_training_set(forward, data, labels, batch_size=256):
@@ -30,7 +16,8 @@ def embed_training_set(forward, data, labels, batch_size=256):
 
     Args:
         forward: callable from `compiled_forward`.
-        data: an `ImageDataset`, an unshuffled batched `tf.data.Dataset` or an array of images.
+        data: an `ImageDataset` (or the dataset `cached_inputs` made of it), an unshuffled
+            batched `tf.data.Dataset` or an array of images.
         labels: 1-D array aligned with `data`.
         batch_size: int. Batch size for `ImageDataset`s and arrays. Defaults to `256`.
 
