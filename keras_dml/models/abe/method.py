@@ -1,4 +1,4 @@
-"""Run-configuration hooks of ABE and M-heads (`keras-dml train --method abe | mheads`).
+"""`keras-dml train --method abe | mheads`: how a run configuration builds ABE and M-heads.
 
 The `model` entry of a configuration holds the constructor arguments of `ABE` / `MHeads`
 (`num_learners`, `embedding_dim`, `lambda_div`, ...). The loss is part of the model (Eq. 8-10):
@@ -6,7 +6,10 @@ by default the paper's contrastive loss (Eq. 10); a top-level `loss` entry (or `
 replaces it, e.g. `{"name": "contrastive", "margin": 0.5}`.
 """
 
-from keras_dml.training.methods import MethodSpec, build_optimizer
+from keras_dml.models.abe.mheads import MHeads
+from keras_dml.models.abe.model import ABE
+from keras_dml.models.hooks import build_optimizer
+from keras_dml.models.registry import get_method, register_method
 
 
 def model_options(config):
@@ -21,38 +24,34 @@ def model_options(config):
     return options
 
 
-def build_abe(config, backbone):
-    """Builds an uncompiled `ABE` from `config["model"]` (constructor keyword arguments)."""
-    from keras_dml.models.abe.model import ABE
-
-    return ABE(backbone, **model_options(config))
-
-
-def build_mheads(config, backbone):
-    """Builds an uncompiled `MHeads` from `config["model"]` (constructor keyword arguments)."""
-    from keras_dml.models.abe.mheads import MHeads
-
-    return MHeads(backbone, **model_options(config))
-
-
 def compile_with_optimizer(config, model):
     """Compiles with `config["optimizer"]` only: the model computes its loss itself."""
-    options = dict(config.get("method_options", {}))
-    if options:
-        raise ValueError(f"ABE and M-heads take no method_options. Received: {sorted(options)}")
+    get_method(config["method"]).parse_options(config)
     model.compile(optimizer=build_optimizer(config))
 
 
-ABE_SPEC = MethodSpec(
-    name="abe",
+@register_method(
+    "abe",
     description="ABE-M: M attention masks on a shared trunk, shared embedding G, divergence loss",
-    build=build_abe,
+    title="ABE, attention-based ensemble (ECCV 2018)",
     compile=compile_with_optimizer,
+    tiny=lambda backbone: ABE(backbone, num_learners=2, embedding_dim=16),
+    demo={"model": {"embedding_dim": 64, "num_learners": 2}},
 )
+def build_abe(config, backbone, splits=None):
+    """Builds an uncompiled `ABE` from `config["model"]` (constructor keyword arguments)."""
+    del splits
+    return ABE(backbone, **model_options(config))
 
-MHEADS_SPEC = MethodSpec(
-    name="mheads",
+
+@register_method(
+    "mheads",
     description="M-heads: shared bottom layers, M separate copies of the top (ABE's baseline)",
-    build=build_mheads,
+    title="M-heads (ABE's baseline, ECCV 2018)",
     compile=compile_with_optimizer,
+    tiny=lambda backbone: MHeads(backbone, num_learners=2, embedding_dim=16),
 )
+def build_mheads(config, backbone, splits=None):
+    """Builds an uncompiled `MHeads` from `config["model"]` (constructor keyword arguments)."""
+    del splits
+    return MHeads(backbone, **model_options(config))
