@@ -92,15 +92,16 @@ _METHODS = {}
 _ENTRY_POINTS_LOADED = False
 
 
-def register_method(name_or_spec=None, /, *, overwrite=False, **fields):
+def register_method(name_or_spec=None, /, *, description="", overwrite=False, **fields):
     """Registers a training method; used as a decorator on its build function.
 
     Args:
         name_or_spec: str or `MethodSpec`. The method's name (decorator form) or a complete
             spec (call form).
         overwrite: bool. Replace a method of the same name. Defaults to `False`.
-        **fields: the other `MethodSpec` fields (`description`, `prepare`, `compile`,
-            `options`, ...), decorator form only.
+        description: str. One line for `keras-dml train --help` (required, decorator form).
+        **fields: the other `MethodSpec` fields (`prepare`, `compile`, `options`, `tiny`,
+            ...), decorator form only.
 
     Returns:
         In the decorator form, a decorator that registers `MethodSpec(name, build=function,
@@ -115,7 +116,7 @@ def register_method(name_or_spec=None, /, *, overwrite=False, **fields):
     ...     return keras_dml.models.EmbeddingModel(backbone, **config["model"])
     """
     if isinstance(name_or_spec, MethodSpec):
-        if fields:
+        if fields or description:
             raise ValueError(
                 "Pass either a MethodSpec or a name with fields, not both. "
                 f"Received: spec={name_or_spec.name!r}, fields={sorted(fields)}"
@@ -129,7 +130,8 @@ def register_method(name_or_spec=None, /, *, overwrite=False, **fields):
         )
 
     def decorator(build):
-        _add(MethodSpec(name=name_or_spec, build=build, **fields), overwrite)
+        spec = MethodSpec(name=name_or_spec, description=description, build=build, **fields)
+        _add(spec, overwrite)
         return build
 
     return decorator
