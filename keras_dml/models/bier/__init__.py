@@ -20,7 +20,7 @@ from keras_dml.models.bier.diversity import (
 )
 from keras_dml.models.bier.method import BIEROptions, build_bier, build_bier_model
 from keras_dml.models.bier.model import BIER
-from keras_dml.models.bier.pair_losses import cosine_pair_loss, get_loss_form, pair_masks
+from keras_dml.models.bier.pair_losses import cosine_pair_loss, get_loss_form
 
 __all__ = [
     "BIER",
@@ -36,7 +36,6 @@ __all__ = [
     "boosting_weights",
     "cosine_pair_loss",
     "get_loss_form",
-    "pair_masks",
     "proportional_group_sizes",
     "shrinkage_rates",
     "unit_norm_penalty",
