@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_dml.losses.pairwise import l2_normalize
+
 POOLINGS = ("avg", "max", "avgmax")
 
 
@@ -223,12 +225,6 @@ def check_backbone(backbone):
             "`backbone` must output a 4-D feature map [N, H, W, C] (no pooling). "
             f"Received output shape {backbone.outputs[0].shape}."
         )
-
-
-def l2_normalize(x, epsilon=1e-12):
-    """Row-wise L2 normalisation computed in float32 (safe under mixed precision)."""
-    x = ops.cast(x, "float32")
-    return x / ops.sqrt(ops.maximum(ops.sum(ops.square(x), axis=-1, keepdims=True), epsilon))
 
 
 def resolve_learner_dims(embedding_dim, num_learners, learner_dims=None):
