@@ -15,8 +15,7 @@ from keras_dml.models.bier.arguments import (  # noqa: F401 (re-exported)
 from keras_dml.models.bier.boosted_loss import boosted_learner_losses
 from keras_dml.models.bier.boosting import boosting_weights
 from keras_dml.models.bier.diversity import get_diversity
-from keras_dml.models.bier.embedding_optimizer import apply_split_gradients
-from keras_dml.models.bier.optimizers import scaled_copy
+from keras_dml.models.bier.optimizers import apply_split_gradients, scaled_copy
 from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
 
 
