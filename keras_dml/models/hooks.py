@@ -55,11 +55,35 @@ def m_per_class_batches(config, model, splits):
         batch_size=config["batch_size"],
         seed=config["seed"],
     )
-    dataset = train_data.as_tf_dataset(
+    return sampled_batches(config, train_data, sampler), []
+
+
+def sampled_batches(config, train_data, sampler, with_clusters=False):
+    """The augmented training `tf.data.Dataset` of `train_data` in `sampler`'s batch order.
+
+    Args:
+        config: resolved run configuration (`batch_size`, `image_size`, `seed`).
+        train_data: training `ImageDataset`.
+        sampler: a batch sampler of `keras_dml.data`.
+        with_clusters: bool. Targets `{"labels", "clusters"}` (cluster samplers). Defaults to
+            `False`.
+    """
+    return train_data.as_tf_dataset(
         training=True,
         batch_size=config["batch_size"],
         sampler=sampler,
         image_size=config["image_size"],
         seed=config["seed"],
+        with_clusters=with_clusters,
     )
-    return dataset, []
+
+
+def compile_optimizer_only(config, model):
+    """Compiles with `config["optimizer"]` only, for models that compute their loss themselves.
+
+    The method's `method_options` are checked first (ABE, M-heads and DCML take none).
+    """
+    from keras_dml.models.registry import get_method
+
+    get_method(config["method"]).parse_options(config)
+    model.compile(optimizer=build_optimizer(config))

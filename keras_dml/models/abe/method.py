@@ -8,8 +8,8 @@ replaces it, e.g. `{"name": "contrastive", "margin": 0.5}`.
 
 from keras_dml.models.abe.mheads import MHeads
 from keras_dml.models.abe.model import ABE
-from keras_dml.models.hooks import build_optimizer
-from keras_dml.models.registry import get_method, register_method
+from keras_dml.models.hooks import compile_optimizer_only
+from keras_dml.models.registry import register_method
 
 
 def model_options(config):
@@ -24,17 +24,11 @@ def model_options(config):
     return options
 
 
-def compile_with_optimizer(config, model):
-    """Compiles with `config["optimizer"]` only: the model computes its loss itself."""
-    get_method(config["method"]).parse_options(config)
-    model.compile(optimizer=build_optimizer(config))
-
-
 @register_method(
     "abe",
     description="ABE-M: M attention masks on a shared trunk, shared embedding G, divergence loss",
     title="ABE, attention-based ensemble (ECCV 2018)",
-    compile=compile_with_optimizer,
+    compile=compile_optimizer_only,
     tiny=lambda backbone: ABE(backbone, num_learners=2, embedding_dim=16),
     demo={"model": {"embedding_dim": 64, "num_learners": 2}},
 )
@@ -48,7 +42,7 @@ def build_abe(config, backbone, splits=None):
     "mheads",
     description="M-heads: shared bottom layers, M separate copies of the top (ABE's baseline)",
     title="M-heads (ABE's baseline, ECCV 2018)",
-    compile=compile_with_optimizer,
+    compile=compile_optimizer_only,
     tiny=lambda backbone: MHeads(backbone, num_learners=2, embedding_dim=16),
 )
 def build_mheads(config, backbone, splits=None):

@@ -1,21 +1,15 @@
 """`keras-dml train --method dcml`: how a run configuration builds and compiles DCML."""
 
 from keras_dml.models.dcml.model import DCML
-from keras_dml.models.hooks import build_optimizer
-from keras_dml.models.registry import get_method, register_method
-
-
-def compile_dcml(config, model):
-    """Compiles with `config["optimizer"]` only: DCML's losses are part of the model."""
-    get_method("dcml").parse_options(config)
-    model.compile(optimizer=build_optimizer(config))
+from keras_dml.models.hooks import compile_optimizer_only
+from keras_dml.models.registry import register_method
 
 
 @register_method(
     "dcml",
     description="DCML: K learners, M learnable compositors, self-reinforced loss (CVPR 2021)",
     title="DCML, deep compositional metric learning (CVPR 2021)",
-    compile=compile_dcml,
+    compile=compile_optimizer_only,
     tiny=lambda backbone: DCML(backbone, num_learners=2, learner_dim=8, num_compositors=3),
     training_only_weights=lambda model: model.compositor.weights,
     demo={"model": {"num_learners": 4, "learner_dim": 16, "num_compositors": 4}},

@@ -8,7 +8,7 @@ import dataclasses
 
 from keras_dml.models.divide_and_conquer.callback import DivideAndConquerCallback
 from keras_dml.models.divide_and_conquer.model import DivideAndConquer
-from keras_dml.models.division.batches import EMBEDDING_BATCH, cluster_batches
+from keras_dml.models.division.batches import prepare_division
 from keras_dml.models.hooks import compile_with_config
 from keras_dml.models.registry import get_method, register_method
 
@@ -59,25 +59,17 @@ def prepare_divide_and_conquer(config, model, splits):
     """
     del model
     options = get_method("dc").parse_options(config)
-    train_data = splits["train"]
-    sampler, dataset = cluster_batches(config, train_data, options.epoch_length)
-    callback = DivideAndConquerCallback(
-        train_data,
-        train_data.labels,
-        sampler,
+    return prepare_division(
+        config,
+        splits,
+        options,
+        DivideAndConquerCallback,
         recluster_every=options.recluster_every,
         conquer_epoch=options.conquer_epoch,
         conquer_sampling=options.conquer_sampling,
-        cluster_on=options.cluster_on,
         val_data=splits.get("val") if options.log_learner_recall else None,
-        niter=options.kmeans_niter,
-        nredo=options.kmeans_nredo,
-        similarity=options.similarity,
-        seed=config["seed"],
         state_dir=options.state_dir,
-        batch_size=max(EMBEDDING_BATCH, config["batch_size"]),
     )
-    return dataset, [callback]
 
 
 def training_only_weights(model):

@@ -6,7 +6,7 @@
 
 import dataclasses
 
-from keras_dml.models.division.batches import EMBEDDING_BATCH, cluster_batches
+from keras_dml.models.division.batches import prepare_division
 from keras_dml.models.hierarchical_divide_and_conquer.callback import (
     HierarchicalDivideAndConquerCallback,
 )
@@ -57,24 +57,16 @@ def prepare_hierarchical_divide_and_conquer(config, model, splits):
     """
     del model
     options = get_method("hdc").parse_options(config)
-    train_data = splits["train"]
-    sampler, dataset = cluster_batches(config, train_data, options.epoch_length)
-    callback = HierarchicalDivideAndConquerCallback(
-        train_data,
-        train_data.labels,
-        sampler,
+    return prepare_division(
+        config,
+        splits,
+        options,
+        HierarchicalDivideAndConquerCallback,
         division_every=options.division_every,
         finetune_epoch=options.finetune_epoch,
-        cluster_on=options.cluster_on,
         freeze_backbone=options.freeze_backbone,
         split_attempts=options.split_attempts,
-        niter=options.kmeans_niter,
-        nredo=options.kmeans_nredo,
-        similarity=options.similarity,
-        seed=config["seed"],
-        batch_size=max(EMBEDDING_BATCH, config["batch_size"]),
     )
-    return dataset, [callback]
 
 
 def training_only_weights(model):
