@@ -120,6 +120,17 @@ class LearningRateMultipliers(keras.optimizers.Optimizer):
 
         return learning_rate
 
+    @property
+    def patterns(self):
+        """The patterns, in matching order."""
+        return list(self._patterns)
+
+    def group_optimizer(self, pattern):
+        """The optimizer of `pattern`'s parameter group (after `build`)."""
+        if not self.built:
+            raise ValueError("The optimizer has no groups before `build` (or the first step).")
+        return self.group_optimizers[self._index(pattern)]
+
     def scaled_variables(self, pattern):
         """Paths of the variables whose learning rate `pattern` scales (after `build`)."""
         group = self._groups[self._index(pattern)]

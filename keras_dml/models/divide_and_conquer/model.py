@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.models.distribution import gather_replicas, with_model_losses
-from keras_dml.models.division.distribution import split_targets
+from keras_dml.models.division.targets import split_targets
 from keras_dml.models.embedding_model import EmbeddingModel
 
 DIVIDE, CONQUER = 0, 1
