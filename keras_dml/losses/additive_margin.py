@@ -58,7 +58,7 @@ def arcface_target_logit(cosine, margin=0.5, easy_margin=False):
     InsightFace code (and pytorch-metric-learning), targets with `theta > pi - m` get
     `cos(theta) - m sin(m)` instead, which continues the logit downwards. With `easy_margin=True`
     the margin is applied only where `cos(theta) > 0` (the logit is `cos(theta)` elsewhere).
-    `sin(theta)` is taken as `sqrt(1 - cos^2)` with a finite gradient at `cos = +-1`.
+    `sin(theta)` is taken as `sqrt((1 - cos)(1 + cos))` with a finite gradient at `cos = +-1`.
 
     Args:
         cosine: float tensor. Target cosines.
@@ -68,7 +68,8 @@ def arcface_target_logit(cosine, margin=0.5, easy_margin=False):
     Returns:
         float32 tensor of the same shape.
     """
-    sine = safe_sqrt(ops.maximum(1.0 - ops.square(cosine), 0.0))
+    # (1 - c)(1 + c) instead of 1 - c^2: no cancellation near c = 1 in float32.
+    sine = safe_sqrt(ops.maximum((1.0 - cosine) * (1.0 + cosine), 0.0))
     with_margin = cosine * math.cos(margin) - sine * math.sin(margin)
     if easy_margin:
         return ops.where(cosine > 0.0, with_margin, cosine)

@@ -28,7 +28,8 @@ def log_one_plus_sum_exp(values, mask, axis):
         float32 tensor with `axis` removed.
     """
     masked = ops.where(mask, values, -LARGE_VALUE)
-    shift = ops.stop_gradient(ops.maximum(ops.max(masked, axis=axis, keepdims=True), 0.0))
+    # `initial=0`: the shift is max(values, 0), also for an empty batch.
+    shift = ops.stop_gradient(ops.max(masked, axis=axis, keepdims=True, initial=0.0))
     total = ops.exp(-shift) + ops.sum(
         ops.where(mask, ops.exp(masked - shift), 0.0), axis=axis, keepdims=True
     )
