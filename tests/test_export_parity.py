@@ -48,6 +48,15 @@ class EmbeddingWithRegressor(EmbeddingModel):
         super().build(input_shape)
 
 
+def embedding_with_loss_layer():
+    """An `EmbeddingModel` that owns a proxy loss through `compile` (training-only proxies)."""
+    from keras_dml.losses import ProxyAnchorLoss
+
+    model = EmbeddingModel(tiny_backbone(4), embedding_dim=16)
+    model.compile(optimizer="adam", loss=ProxyAnchorLoss(num_classes=5, embedding_dim=16))
+    return model
+
+
 def convnet():
     from keras_dml import backbones
 
@@ -69,6 +78,7 @@ FAMILIES = {
     "embedding_with_regressor": lambda: EmbeddingWithRegressor(
         tiny_backbone(2), embedding_dim=12, num_learners=3
     ),
+    "embedding_with_loss_layer": embedding_with_loss_layer,
     "embedding_convnet": lambda: EmbeddingModel(convnet(), embedding_dim=16, num_learners=2),
     "divide_and_conquer": lambda: method_model(
         "keras_dml.models.divide_and_conquer.model", "DivideAndConquer", embedding_dim=16
@@ -96,7 +106,12 @@ FAMILIES = {
     ),
 }
 # Families whose model holds training-only weights that must not be exported.
-WITH_TRAINING_ONLY_PARTS = ("embedding_with_regressor", "bier_adversarial", "dcml")
+WITH_TRAINING_ONLY_PARTS = (
+    "embedding_with_regressor",
+    "embedding_with_loss_layer",
+    "bier_adversarial",
+    "dcml",
+)
 BATCH_SIZES = (1, 7)
 
 
@@ -173,6 +188,7 @@ def _hdc_state(model):
 # name -> the model's weights that `call` does not read (training-only parts and state).
 TRAINING_ONLY = {
     "embedding_with_regressor": lambda m: m.regressor.weights,
+    "embedding_with_loss_layer": lambda m: m.loss_layer.weights,
     "bier_adversarial": lambda m: m.diversity_layer.weights,
     "dcml": lambda m: m.compositor.weights,
     "divide_and_conquer": _dc_state,
