@@ -19,11 +19,13 @@ DIM, NUM_CLASSES = 8, 4
 CLASS_LOSSES = ("normalized_softmax", "proxy_anchor", "arcface", "cosface")
 
 
-def tiny_model(seed=0, **kwargs):
+def tiny_model(seed=0, regularizer=None, **kwargs):
     keras.utils.set_random_seed(seed)
     inputs = keras.Input((32, 32, 3))
     x = keras.layers.Rescaling(1.0 / 127.5, offset=-1.0)(inputs)
-    x = keras.layers.Conv2D(8, 3, strides=4, padding="same", activation="relu")(x)
+    x = keras.layers.Conv2D(
+        8, 3, strides=4, padding="same", activation="relu", kernel_regularizer=regularizer
+    )(x)
     return EmbeddingModel(keras.Model(inputs, x), embedding_dim=DIM, **kwargs)
 
 
@@ -59,6 +61,17 @@ def test_compute_loss_is_the_layer_on_labels_and_embeddings():
     np.testing.assert_allclose(float(model.compute_loss(y=labels, y_pred=embeddings)), expected)
     evaluated = model.evaluate(images, labels, batch_size=8, verbose=0)
     np.testing.assert_allclose(evaluated, expected, rtol=1e-5)
+
+
+def test_compute_loss_adds_the_models_regularisation_losses():
+    model = tiny_model(regularizer=keras.regularizers.L2(0.5))
+    loss_layer = losses.CosFaceLoss(num_classes=NUM_CLASSES, embedding_dim=DIM)
+    model.compile(optimizer="adam", loss=loss_layer)
+    labels, embeddings = tiny_labels(8, NUM_CLASSES), model(tiny_images(8))
+    penalty = float(sum(keras.ops.sum(loss) for loss in model.losses))
+    assert penalty > 0.0
+    total = float(model.compute_loss(y=labels, y_pred=embeddings))
+    np.testing.assert_allclose(total, float(loss_layer(labels, embeddings)) + penalty, rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", CLASS_LOSSES)
