@@ -4,6 +4,7 @@ Its weights never reach a SavedModel (the ONNX export is covered in `test_export
 """
 
 import os
+import re
 
 import keras
 import numpy as np
@@ -165,3 +166,17 @@ def test_out_of_range_labels_make_fit_report_nan():
     labels[0] = NUM_CLASSES
     history = model.fit(tiny_images(8), labels, batch_size=8, verbose=0)
     assert np.isnan(history.history["loss"][-1])
+
+
+def test_readme_losses_snippet_runs():
+    """The README's `## Losses` code block runs as written and the model owns the proxies."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "README.md")) as f:
+        readme = f.read()
+    section = readme[readme.index("## Losses\n") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    namespace = {"__name__": "__readme_losses__"}
+    exec(compile(code, "README losses", "exec"), namespace)
+    model, proxies = namespace["model"], namespace["proxies"]
+    assert model.loss_layer is proxies
+    assert any(proxies.proxies is v for v in model.trainable_variables)
