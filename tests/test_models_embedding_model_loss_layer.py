@@ -42,7 +42,7 @@ def weights_of(layer):
 
 
 @pytest.mark.parametrize("name", CLASS_LOSSES)
-def test_fit_trains_the_owned_class_weights(name):
+def test_owned_class_weights_train_save_and_stay_out_of_exports(name, tmp_path):
     model, loss_layer = compiled_model(name)
     assert model.loss_layer is loss_layer
     assert any(loss_layer.class_weight_variable is v for v in model.trainable_variables)
@@ -52,6 +52,42 @@ def test_fit_trains_the_owned_class_weights(name):
     assert np.all(np.isfinite(history.history["loss"]))
     assert not np.allclose(proxies_before[0], loss_layer.class_weight_variable.numpy())
     assert not np.allclose(heads_before[0], model.heads[0].kernel.numpy())
+
+    path = os.path.join(tmp_path, "model.keras")
+    model.save(path)
+    reloaded = keras.saving.load_model(path, safe_mode=True)
+    assert type(reloaded.loss_layer) is type(loss_layer)
+    assert reloaded.loss_layer.get_config() == loss_layer.get_config()
+    np.testing.assert_array_equal(
+        reloaded.loss_layer.class_weight_variable.numpy(), loss_layer.class_weight_variable.numpy()
+    )
+    images = tiny_images(4, seed=1)
+    np.testing.assert_array_equal(reloaded(images).numpy(), model(images).numpy())
+    # The optimizer state (the proxies' moments included) resumes.
+    assert reloaded.optimizer.iterations.numpy() == 2
+    saved = {v.path: v.numpy() for v in model.optimizer.variables}
+    for variable in reloaded.optimizer.variables:
+        np.testing.assert_array_equal(variable.numpy(), saved[variable.path])
+
+    report = export_saved_model(model, tmp_path / "saved_model")
+    assert list(report.excluded_weights) == [loss_layer.class_weight_variable.path]
+    assert report.num_variables == len(model.weights) - 1
+    loaded = tf.saved_model.load(str(tmp_path / "saved_model"))
+    assert (NUM_CLASSES, DIM) not in {tuple(v.shape) for v in loaded.variables}
+
+
+def test_round_trip_without_compile_restores_the_layer_and_resumes(tmp_path):
+    model, loss_layer = compiled_model("arcface", margin=0.3)
+    path = os.path.join(tmp_path, "model.keras")
+    model.save(path)
+    reloaded = keras.saving.load_model(path, safe_mode=True, compile=False)
+    assert reloaded.loss_layer.margin == 0.3 and not reloaded.compiled
+    np.testing.assert_array_equal(
+        reloaded.loss_layer.class_weights.numpy(), loss_layer.class_weights.numpy()
+    )
+    reloaded.compile(optimizer="adam")  # no loss: the owned layer is the loss
+    history = reloaded.fit(tiny_images(8), tiny_labels(8, NUM_CLASSES), verbose=0)
+    assert np.isfinite(history.history["loss"][-1])
 
 
 def test_compute_loss_is_the_layer_on_labels_and_embeddings():
@@ -73,40 +109,6 @@ def test_compute_loss_adds_the_models_regularisation_losses():
     assert penalty > 0.0
     total = float(model.compute_loss(y=labels, y_pred=embeddings))
     np.testing.assert_allclose(total, float(loss_layer(labels, embeddings)) + penalty, rtol=1e-6)
-
-
-@pytest.mark.parametrize("name", CLASS_LOSSES)
-@pytest.mark.parametrize("compile_on_load", [True, False])
-def test_keras_round_trip_restores_outputs_and_class_weights(name, compile_on_load, tmp_path):
-    model, loss_layer = compiled_model(name)
-    model.fit(tiny_images(16), tiny_labels(16, NUM_CLASSES), batch_size=8, verbose=0)
-    path = os.path.join(tmp_path, "model.keras")
-    model.save(path)
-    reloaded = keras.saving.load_model(path, safe_mode=True, compile=compile_on_load)
-    assert type(reloaded.loss_layer) is type(loss_layer)
-    assert reloaded.loss_layer.get_config() == loss_layer.get_config()
-    np.testing.assert_array_equal(
-        reloaded.loss_layer.class_weight_variable.numpy(), loss_layer.class_weight_variable.numpy()
-    )
-    images = tiny_images(4, seed=1)
-    np.testing.assert_array_equal(reloaded(images).numpy(), model(images).numpy())
-    if compile_on_load:  # optimizer state (proxies' moments included) resumes
-        assert reloaded.optimizer.iterations.numpy() == model.optimizer.iterations.numpy()
-        saved = {v.path: v.numpy() for v in model.optimizer.variables}
-        for variable in reloaded.optimizer.variables:
-            np.testing.assert_array_equal(variable.numpy(), saved[variable.path])
-        history = reloaded.fit(tiny_images(8), tiny_labels(8, NUM_CLASSES), verbose=0)
-        assert np.isfinite(history.history["loss"][-1])
-
-
-@pytest.mark.parametrize("name", CLASS_LOSSES)
-def test_saved_model_export_leaves_the_class_weights_out(name, tmp_path):
-    model, loss_layer = compiled_model(name)
-    report = export_saved_model(model, tmp_path / "saved_model")
-    assert list(report.excluded_weights) == [loss_layer.class_weight_variable.path]
-    assert report.num_variables == len(model.weights) - 1
-    loaded = tf.saved_model.load(str(tmp_path / "saved_model"))
-    assert (NUM_CLASSES, DIM) not in {tuple(v.shape) for v in loaded.variables}
 
 
 def test_a_plain_loss_keeps_the_keras_path_and_replaces_a_loss_layer():
