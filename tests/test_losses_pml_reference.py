@@ -43,8 +43,9 @@ def _case_id(case):
 def test_equals_pytorch_metric_learning(case):
     labels, embeddings, weights = _batch(case["batch"])
     ours = float(FUNCTIONS[case["loss"]](labels, embeddings, weights, **case["arguments"]))
-    # float32 here, float64 in PML; the largest difference measured is 2.8e-7 (relative 2.1e-5,
-    # on a loss of 0.013), every other case is within relative 5e-7.
+    # float32 here, float64 in PML. Measured: the largest relative difference is 2.1e-5 (2.8e-7
+    # on a normalised softmax loss of 0.013), every other case is within relative 5e-7; the
+    # largest absolute difference is 7.8e-6 (ArcFace, a loss of 86).
     np.testing.assert_allclose(ours, case["pml_value"], rtol=1e-5, atol=1e-6)
 
 
