@@ -6,6 +6,7 @@ import time
 
 import keras
 
+from keras_dml.losses.class_weights import with_class_arguments
 from keras_dml.models import get_method
 from keras_dml.models.config import resolve_config
 from keras_dml.models.hooks import compile_with_config, m_per_class_batches
@@ -109,6 +110,9 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
         input_shape=(config["image_size"], config["image_size"], 3),
         **backbone_options,
     )
+    # Class-based losses (proxies, class weights) need the number of training classes; filled in
+    # here, where the training split is known, and kept in the saved config.json.
+    config["loss"] = with_class_arguments(config["loss"], num_classes=splits["train"].num_classes)
     model = method.build(config, backbone, splits)
     (method.compile or compile_with_config)(config, model)
     train_dataset, method_callbacks = (method.prepare or m_per_class_batches)(config, model, splits)
