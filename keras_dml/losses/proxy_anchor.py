@@ -120,7 +120,7 @@ class ProxyAnchorLoss(ClassWeightLoss):
     LOSS_ARGUMENTS = ("alpha", "delta")
     loss_fn = staticmethod(proxy_anchor_loss)
 
-    def __init__(self, num_classes, embedding_dim, alpha=32.0, delta=0.1, **kwargs):
+    def __init__(self, num_classes=None, embedding_dim=None, alpha=32.0, delta=0.1, **kwargs):
         if alpha <= 0:
             raise ValueError(f"`alpha` must be > 0. Received: alpha={alpha}")
         super().__init__(num_classes, embedding_dim, **kwargs)
