@@ -90,7 +90,9 @@ class ProxyAnchorLoss(ClassWeightLoss):
 
     Pass it to `EmbeddingModel.compile(loss=...)`: the model then owns the layer (its proxies
     train with the model, are saved in `.keras` files and are left out of exports). The paper
-    trains the proxies with a learning rate 100x the network's.
+    trains the proxies with a learning rate 100x the network's:
+    `keras_dml.optimizers.LearningRateMultipliers(keras.optimizers.AdamW(1e-4),
+    {"proxies": 100.0})` does that (the proxies' variable path ends in `proxies`).
 
     Args:
         num_classes: int. Number of training classes (labels in `[0, num_classes)`).
