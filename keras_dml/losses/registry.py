@@ -130,6 +130,7 @@ def get(identifier, **kwargs):
     >>> loss = get("triplet", margin=0.2, mining="batch-hard")
     >>> loss = get({"name": "margin", "beta": 1.2})
     >>> proxy_loss = get("proxy_nca", num_classes=100, embedding_dim=128)
+    >>> arcface = get("arcface", num_classes=100, embedding_dim=128, margin=0.5)
     """
     if isinstance(identifier, (keras.losses.Loss, keras.layers.Layer)):
         if kwargs:

@@ -327,20 +327,6 @@ class EmbeddingModel(EnsembleModel):
         return config
 
 
-class LossLayerSlot(keras.layers.Layer):
-    """A weightless sublayer that holds the loss layer an `EmbeddingModel` owns (at most one).
-
-    It is marked built without running `build`, so Keras never locks its state, and a loss layer
-    can be attached to a model that is already built. Its `held` list is tracked: the layer in it
-    counts as a sublayer of the model. The slot is never called.
-    """
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.held = []
-        self.built = True  # nothing to build; `build` is never run, so the state stays open
-
-
 def check_backbone(backbone):
     """Raises a `ValueError` unless `backbone` is a functional model with one 4-D output."""
     if not isinstance(backbone, keras.Model) or len(backbone.outputs or []) != 1:
@@ -353,6 +339,20 @@ def check_backbone(backbone):
             "`backbone` must output a 4-D feature map [N, H, W, C] (no pooling). "
             f"Received output shape {backbone.outputs[0].shape}."
         )
+
+
+class LossLayerSlot(keras.layers.Layer):
+    """A weightless sublayer that holds the loss layer an `EmbeddingModel` owns (at most one).
+
+    It is marked built without running `build`, so Keras never locks its state, and a loss layer
+    can be attached to a model that is already built. Its `held` list is tracked: the layer in it
+    counts as a sublayer of the model. The slot is never called.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.held = []
+        self.built = True  # nothing to build; `build` is never run, so the state stays open
 
 
 def resolve_learner_dims(embedding_dim, num_learners, learner_dims=None):
