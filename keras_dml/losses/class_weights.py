@@ -129,7 +129,8 @@ class ClassWeightLoss(keras.layers.Layer):
 
     Args:
         num_classes: int. Number of training classes; labels must be in `[0, num_classes)`.
-        embedding_dim: int. Dimension of the embeddings.
+            Required (the default `None` raises a `ValueError` saying so).
+        embedding_dim: int. Dimension of the embeddings. Required.
         weights_initializer: initializer of the class weights. Defaults to `"random_normal"`.
         **kwargs: base `keras.layers.Layer` arguments; `dtype` defaults to `"float32"`.
     """
@@ -137,9 +138,19 @@ class ClassWeightLoss(keras.layers.Layer):
     WEIGHTS_NAME = "class_weights"
     LOSS_ARGUMENTS = ()
 
-    def __init__(self, num_classes, embedding_dim, weights_initializer="random_normal", **kwargs):
+    def __init__(
+        self, num_classes=None, embedding_dim=None, weights_initializer="random_normal", **kwargs
+    ):
         kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
+        if num_classes is None or embedding_dim is None:
+            raise ValueError(
+                f"{type(self).__name__} holds one weight vector per class, so it needs the number "
+                "of training classes and the embedding size: pass num_classes=... and "
+                "embedding_dim=... (e.g. keras_dml.losses.get(name, num_classes=100, "
+                f"embedding_dim=128)). Received: num_classes={num_classes}, "
+                f"embedding_dim={embedding_dim}"
+            )
         if int(num_classes) < 2:
             raise ValueError(f"`num_classes` must be >= 2. Received: num_classes={num_classes}")
         if int(embedding_dim) < 1:

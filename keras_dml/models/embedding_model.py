@@ -309,7 +309,11 @@ class EmbeddingModel(EnsembleModel):
         return ops.cast(layer(labels, embeddings), "float32")
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The owned loss layer on `(labels, embeddings)` plus added losses, or Keras' loss."""
+        """The owned loss layer on `(labels, embeddings)` plus added losses, or Keras' loss.
+
+        With a loss layer, the loss under `tf.distribute` is that of the global batch (labels and
+        embeddings gathered from every replica, as the ensemble methods do).
+        """
         loss_layer = self.loss_layer
         if loss_layer is None:
             return super().compute_loss(
@@ -328,8 +332,10 @@ class EmbeddingModel(EnsembleModel):
                 "slice?). Train this model with a loss that takes any dimension. "
                 f"Received: y_pred.shape={tuple(y_pred.shape)}"
             )
-        replicas, (y, y_pred) = gather_replicas(y, y_pred)
-        return with_model_losses(self, loss_layer(y, y_pred), replicas)
+        # Under tf.distribute: the loss of the global batch (a proxy loss is not a mean of
+        # per-replica losses), plus the regularisers and `add_loss` terms Keras would add.
+        replicas, (labels, embeddings) = gather_replicas(y, y_pred)
+        return with_model_losses(self, loss_layer(labels, embeddings), replicas)
 
     # -- serialization --------------------------------------------------------------------------
     def get_config(self):
