@@ -216,8 +216,14 @@ def build_report_html(
                     "attention maps",
                 ),
             )
+        if hasattr(the_model, "compositor_weights"):
+            sections.add(
+                "Compositor weights",
+                lambda: _compositor_section(the_model, config, state, seed),
+            )
         sections.add(
-            "Training data", lambda: _training_section(run_dir, the_model, config, state, seed)
+            "Training clusters",
+            lambda: _clusters_section(run_dir, the_model, config, state, seed),
         )
 
     sections.add(
@@ -255,39 +261,49 @@ def _projection_figure(embeddings, labels, projections, class_names, seed):
     return figure
 
 
-def _training_section(run_dir, model, config, state, seed, count=500):
-    """Compositor weights (DCML) and the training clusters (D&C, hierarchical D&C)."""
+def _training_sample(state, config, seed, count=500):
+    """A seeded sample of the training split, drawn once and kept in `state`."""
+    if "train_sample" not in state:
+        state["train_sample"] = sample_images(
+            state["splits"]["train"], count, config["image_size"], seed
+        )
+    return state["train_sample"]
+
+
+def _compositor_section(model, config, state, seed):
+    """DCML's compositor weights averaged over a training sample."""
+    from keras_dml import visualization as vis
+
+    images, labels, _ = _training_sample(state, config, seed)
+    return (
+        _image(vis.plot_compositor_weights(model, images), "compositor weights")
+        + f"<p class='note'>Averaged over {len(labels)} training images.</p>"
+    )
+
+
+def _clusters_section(run_dir, model, config, state, seed):
+    """Training images by class and by their cluster (D&C, hierarchical D&C); '' without one."""
     from keras_dml import visualization as vis
 
     train = state["splits"]["train"]
     clusters = training_clusters(run_dir, model, config, len(train))
-    if clusters is None and not hasattr(model, "compositor_weights"):
+    if clusters is None:
         return ""
-    images, labels, positions = sample_images(train, count, config["image_size"], seed)
-    parts = []
-    if hasattr(model, "compositor_weights"):
-        parts.append(
-            _image(vis.plot_compositor_weights(model, images), "compositor weights")
-            + f"<p class='note'>Averaged over {len(labels)} training images.</p>"
-        )
-    if clusters is not None:
-        embeddings = l2_normalize(embeddings_of(model, images))
-        parts.append(
-            _image(
-                vis.plot_projection(
-                    embeddings,
-                    None,
-                    labels,
-                    clusters=clusters[positions],
-                    class_names=train.class_names,
-                    seed=seed,
-                ),
-                "training clusters",
-            )
-            + f"<p class='note'>{len(labels)} training images, by class and by the cluster "
-            "(learner) of the last division.</p>"
-        )
-    return "\n".join(parts)
+    images, labels, positions = _training_sample(state, config, seed)
+    embeddings = l2_normalize(embeddings_of(model, images))
+    figure = vis.plot_projection(
+        embeddings,
+        None,
+        labels,
+        clusters=clusters[positions],
+        class_names=train.class_names,
+        seed=seed,
+    )
+    return (
+        _image(figure, "training clusters")
+        + f"<p class='note'>{len(labels)} training images, by class and by the cluster "
+        "(learner) of the last division.</p>"
+    )
 
 
 def _page(run_dir, config, sections, output_path):
@@ -370,3 +386,44 @@ def write_report(
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return path
+
+
+def report_after_training(run_dir, model=None, splits=None, verbose=True, **options):
+    """`write_report` for the end of a training run: a failure warns instead of raising.
+
+    The run's files are already saved when this runs; a missing matplotlib or a picture that
+    cannot be drawn must not turn a finished run into an error.
+
+    Args:
+        run_dir: str. The run folder.
+        model: the trained model. Defaults to `None` (reload `model.keras`).
+        splits: dict of loaded splits. Defaults to `None` (reload from the config).
+        verbose: bool. Print where the page is and how to open TensorBoard. Defaults to `True`.
+        **options: passed to `write_report`.
+
+    Returns:
+        str path of the page, or `None` when it could not be written (with a warning).
+
+    Examples:
+    >>> report_after_training("runs/baseline", model, splits)  # doctest: +SKIP
+    """
+    try:
+        path = write_report(run_dir, model=model, splits=splits, **options)
+    except Exception as error:  # the trained run is saved; the report is a bonus
+        warnings.warn(
+            f"The run is saved in {run_dir}, but its report could not be written "
+            f"({type(error).__name__}: {error}). Retry with: keras-dml report {run_dir}",
+            stacklevel=2,
+        )
+        return None
+    if verbose:
+        print(describe_report(path, run_dir), flush=True)
+    return path
+
+
+def describe_report(path, run_dir):
+    """Two lines telling the user where the report is and how to open TensorBoard."""
+    return (
+        f"Report: {os.path.abspath(path)} (open it in a browser)\n"
+        f"TensorBoard: tensorboard --logdir {os.path.join(os.path.abspath(run_dir), 'logs')}"
+    )
