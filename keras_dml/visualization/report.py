@@ -122,7 +122,7 @@ def build_report_html(
     state = {}
 
     def load():
-        model_name = "the model passed in"
+        model_name = "the trained model"
         if model is None:
             state["model"], model_name = load_run_model(run_dir)
         else:

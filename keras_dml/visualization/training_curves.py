@@ -81,12 +81,16 @@ def plot_training_curves(history, eval_every=1, ax=None):
         (axes[0], losses, 1, "training loss"),
         (axes[1], metrics, int(eval_every), "validation retrieval"),
     )
+    last_epoch = max(
+        [len(history[k]) for k in losses] + [int(eval_every) * len(history[k]) for k in metrics]
+    )
     for axis, keys, step, title in panels:
         for color, key in zip(category_colors(max(len(keys), 1)), keys):
             values = np.asarray(history[key], dtype=np.float64)
             epochs = step * np.arange(1, len(values) + 1)
             axis.plot(epochs, values, marker="o", markersize=3, color=color, label=key)
         axis.set_xlabel("epoch")
+        axis.set_xlim(0.5, last_epoch + 0.5)
         axis.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
         axis.set_title(title)
         axis.grid(alpha=0.3)
