@@ -19,7 +19,9 @@ def section():
 
 def commands():
     blocks = re.findall(r"```bash\n(.*?)```", section(), re.S)
-    return [line for block in blocks for line in block.strip().splitlines()]
+    return [
+        line for block in blocks for line in block.replace("\\\n", " ").strip().splitlines()
+    ]
 
 
 def test_readme_images_exist_are_small_pngs():
@@ -51,7 +53,7 @@ def test_readme_picture_commands_run(tmp_path):
             argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
         )
         assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
-    run = tmp_path / "runs" / "dc_digits"
+    run = tmp_path / "runs" / "bier_digits"
     assert (run / "report.html").is_file() and (run / "model.keras").is_file()
     for name in ("retrieval_grid.png", "projection.png"):
         assert (tmp_path / "docs" / "images" / name).stat().st_size > 1000
