@@ -18,6 +18,7 @@ from keras_dml.visualization.learner_diagnostics import plot_learner_diagnostics
 from keras_dml.visualization.learner_grids import plot_learner_retrieval_grids
 from keras_dml.visualization.neighbors import nearest_neighbors
 from keras_dml.visualization.projection import plot_projection, project_embeddings
+from keras_dml.visualization.report import write_report
 from keras_dml.visualization.retrieval_grid import plot_retrieval_grid, select_queries
 from keras_dml.visualization.training_curves import load_history, plot_training_curves
 
@@ -36,4 +37,5 @@ __all__ = [
     "project_embeddings",
     "save_figure",
     "select_queries",
+    "write_report",
 ]

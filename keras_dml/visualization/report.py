@@ -6,8 +6,6 @@ the run folder that `keras_dml.training.train` writes (`config.json`, `metrics.j
 configuration (`keras_dml.training.load_splits`).
 """
 
-import base64
-import datetime
 import html
 import json
 import os
@@ -15,83 +13,21 @@ import warnings
 
 import numpy as np
 
-from keras_dml.visualization._common import embeddings_of, figure_png, l2_normalize
-from keras_dml.visualization.report_run import (
-    load_run_model,
-    read_run,
-    sample_images,
-    training_clusters,
+from keras_dml.visualization._common import embeddings_of
+from keras_dml.visualization.report_html import (
+    REPORT_NAME,
+    Sections,
+    image_html,
+    metrics_html,
+    page_html,
 )
-
-REPORT_NAME = "report.html"
-_STYLE = """
-body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
-h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
-code, pre { background: #f4f4f4; padding: 0.1em 0.3em; }
-pre { padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
-table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: 0.25em 0.7em; }
-td.num { text-align: right; font-family: monospace; }
-img { max-width: 100%; display: block; margin: 0.5em 0; }
-p.note { color: #555; } p.error { color: #b00; font-weight: bold; }
-"""
-
-
-def _image(figure, alt):
-    encoded = base64.b64encode(figure_png(figure)).decode("ascii")
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{encoded}">'
-
-
-def _table(rows, header):
-    cells = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = []
-    for row in rows:
-        tds = []
-        for value in row:
-            if isinstance(value, float):
-                tds.append(f'<td class="num">{value:.4f}</td>')
-            else:
-                tds.append(f"<td>{html.escape(str(value))}</td>")
-        body.append("<tr>" + "".join(tds) + "</tr>")
-    return f"<table><tr>{cells}</tr>{''.join(body)}</table>"
-
-
-def _metrics_html(metrics, history, eval_every=1):
-    parts = []
-    if metrics:
-        rows = [(key, value) for key, value in metrics.items() if key != "split"]
-        parts.append(f"<p>Test metrics ({html.escape(str(metrics.get('split', 'test')))}):</p>")
-        parts.append(_table(rows, ("metric", "value")))
-    else:
-        parts.append('<p class="note">No metrics.json in this run.</p>')
-    validation = [k for k in (history or {}) if k.startswith("val_") and history[k]]
-    if validation:
-        rows = []
-        for key in sorted(validation):
-            values = np.asarray(history[key], dtype=np.float64)
-            best = int(np.nanargmax(values)) if np.any(np.isfinite(values)) else 0
-            rows.append((key, float(values[-1]), float(values[best]), eval_every * (best + 1)))
-        parts.append("<p>Validation (held-out training classes):</p>")
-        parts.append(_table(rows, ("metric", "last", "best", "best at epoch")))
-    return "\n".join(parts)
-
-
-class _Sections:
-    """Collects `(title, html)` sections; a failing picture becomes a warning and a note."""
-
-    def __init__(self):
-        self.items = []
-        self.failures = []
-
-    def add(self, title, build):
-        try:
-            body = build()
-        except Exception as error:  # a picture must never lose the page (or the run)
-            message = f"{type(error).__name__}: {error}"
-            warnings.warn(f"Report section {title!r} could not be drawn: {message}", stacklevel=3)
-            self.failures.append(title)
-            body = f'<p class="error">Could not draw this section: {html.escape(message)}</p>'
-        if body:
-            self.items.append((title, body))
+from keras_dml.visualization.report_run import load_run_model, read_run, sample_images
+from keras_dml.visualization.report_sections import (
+    clusters_section,
+    compositor_section,
+    projection_figure,
+    retrieval_figure,
+)
 
 
 def _evaluation_split(splits):
@@ -118,7 +54,7 @@ def build_report_html(
 
     run = read_run(run_dir)
     config, metrics, history = run["config"], run["metrics"], run["history"]
-    sections = _Sections()
+    sections = Sections()
     state = {}
 
     def load():
@@ -149,11 +85,11 @@ def build_report_html(
 
     sections.add("Data", load)
     eval_every = int(config.get("eval_every", 1))
-    sections.add("Metrics", lambda: _metrics_html(metrics, history, eval_every))
+    sections.add("Metrics", lambda: metrics_html(metrics, history, eval_every))
     if history:
         sections.add(
             "Training curves",
-            lambda: _image(
+            lambda: image_html(
                 vis.plot_training_curves(history, eval_every=eval_every), "training curves"
             ),
         )
@@ -167,8 +103,8 @@ def build_report_html(
         sections.add(
             "Retrieval",
             lambda: (
-                _image(
-                    _retrieval_figure(embeddings, images, labels, queries, k, names),
+                image_html(
+                    retrieval_figure(embeddings, images, labels, queries, k, names),
                     "retrieval grid",
                 )
                 + "<p class='note'>Each row: a query, then its nearest neighbours; green frames "
@@ -177,8 +113,8 @@ def build_report_html(
         )
         sections.add(
             "Projection",
-            lambda: _image(
-                _projection_figure(embeddings, labels, projections, names, seed), "projections"
+            lambda: image_html(
+                projection_figure(embeddings, labels, projections, names, seed), "projections"
             ),
         )
         num_learners = len(getattr(the_model, "learner_dims", ()) or ())
@@ -186,7 +122,7 @@ def build_report_html(
             dims = list(the_model.learner_dims)
             sections.add(
                 "Learners: what each one retrieves",
-                lambda: _image(
+                lambda: image_html(
                     vis.plot_learner_retrieval_grids(
                         embeddings,
                         images,
@@ -201,7 +137,7 @@ def build_report_html(
             )
             sections.add(
                 "Learners: strength and correlation",
-                lambda: _image(
+                lambda: image_html(
                     vis.plot_learner_diagnostics(embeddings, None, labels, learner_dims=dims),
                     "per-learner diagnostics",
                 ),
@@ -209,7 +145,7 @@ def build_report_html(
         if hasattr(the_model, "attention_maps"):
             sections.add(
                 "Attention maps",
-                lambda: _image(
+                lambda: image_html(
                     vis.plot_attention(
                         the_model, images[queries[:6]], labels[queries[:6]], class_names=names
                     ),
@@ -219,114 +155,18 @@ def build_report_html(
         if hasattr(the_model, "compositor_weights"):
             sections.add(
                 "Compositor weights",
-                lambda: _compositor_section(the_model, config, state, seed),
+                lambda: compositor_section(the_model, config, state, seed),
             )
         sections.add(
             "Training clusters",
-            lambda: _clusters_section(run_dir, the_model, config, state, seed),
+            lambda: clusters_section(run_dir, the_model, config, state, seed),
         )
 
     sections.add(
         "Configuration",
         lambda: "<pre>" + html.escape(json.dumps(config, indent=2, sort_keys=True)) + "</pre>",
     )
-    return _page(run_dir, config, sections, output_path), sections.failures
-
-
-def _retrieval_figure(embeddings, images, labels, queries, k, class_names):
-    """The retrieval grid, queries split into two side-by-side halves above 8 queries."""
-    from keras_dml.visualization._common import new_figure
-    from keras_dml.visualization.retrieval_grid import plot_retrieval_grid
-
-    halves = [queries] if len(queries) <= 8 else np.array_split(queries, 2)
-    rows = max(len(h) for h in halves)
-    figure, axes = new_figure(len(halves), None, (k + 1.4, 1.3 * rows), "the run report")
-    for half, axis in zip(halves, axes):
-        plot_retrieval_grid(
-            embeddings, images, labels, queries=half, k=k, class_names=class_names, ax=axis
-        )
-    return figure
-
-
-def _projection_figure(embeddings, labels, projections, class_names, seed):
-    """The projections side by side (PCA, then t-SNE or UMAP)."""
-    from keras_dml.visualization._common import new_figure
-    from keras_dml.visualization.projection import plot_projection
-
-    figure, axes = new_figure(len(projections), None, (5.0, 4.5), "the run report")
-    for method, axis in zip(projections, axes):
-        plot_projection(
-            embeddings, None, labels, method=method, class_names=class_names, seed=seed, ax=axis
-        )
-    return figure
-
-
-def _training_sample(state, config, seed, count=500):
-    """A seeded sample of the training split, drawn once and kept in `state`."""
-    if "train_sample" not in state:
-        state["train_sample"] = sample_images(
-            state["splits"]["train"], count, config["image_size"], seed
-        )
-    return state["train_sample"]
-
-
-def _compositor_section(model, config, state, seed):
-    """DCML's compositor weights averaged over a training sample."""
-    from keras_dml import visualization as vis
-
-    images, labels, _ = _training_sample(state, config, seed)
-    return (
-        _image(vis.plot_compositor_weights(model, images), "compositor weights")
-        + f"<p class='note'>Averaged over {len(labels)} training images.</p>"
-    )
-
-
-def _clusters_section(run_dir, model, config, state, seed):
-    """Training images by class and by their cluster (D&C, hierarchical D&C); '' without one."""
-    from keras_dml import visualization as vis
-
-    train = state["splits"]["train"]
-    clusters = training_clusters(run_dir, model, config, len(train))
-    if clusters is None:
-        return ""
-    images, labels, positions = _training_sample(state, config, seed)
-    embeddings = l2_normalize(embeddings_of(model, images))
-    figure = vis.plot_projection(
-        embeddings,
-        None,
-        labels,
-        clusters=clusters[positions],
-        class_names=train.class_names,
-        seed=seed,
-    )
-    return (
-        _image(figure, "training clusters")
-        + f"<p class='note'>{len(labels)} training images, by class and by the cluster "
-        "(learner) of the last division.</p>"
-    )
-
-
-def _page(run_dir, config, sections, output_path):
-    run_dir = os.path.abspath(run_dir)
-    where = os.path.abspath(output_path) if output_path else os.path.join(run_dir, REPORT_NAME)
-    logs = os.path.join(run_dir, "logs")
-    title = f"keras-dml run: {config.get('method', '?')} on {config.get('dataset', '?')}"
-    written = datetime.datetime.now().isoformat(timespec="seconds")
-    body = [
-        f"<h1>{html.escape(title)}</h1>",
-        f"<p>Run folder: <code>{html.escape(run_dir)}</code>; this page: "
-        f"<code>{html.escape(where)}</code> (written {written}, open it in any browser).</p>",
-        f"<p>Training curves per step in TensorBoard: <code>tensorboard --logdir "
-        f"{html.escape(logs)}</code>, then open the address it prints.</p>",
-    ]
-    for title_text, content in sections.items:
-        body.append(f"<h2>{html.escape(title_text)}</h2>\n{content}")
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n"
-        + "\n".join(body)
-        + "\n</body></html>\n"
-    )
+    return page_html(run_dir, config, sections, output_path), sections.failures
 
 
 def write_report(
