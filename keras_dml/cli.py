@@ -30,6 +30,9 @@ def _add_train_parser(subparsers):
     parser.add_argument("--seed", type=int)
     parser.add_argument("--output", required=True, help="run folder (model.keras, metrics.json...)")
     parser.add_argument("--quiet", action="store_true", help="no per-epoch progress")
+    parser.add_argument(
+        "--no-report", action="store_true", help="skip RUN_DIR/report.html (see `report`)"
+    )
 
 
 def _add_evaluate_parser(subparsers):
@@ -113,7 +116,7 @@ def _run_train(args):
     from keras_dml.training import train
 
     config = _config_from_args(args)
-    result = train(config, args.output, verbose=0 if args.quiet else 2)
+    result = train(config, args.output, verbose=0 if args.quiet else 2, report=not args.no_report)
     print(json.dumps(result["metrics"], indent=2))
     print(f"Saved {os.path.join(args.output, 'model.keras')}")
     return 0

@@ -173,6 +173,20 @@ def test_cli_report_and_its_errors(tmp_path, splits, capsys):
     assert err.startswith("keras-dml: error:") and "config.json" in err and "\n" not in err
 
 
+@pytest.mark.parametrize("flags, expected", [([], True), (["--no-report"], False)])
+def test_cli_train_writes_the_report_unless_told_not_to(tmp_path, monkeypatch, flags, expected):
+    calls = []
+
+    def fake_train(config, output_dir, verbose=1, report=True):
+        calls.append(report)
+        return {"metrics": {"recall@1": 1.0}}
+
+    monkeypatch.setattr("keras_dml.training.train", fake_train)
+    argv = ["train", "--method", "baseline", "--dataset", "digits", "--output", str(tmp_path)]
+    assert main(argv + flags) == 0
+    assert calls == [expected]
+
+
 def browser_check(page_path, screenshot_path, timeout=120):
     """Loads the page in headless Chromium: console messages, image widths, a screenshot.
 
