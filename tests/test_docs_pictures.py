@@ -19,9 +19,7 @@ def section():
 
 def commands():
     blocks = re.findall(r"```bash\n(.*?)```", section(), re.S)
-    return [
-        line for block in blocks for line in block.replace("\\\n", " ").strip().splitlines()
-    ]
+    return [line for block in blocks for line in block.replace("\\\n", " ").strip().splitlines()]
 
 
 def test_readme_images_exist_are_small_pngs():
