@@ -106,6 +106,7 @@ LEARNERS = ["Learners: what each one retrieves", "Learners: strength and correla
     [
         ("baseline", {"embedding_dim": 16}, []),
         ("dc", {"embedding_dim": 16, "num_learners": 2}, [*LEARNERS, "Training clusters"]),
+        ("hdc", {"embedding_dim": 16, "max_learners": 2}, ["Training clusters"]),
         ("abe", {"embedding_dim": 16, "num_learners": 2}, [*LEARNERS, "Attention maps"]),
         (
             "dcml",
