@@ -79,7 +79,7 @@ def make_run(folder, method, splits, model_options=None):
     if model_options:
         config["model"] = model_options
     backbone = backbones.get("convnet", input_shape=(32, 32, 3))
-    model = get_method(method).build(config, backbone)
+    model = get_method(method).build(config, backbone, splits)
     os.makedirs(folder / "logs", exist_ok=True)
     model.save(folder / "model.keras")
     (folder / "config.json").write_text(json.dumps(config))
