@@ -182,6 +182,9 @@ def test_training_curves_from_a_run_folder(tmp_path):
     np.testing.assert_array_equal(losses.lines[0].get_xdata(), [1, 2, 3, 4])
     assert sorted(line.get_label() for line in metrics.lines) == ["val_map@r", "val_recall@1"]
     np.testing.assert_array_equal(metrics.lines[0].get_xdata(), [2, 4])
+    np.testing.assert_array_equal(losses.get_xticks(), [1, 2, 3, 4])  # whole epochs only
+    one_epoch = plot_training_curves({"loss": [0.5], "val_recall@1": [0.9]})
+    np.testing.assert_array_equal(one_epoch.axes[0].get_xticks(), [1])
     with pytest.raises(ValueError, match="history.json"):
         plot_training_curves(str(tmp_path / "missing"))
     with pytest.raises(ValueError, match="no loss"):

@@ -91,7 +91,10 @@ def plot_training_curves(history, eval_every=1, ax=None):
             axis.plot(epochs, values, marker="o", markersize=3, color=color, label=key)
         axis.set_xlabel("epoch")
         axis.set_xlim(0.5, last_epoch + 0.5)
-        axis.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+        if last_epoch <= 12:  # one tick per epoch (a locator would add 0.5 steps)
+            axis.set_xticks(range(1, last_epoch + 1))
+        else:
+            axis.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
         axis.set_title(title)
         axis.grid(alpha=0.3)
         if keys:
