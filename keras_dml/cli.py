@@ -1,4 +1,4 @@
-"""The `keras-dml` command: train, evaluate, export, zoo and demo."""
+"""The `keras-dml` command: train, evaluate, report, export, zoo and demo."""
 
 import argparse
 import json
@@ -73,6 +73,9 @@ def _add_train_parser(subparsers, with_methods=False):
     parser.add_argument("--seed", type=int)
     parser.add_argument("--output", required=True, help="run folder (model.keras, metrics.json...)")
     parser.add_argument("--quiet", action="store_true", help="no per-epoch progress")
+    parser.add_argument(
+        "--no-report", action="store_true", help="skip RUN_DIR/report.html (see `report`)"
+    )
 
 
 def _add_evaluate_parser(subparsers):
@@ -93,6 +96,31 @@ def _add_demo_parser(subparsers):
     parser.add_argument("--output", default="demo_output", help="folder for the demo's files")
     parser.add_argument("--epochs", type=int, help="epochs per method (default: the demo's own)")
     parser.add_argument("--methods", help="comma-separated subset of methods")
+
+
+def _add_report_parser(subparsers):
+    parser = subparsers.add_parser(
+        "report", help="write a run folder's HTML report (metrics, curves, retrieval, projection)"
+    )
+    parser.add_argument("run_dir", help="a run folder written by `keras-dml train`")
+    parser.add_argument("--output", help="where to write the page (default RUN_DIR/report.html)")
+    parser.add_argument("--queries", type=int, default=16, help="queries in the retrieval grid")
+    parser.add_argument("--points", type=int, default=500, help="test images sampled")
+    parser.add_argument("-k", type=int, default=5, help="neighbours per query")
+
+
+def _run_report(args):
+    from keras_dml.visualization.report import describe_report, write_report
+
+    path = write_report(
+        args.run_dir,
+        output=args.output,
+        num_queries=args.queries,
+        max_points=args.points,
+        k=args.k,
+    )
+    print(describe_report(path, args.run_dir))
+    return 0
 
 
 def _config_from_args(args):
@@ -131,7 +159,7 @@ def _run_train(args):
     from keras_dml.training import train
 
     config = _config_from_args(args)
-    result = train(config, args.output, verbose=0 if args.quiet else 2)
+    result = train(config, args.output, verbose=0 if args.quiet else 2, report=not args.no_report)
     print(json.dumps(result["metrics"], indent=2))
     print(f"Saved {os.path.join(args.output, 'model.keras')}")
     return 0
@@ -193,6 +221,7 @@ def build_parser(argv=None):
     _add_train_parser(subparsers, with_methods=is_train)
     _add_evaluate_parser(subparsers)
     _add_demo_parser(subparsers)
+    _add_report_parser(subparsers)
     add_export_parser(subparsers)
     add_zoo_parser(subparsers)
     return parser
@@ -207,7 +236,12 @@ def main(argv=None):
         print(f"keras-dml: error: {error}", file=sys.stderr)
         return 2
     args = parser.parse_args(argv)
-    runners = {"train": _run_train, "evaluate": _run_evaluate, "demo": _run_demo}
+    runners = {
+        "train": _run_train,
+        "evaluate": _run_evaluate,
+        "demo": _run_demo,
+        "report": _run_report,
+    }
     try:
         if args.command in runners:
             return runners[args.command](args)

@@ -68,13 +68,14 @@ def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0):
     return evaluate(embeddings, labels)
 
 
-def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
+def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report=True):
     """Trains the configured model with `model.fit`, evaluates it on the test protocol, saves it.
 
     Writes into `output_dir`: `config.json`, `model.keras` (final weights), `best.keras` (best
     validation Recall@1; the test split is never used for model selection), `history.json`,
-    `metrics.json` (test metrics of the final model), `logs/` (TensorBoard) and `backup/`
-    (`keras.callbacks.BackupAndRestore`: running the same command again resumes an interrupted run).
+    `metrics.json` (test metrics of the final model), `logs/` (TensorBoard), `backup/`
+    (`keras.callbacks.BackupAndRestore`: running the same command again resumes an interrupted run)
+    and `report.html` (`keras_dml.visualization.report`; a report that fails only warns).
 
     Args:
         config: dict. A run configuration (see `keras_dml.models.config`).
@@ -82,9 +83,11 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
         verbose: int. Keras verbosity.
         extra_callbacks: sequence of Keras callbacks added to the method's own.
         splits: dict of already loaded splits (as `load_splits` returns), to skip loading.
+        report: bool. Write `report.html` at the end. Defaults to `True`.
 
     Returns:
-        dict with `model`, `history` (dict of lists), `metrics` (dict) and `seconds`.
+        dict with `model`, `history` (dict of lists), `metrics` (dict), `seconds` and `report`
+        (the page's path, or `None`).
 
     Examples:
     >>> result = train({"method": "baseline", "dataset": "digits", "epochs": 2}, "runs/x")
@@ -149,7 +152,18 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
         json.dump(history_dict, f, indent=2)
     with open(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump({"split": "test", "train_seconds": seconds, **metrics}, f, indent=2)
-    return {"model": model, "history": history_dict, "metrics": metrics, "seconds": seconds}
+    page = None
+    if report:
+        from keras_dml.visualization.report import report_after_training
+
+        page = report_after_training(output_dir, model, splits, verbose=bool(verbose))
+    return {
+        "model": model,
+        "history": history_dict,
+        "metrics": metrics,
+        "seconds": seconds,
+        "report": page,
+    }
 
 
 def _plain(value):
