@@ -77,6 +77,19 @@ def compile_with_config(config, model):
     model.compile(optimizer=build_optimizer(config), loss=build_loss(config))
 
 
+def build_augmentation(config):
+    """The training augmentation of `config["augmentation"]` for `ImageDataset.as_tf_dataset`.
+
+    Returns:
+        `None` (the dataset's default), a name, or the Keras pipeline deserialized from its
+        config dict.
+    """
+    augmentation = config.get("augmentation")
+    if isinstance(augmentation, dict):
+        return keras.saving.deserialize_keras_object(augmentation)
+    return augmentation
+
+
 def m_per_class_batches(config, model, train_data, val_data):
     """Class-balanced training batches: `batch_size / m_per_class` classes x `m_per_class`."""
     from keras_dml.data import MPerClassSampler
@@ -93,6 +106,7 @@ def m_per_class_batches(config, model, train_data, val_data):
         sampler=sampler,
         image_size=config["image_size"],
         seed=config["seed"],
+        augmentation=build_augmentation(config),
     )
     return dataset, []
 
@@ -101,7 +115,8 @@ def cluster_batches(config, train_data, epoch_length=None):
     """Batches drawn within one cluster at a time (Divide & Conquer and its hierarchical form).
 
     Args:
-        config: resolved run configuration (`batch_size`, `m_per_class`, `image_size`, `seed`).
+        config: resolved run configuration (`batch_size`, `m_per_class`, `image_size`, `seed`,
+            `augmentation`).
         train_data: training `ImageDataset`.
         epoch_length: int or `None`. Batches per epoch, fixed so that Keras knows every epoch's
             length although re-clustering changes the clusters. Defaults to `None`: training
@@ -132,6 +147,7 @@ def cluster_batches(config, train_data, epoch_length=None):
         sampler=sampler,
         image_size=config["image_size"],
         seed=config["seed"],
+        augmentation=build_augmentation(config),
         with_clusters=True,
     )
     return sampler, dataset
