@@ -127,3 +127,20 @@ def test_missing_fonts_name_the_apt_get_command(tmp_path):
     except FileNotFoundError as error:
         message = str(error)
     assert "\n" not in message and "39 of 39" in message
+
+
+@pytest.mark.slow
+def test_full_default_benchmark(tmp_path):
+    """The default benchmark: 300 + 1,000 classes, 39 typefaces x 2 poses (about 10 s)."""
+    installed_fonts(len(hangul.DEFAULT_FONTS))
+    splits = {s: load_dataset("hangul", split=s, data_dir=str(tmp_path)) for s in SPLITS}
+    assert {s: d.num_classes for s, d in splits.items()} == {
+        "train": 255,
+        "val": 45,
+        "trainval": 300,
+        "test": 1000,
+    }
+    for data in (splits["trainval"], splits["test"]):
+        counts = np.bincount(data.labels)
+        assert counts.max() == 78 and counts.min() >= 76  # A rare empty glyph is skipped.
+    assert len(splits["trainval"]) + len(splits["test"]) == 101_396
