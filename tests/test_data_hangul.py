@@ -131,7 +131,7 @@ def test_missing_fonts_name_the_apt_get_command(tmp_path):
 
 @pytest.mark.slow
 def test_full_default_benchmark(tmp_path):
-    """The default benchmark: 300 + 1,000 classes, 39 typefaces x 2 poses (about 10 s)."""
+    """The default benchmark: 300 + 1,000 classes, 39 typefaces x 2 poses (about 11 s of CPU)."""
     installed_fonts(len(hangul.DEFAULT_FONTS))
     splits = {s: load_dataset("hangul", split=s, data_dir=str(tmp_path)) for s in SPLITS}
     assert {s: d.num_classes for s, d in splits.items()} == {

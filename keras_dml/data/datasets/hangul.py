@@ -4,7 +4,8 @@ One class per syllable, drawn from the 2,350 common syllables of KS X 1001 (ever
 covers them); every image is one typeface at a small random pose. With the default 39 typefaces
 and 2 poses each, a class has 78 images. Classes are split by a seeded permutation into training
 classes (`"trainval"`, of which `val_fraction` are held out as `"val"`) and unseen test classes.
-The rendered arrays are cached as `.npz`, so only the first load renders (about 10 s on one core).
+The rendered arrays are cached as `.npz`, so only the first load renders (about 11 s of CPU time
+on one core).
 """
 
 import hashlib
@@ -257,8 +258,8 @@ def load_hangul(
 
     The default 1,300 classes x 39 typefaces x 2 poses are 101,396 images of 32x32 grey
     (white glyph on black; 2 of the 50,700 syllable-typeface pairs have an empty glyph and are
-    skipped), rendered once (about 10 s) and cached. Training and test syllables are disjoint;
-    `"val"` holds out `val_fraction` of the training syllables (45 of 300 by default).
+    skipped), rendered once (about 11 s of CPU time) and cached. Training and test syllables
+    are disjoint; `"val"` holds out `val_fraction` of the training syllables (45 of 300 by default).
 
     Args:
         split: str. `"train"`, `"val"`, `"trainval"` or `"test"`. Defaults to `"train"`.
