@@ -7,8 +7,9 @@ from keras_dml.cli import _config_from_args, build_parser, main
 from keras_dml.data import load_dataset
 from keras_dml.data.image_dataset import ImageDataset
 from keras_dml.data.preprocessing import AUGMENTATIONS
-from keras_dml.training.config import DEFAULTS, resolve_config
-from keras_dml.training.methods import build_augmentation, cluster_batches, m_per_class_batches
+from keras_dml.models.config import DEFAULTS, resolve_config
+from keras_dml.models.division.batches import cluster_batches
+from keras_dml.models.hooks import build_augmentation, m_per_class_batches
 
 BASE = {"method": "baseline", "dataset": "digits", "batch_size": 8, "m_per_class": 4}
 
@@ -42,7 +43,7 @@ def test_keras_pipeline_in_the_config_is_stored_serialized(captured):
     rebuilt = build_augmentation(config)
     assert isinstance(rebuilt, keras.Sequential)
     assert tuple(rebuilt.layers[0].get_config()["factor"]) == (-0.1, 0.1)
-    m_per_class_batches(config, None, load_dataset("digits", "train"), None)
+    m_per_class_batches(config, None, {"train": load_dataset("digits", "train")})
     assert isinstance(captured[-1], keras.Sequential)
 
 
@@ -50,7 +51,7 @@ def test_keras_pipeline_in_the_config_is_stored_serialized(captured):
 def test_both_training_batch_builders_pass_the_augmentation(augmentation, captured):
     config = resolve_config({**BASE, "augmentation": augmentation})
     train = load_dataset("digits", "train")
-    m_per_class_batches(config, None, train, None)
+    m_per_class_batches(config, None, {"train": train})
     cluster_batches(config, train)
     assert captured == [augmentation, augmentation]
 
