@@ -142,5 +142,7 @@ def test_full_default_benchmark(tmp_path):
     }
     for data in (splits["trainval"], splits["test"]):
         counts = np.bincount(data.labels)
-        assert counts.max() == 78 and counts.min() >= 76  # A rare empty glyph is skipped.
+        assert counts.max() == 78
+    # Baekmuk Dotum and Headline have an empty glyph for one test syllable: skipped, not drawn.
+    assert sorted(np.bincount(splits["test"].labels))[:2] == [74, 78]
     assert len(splits["trainval"]) + len(splits["test"]) == 101_396

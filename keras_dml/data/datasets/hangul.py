@@ -256,9 +256,9 @@ def load_hangul(
 ):
     """Loads a split of the rendered Hangul benchmark (one class per syllable).
 
-    The default 1,300 classes x 39 typefaces x 2 poses are 101,396 images of 32x32 grey
-    (white glyph on black; 2 of the 50,700 syllable-typeface pairs have an empty glyph and are
-    skipped), rendered once (about 11 s of CPU time) and cached. Training and test syllables
+    The default 1,300 classes x 39 typefaces x 2 poses are 101,396 images of 32x32 grey (white glyph
+    on black; Baekmuk Dotum and Headline have an empty glyph for one test syllable, which therefore
+    has 74 images), rendered once (about 11 s of CPU time) and cached. Training and test syllables
     are disjoint; `"val"` holds out `val_fraction` of the training syllables (45 of 300 by default).
 
     Args:
