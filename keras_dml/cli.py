@@ -65,6 +65,13 @@ def _add_train_parser(subparsers, with_methods=False):
     parser.add_argument("--backbone", help="backbone name, e.g. convnet, resnet50, googlenet")
     parser.add_argument("--weights", help="backbone weights: 'imagenet' or a weights file")
     parser.add_argument("--image-size", type=int)
+    parser.add_argument(
+        "--augmentation",
+        help="training augmentation: none, flip, crop, crop_flip, resized_crop, "
+        "resized_crop_flip (default: the dataset's own, crop_flip for image files such as "
+        "cub200 / cars196 / sop / inshop / vehicleid / tfds:* / image_folder, none for "
+        "in-memory images such as digits / fashion_mnist / hangul)",
+    )
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--batch-size", type=int)
@@ -132,6 +139,7 @@ def _config_from_args(args):
         "dataset",
         "data_dir",
         "image_size",
+        "augmentation",
         "epochs",
         "batch_size",
         "m_per_class",

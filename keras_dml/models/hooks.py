@@ -63,11 +63,25 @@ def m_per_class_batches(config, model, splits):
     return sampled_batches(config, train_data, sampler), []
 
 
+def build_augmentation(config):
+    """The training augmentation of `config["augmentation"]` for `ImageDataset.as_tf_dataset`.
+
+    Returns:
+        `None` (the dataset's default), a name, or the Keras pipeline deserialized from its
+        config dict.
+    """
+    augmentation = config.get("augmentation")
+    if isinstance(augmentation, dict):
+        return keras.saving.deserialize_keras_object(augmentation)
+    return augmentation
+
+
 def sampled_batches(config, train_data, sampler, with_clusters=False):
     """The augmented training `tf.data.Dataset` of `train_data` in `sampler`'s batch order.
 
     Args:
-        config: resolved run configuration (`batch_size`, `image_size`, `seed`).
+        config: resolved run configuration (`batch_size`, `image_size`, `seed`,
+            `augmentation`).
         train_data: training `ImageDataset`.
         sampler: a batch sampler of `keras_dml.data`.
         with_clusters: bool. Targets `{"labels", "clusters"}` (cluster samplers). Defaults to
@@ -80,6 +94,7 @@ def sampled_batches(config, train_data, sampler, with_clusters=False):
         image_size=config["image_size"],
         seed=config["seed"],
         with_clusters=with_clusters,
+        augmentation=build_augmentation(config),
     )
 
 
