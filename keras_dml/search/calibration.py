@@ -23,8 +23,9 @@ def select_threshold(scores, same, target_precision):
         ValueError: when no threshold reaches the target (the message gives the best precision).
 
     Examples:
-    >>> select_threshold(np.array([0.9, 0.8, 0.7, 0.2]), np.array([1, 1, 0, 1], bool), 1.0)
-    {'threshold': 0.8, 'precision': 1.0, 'recall': 0.6666666666666666, 'target_precision': 1.0, 'num_pairs': 4, 'num_positive': 3}
+    >>> chosen = select_threshold(np.array([0.9, 0.8, 0.7, 0.2]), np.array([1, 1, 0, 1], bool), 1.0)
+    >>> chosen["threshold"], chosen["precision"], round(chosen["recall"], 3)
+    (0.8, 1.0, 0.667)
 
     References:
         The precision-targeted calibration of TensorFlow Similarity's `calibrate` (Mayer et al.,

@@ -164,9 +164,10 @@ def similarity_block(queries, references, start, chunk_size, exclude_self=False,
     index `start + row`, found in this tile when `ref_start <= start + row < ref_start + t`) is
     set to -inf.
     """
-    block = np.asarray(queries[start : start + chunk_size], dtype=np.float32) @ np.asarray(
-        references, dtype=np.float32
-    ).T
+    block = (
+        np.asarray(queries[start : start + chunk_size], dtype=np.float32)
+        @ np.asarray(references, dtype=np.float32).T
+    )
     if exclude_self:
         rows = np.arange(block.shape[0])
         cols = start + rows - ref_start

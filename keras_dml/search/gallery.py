@@ -28,7 +28,9 @@ def list_image_folder(folder):
             f"No images ({', '.join(IMAGE_SUFFIXES)}) under {os.fspath(folder)!r}; put image "
             "files in it (optionally in one sub-folder per class)."
         )
-    classes = sorted({p.relative_to(root).parts[0] for p in paths if len(p.relative_to(root).parts) > 1})
+    classes = sorted(
+        {p.relative_to(root).parts[0] for p in paths if len(p.relative_to(root).parts) > 1}
+    )
     if not classes or any(len(p.relative_to(root).parts) == 1 for p in paths):
         return [str(p) for p in paths], None, None
     lookup = {name: i for i, name in enumerate(classes)}

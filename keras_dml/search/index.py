@@ -244,7 +244,8 @@ class EmbeddingIndex:
             self.learner_slices
         ):
             raise ValueError(
-                f"`learner` must be in [0, {len(self.learner_slices)}). Received: learner={learner!r}"
+                f"`learner` must be in [0, {len(self.learner_slices)}) (one per learner). "
+                f"Received: learner={learner!r}"
             )
         return slice(*self.learner_slices[learner])
 

@@ -42,7 +42,9 @@ class NumpyBackend:
         `start..start+c` (`queries` is then the whole gallery and `start` the first row)."""
         chunk, tile = self.plan()
         if exclude_self:
-            return search_chunk(self.embeddings, self.embeddings, start, k, len(queries), tile, True)
+            return search_chunk(
+                self.embeddings, self.embeddings, start, k, len(queries), tile, True
+            )
         parts = [
             search_chunk(queries, self.embeddings, s, k, chunk, tile)
             for s in range(0, queries.shape[0], chunk)

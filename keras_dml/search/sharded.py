@@ -67,8 +67,10 @@ class ShardedIndex:
         return all(shard.exact for shard in self.shards)
 
     def embed(self, queries, batch_size=64):
-        return self.shards[0].embed(queries, batch_size) if self.embedder is None else (
-            _with_embedder(self.shards[0], self.embedder).embed(queries, batch_size)
+        return (
+            self.shards[0].embed(queries, batch_size)
+            if self.embedder is None
+            else (_with_embedder(self.shards[0], self.embedder).embed(queries, batch_size))
         )
 
     def search_embeddings(self, queries, k, learner=None, exclude_self=False, start=0):

@@ -88,7 +88,9 @@ def read_metadata(folder):
     try:
         metadata = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as error:
-        raise IndexFormatError(f"{path} is not valid JSON ({error}); save the index again.") from None
+        raise IndexFormatError(
+            f"{path} is not valid JSON ({error}); save the index again."
+        ) from None
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise IndexFormatError(f"{path} is not a keras-dml index description; save it again.")
     if metadata.get("version") != VERSION:
