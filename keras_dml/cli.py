@@ -1,4 +1,4 @@
-"""The `keras-dml` command: train, evaluate, export, zoo and demo."""
+"""The `keras-dml` command: train, evaluate, export, zoo, demo and search."""
 
 import argparse
 import json
@@ -133,6 +133,7 @@ def _run_demo(args):
 def build_parser():
     """The argument parser of `keras-dml` (also used to document the CLI)."""
     from keras_dml.export.cli import add_export_parser
+    from keras_dml.search.cli import add_search_parser
     from keras_dml.zoo.cli import add_zoo_parser
 
     parser = argparse.ArgumentParser(
@@ -144,6 +145,7 @@ def build_parser():
     _add_demo_parser(subparsers)
     add_export_parser(subparsers)
     add_zoo_parser(subparsers)
+    add_search_parser(subparsers)
     return parser
 
 
@@ -158,6 +160,10 @@ def main(argv=None):
             from keras_dml.export.cli import run_export
 
             return run_export(args)
+        if args.command == "search":
+            from keras_dml.search.cli import run_search
+
+            return run_search(args)
         from keras_dml.zoo.cli import run_zoo
 
         return run_zoo(args)
