@@ -176,8 +176,34 @@ def similarity_block(queries, references, start, chunk_size, exclude_self=False,
     return block
 
 
+def _merge_candidates(best_indices, best_sims, rows, cols, values, k):
+    """Merges sparse candidates `(rows, cols, values)` into the running top-k of those rows.
+
+    The candidates come from a later tile (higher indices) and beat the current k-th value, so
+    each affected row's new top-k is the best k of its old k entries and its candidates,
+    ordered by (-similarity, index).
+    """
+    affected = np.unique(rows)
+    old_rows = np.repeat(affected, k)
+    all_rows = np.concatenate([old_rows, rows])
+    all_cols = np.concatenate([best_indices[affected].reshape(-1), cols])
+    all_values = np.concatenate([best_sims[affected].reshape(-1), values])
+    order = np.lexsort((all_cols, -all_values, all_rows))
+    all_rows, all_cols, all_values = all_rows[order], all_cols[order], all_values[order]
+    first = np.searchsorted(all_rows, affected)
+    position = np.arange(all_rows.size) - np.repeat(first, np.diff(np.append(first, all_rows.size)))
+    keep = position < k
+    best_indices[all_rows[keep], position[keep]] = all_cols[keep]
+    best_sims[all_rows[keep], position[keep]] = all_values[keep]
+
+
 def search_chunk(queries, references, start, k, chunk_size, tile_size, exclude_self=False):
     """Exact top-k of queries `start..start+chunk_size` over `references`, tile by tile.
+
+    After the first tiles fill each row's top-k, a later tile contributes only its elements
+    strictly above the row's current k-th similarity (an equal one has a higher index and loses
+    the tie), found in one comparison pass, so the work per tile beyond the matmul is a pass
+    over the block plus a small merge.
 
     Returns:
         `(indices, sims)`: int64 / float32 [c, k] sorted by (-similarity, index).
@@ -187,6 +213,13 @@ def search_chunk(queries, references, start, k, chunk_size, tile_size, exclude_s
     for ref_start in range(0, num_refs, tile_size):
         tile = references[ref_start : ref_start + tile_size]
         block = similarity_block(queries, tile, start, chunk_size, exclude_self, ref_start)
+        if best_indices is not None and best_indices.shape[1] == k:
+            rows, cols = np.nonzero(block > best_sims[:, -1:])
+            if rows.size:
+                _merge_candidates(
+                    best_indices, best_sims, rows, cols + ref_start, block[rows, cols], k
+                )
+            continue
         indices, sims = topk_from_block(block, min(k, block.shape[1]))
         indices += ref_start
         if best_indices is None:
