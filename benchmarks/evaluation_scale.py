@@ -24,6 +24,7 @@ Run:
 
 import argparse
 import os
+import resource
 import tempfile
 import threading
 import time
@@ -63,8 +64,17 @@ def compute_bound(x):
     return time.perf_counter() - start_time, chunk, tile
 
 
+def cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def measured(fn):
-    """(result, wall seconds, peak RSS bytes sampled every 10 ms, load average after)."""
+    """(result, wall seconds, peak RSS bytes sampled every 10 ms, load average after).
+
+    Also prints the process CPU time of the call: on a shared machine the wall time grows with
+    the other jobs' load, the CPU time much less.
+    """
     import psutil
 
     process = psutil.Process()
@@ -77,9 +87,10 @@ def measured(fn):
 
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), cpu_seconds()
     result = fn()
     seconds = time.perf_counter() - start
+    print(f"        (process CPU time {cpu_seconds() - cpu_start:.1f} s)", flush=True)
     done.set()
     thread.join()
     return result, seconds, max(peak[0], process.memory_info().rss), os.getloadavg()[0]
