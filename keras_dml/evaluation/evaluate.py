@@ -232,8 +232,8 @@ def _approximation_report(
         exact[:] = drop_self(exact_idx, exact_sims, rows)[0]
     else:
         exact[:] = exact_search(chunk, references, k)[0]
-    report = {"approx_sample_size": int(rows.size)}
-    report[f"approx_neighbor_recall@{k}"] = float(
+    report = {"approx_sample_size": int(rows.size), "approx_neighbor_k": int(k)}
+    report["approx_neighbor_recall"] = float(
         np.mean([np.intersect1d(a[a >= 0], e).size / k for a, e in zip(approx, exact)])
     )
     totals = {}
@@ -316,8 +316,9 @@ def evaluate(
     Returns:
         dict with `recall@K` for every K, `map@r`, `r_precision`, `nmi` (those requested, floats),
         `num_queries` and `num_excluded_queries` (ints). With an approximate index also
-        `approx_sample_size`, `approx_neighbor_recall@k` (overlap of its top-k with the exact
-        top-k) and `approx_error_<metric>` (its metric minus the exact one on the sample).
+        `approx_sample_size`, `approx_neighbor_recall` (overlap of its top-k with the exact
+        top-k, k = `approx_neighbor_k`, the list length the metrics need) and
+        `approx_error_<metric>` (its metric minus the exact one on the sample).
 
     Examples:
     >>> x = np.array([[1, 0], [0.9, 0.1], [0, 1], [0.1, 0.9]], dtype="float32")
