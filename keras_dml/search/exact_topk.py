@@ -26,6 +26,9 @@ import numpy as np
 BLOCK_ELEMENTS = 2**25
 # Fewest queries per block before the references are tiled as well.
 MIN_CHUNK = 256
+# References per tile when tiling: blocks of 2,048 queries x 16,384 references measured the
+# fastest float32 matmul of the block shapes tried (benchmarks/evaluation_scale.py machine).
+TILE = 16384
 # Above this k a row-wise partition + sort beats the candidate gathering of `_candidates`.
 _LARGE_K = 256
 
@@ -41,7 +44,7 @@ def plan_blocks(num_references, chunk_size=None, tile_size=None):
         full_chunk = chunk_size or default_chunk_size(num_references)
         if full_chunk >= MIN_CHUNK or chunk_size is not None:
             return full_chunk, max(1, num_references)
-        tile_size = BLOCK_ELEMENTS // MIN_CHUNK
+        tile_size = TILE
     tile = max(1, int(tile_size))
     chunk = chunk_size or max(1, BLOCK_ELEMENTS // tile)
     return int(chunk), tile
@@ -60,6 +63,11 @@ def sort_rows(indices, sims):
     return indices, sims
 
 
+def _nonzero_2d(mask):
+    """`np.nonzero` of a 2-D mask through the (much faster) 1-D `np.flatnonzero`."""
+    return np.divmod(np.flatnonzero(mask), mask.shape[1])
+
+
 def _candidates(block, k, strides=64):
     """(rows, cols) of a superset of each row's top-k, found without a pass over the whole row.
 
@@ -73,7 +81,7 @@ def _candidates(block, k, strides=64):
     groups = n // strides
     if groups < max(k, 2 * strides):
         kth = np.partition(block, n - k, axis=1)[:, n - k]
-        return np.nonzero(block >= kth[:, None])
+        return _nonzero_2d(block >= kth[:, None])
     maxima = block[:, :groups].copy()
     for i in range(1, strides):
         np.maximum(maxima, block[:, i * groups : (i + 1) * groups], out=maxima)
@@ -81,7 +89,7 @@ def _candidates(block, k, strides=64):
     if tail:
         np.maximum(maxima[:, :tail], block[:, strides * groups :], out=maxima[:, :tail])
     bound = np.partition(maxima, groups - k, axis=1)[:, groups - k]
-    group_rows, group_ids = np.nonzero(maxima >= bound[:, None])
+    group_rows, group_ids = _nonzero_2d(maxima >= bound[:, None])
     cols = group_ids[:, None] + groups * np.arange(strides + 1)[None, :]
     valid = cols < n
     cols = np.where(valid, cols, 0)
@@ -157,17 +165,21 @@ def drop_self(indices, sims, query_ids):
     return indices[keep].reshape(rows, width - 1), sims[keep].reshape(rows, width - 1)
 
 
-def similarity_block(queries, references, start, chunk_size, exclude_self=False, ref_start=0):
+def similarity_block(
+    queries, references, start, chunk_size, exclude_self=False, ref_start=0, out=None
+):
     """Similarities [c, t] of queries `start..start+chunk_size` to `references` (a tile).
 
     With `exclude_self`, the queries are the references and each query's own entry (global
     index `start + row`, found in this tile when `ref_start <= start + row < ref_start + t`) is
-    set to -inf.
+    set to -inf. `out` (float32, at least [c, t]) is reused instead of a new block.
     """
-    block = (
-        np.asarray(queries[start : start + chunk_size], dtype=np.float32)
-        @ np.asarray(references, dtype=np.float32).T
-    )
+    chunk = np.asarray(queries[start : start + chunk_size], dtype=np.float32)
+    tile = np.asarray(references, dtype=np.float32)
+    if out is None:
+        block = chunk @ tile.T
+    else:
+        block = np.matmul(chunk, tile.T, out=out[: chunk.shape[0], : tile.shape[0]])
     if exclude_self:
         rows = np.arange(block.shape[0])
         cols = start + rows - ref_start
@@ -210,11 +222,16 @@ def search_chunk(queries, references, start, k, chunk_size, tile_size, exclude_s
     """
     num_refs = references.shape[0]
     best_indices = best_sims = None
+    rows_count = min(chunk_size, queries.shape[0] - start)
+    # One buffer for every tile: no fresh (page-faulting) allocation per block.
+    buffer = np.empty((rows_count, min(tile_size, num_refs)), np.float32)
     for ref_start in range(0, num_refs, tile_size):
         tile = references[ref_start : ref_start + tile_size]
-        block = similarity_block(queries, tile, start, chunk_size, exclude_self, ref_start)
+        block = similarity_block(
+            queries, tile, start, chunk_size, exclude_self, ref_start, out=buffer
+        )
         if best_indices is not None and best_indices.shape[1] == k:
-            rows, cols = np.nonzero(block > best_sims[:, -1:])
+            rows, cols = _nonzero_2d(block > best_sims[:, -1:])
             if rows.size:
                 _merge_candidates(
                     best_indices, best_sims, rows, cols + ref_start, block[rows, cols], k
