@@ -126,3 +126,12 @@ def test_search_errors_are_one_line_messages(workspace, capsys):
         == 2
     )
     assert "No images" in capsys.readouterr().err
+
+
+def test_help_lists_search():
+    from keras_dml.cli import build_parser
+
+    help_text = build_parser().format_help()
+    assert "search" in help_text
+    search_help = build_parser().parse_args(["search", "m", "--gallery", "g", "--query", "q"])
+    assert (search_help.k, search_help.index) == (5, "exact")
