@@ -19,7 +19,7 @@ is shared: the ratio exact / bound is what to compare, absolute times move with 
 
 Run:
     python benchmarks/evaluation_scale.py --num-samples 1000000          # the issue's size
-    python benchmarks/evaluation_scale.py --num-samples 200000 --approximate ivf,hnsw
+    python benchmarks/evaluation_scale.py --num-samples 50000 --tile-size 16384   # tiled path
 """
 
 import argparse
@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from keras_dml.evaluation import evaluate
+from keras_dml.search import EmbeddingIndex
 from keras_dml.search.exact_topk import plan_blocks
 
 
@@ -51,9 +52,9 @@ def make_data(path, num_samples, num_classes, dim, noise, seed, chunk=65536):
     return np.load(path, mmap_mode="r"), labels
 
 
-def compute_bound(x):
+def compute_bound(x, tile_size=None):
     """Seconds of the exact search's matrix products alone, in its own blocks."""
-    chunk, tile = plan_blocks(x.shape[0])
+    chunk, tile = plan_blocks(x.shape[0], tile_size=tile_size)
     out = np.empty((chunk, min(tile, x.shape[0])), np.float32)
     start_time = time.perf_counter()
     for start in range(0, x.shape[0], chunk):
@@ -105,8 +106,15 @@ def main(argv=None):
     parser.add_argument("--recall-at", default="1,2,4,8", help="comma-separated K values")
     parser.add_argument("--approximate", default="ivf,hnsw", help="approximate indexes to run")
     parser.add_argument("--skip-exact", action="store_true", help="approximate indexes only")
+    parser.add_argument(
+        "--tile-size",
+        type=int,
+        help="references per block: tiles (the large-gallery path, 16384 above 131,072 rows) "
+        "at any size; default: the library's own plan",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    exact_index = "exact" if args.tile_size is None else EmbeddingIndex(tile_size=args.tile_size)
     num_classes = args.num_classes or max(1, args.num_samples // 10)
     recall_at = tuple(int(k) for k in args.recall_at.split(","))
     metrics = ("recall", "map@r", "r_precision")
@@ -126,7 +134,9 @@ def main(argv=None):
         print(f"  class sizes {np.bincount(labels).min()}-{np.bincount(labels).max()}")
         exact = None
         if not args.skip_exact:
-            (bound, chunk, tile), bound_wall, bound_rss, load = measured(lambda: compute_bound(x))
+            (bound, chunk, tile), bound_wall, bound_rss, load = measured(
+                lambda: compute_bound(x, args.tile_size)
+            )
             flops = 2.0 * args.num_samples**2 * args.dim
             print(
                 f"compute bound (matmul only, blocks {chunk} x {tile}): {bound:.1f} s "
@@ -135,7 +145,12 @@ def main(argv=None):
             )
             exact, seconds, rss, load = measured(
                 lambda: evaluate(
-                    x, labels, recall_at=recall_at, metrics=metrics, normalize=False, index="exact"
+                    x,
+                    labels,
+                    recall_at=recall_at,
+                    metrics=metrics,
+                    normalize=False,
+                    index=exact_index,
                 )
             )
             print(

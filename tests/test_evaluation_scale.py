@@ -30,8 +30,18 @@ def test_exact_indexes_and_shards_match_naive(index, shards):
     assert not any(key.startswith("approx_") for key in result)
 
 
-def test_tiled_exact_search_matches_naive_with_ties():
+def test_tiled_exact_search_matches_naive_with_ties(monkeypatch):
     """Tiles of references + a running top-k (the large-gallery path) give the exact metrics."""
+    from keras_dml.search import numpy_backend
+
+    tiles = []
+    original = numpy_backend.search_chunk
+
+    def recording(*args, **kwargs):
+        tiles.append(args[5])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(numpy_backend, "search_chunk", recording)
     rng = np.random.default_rng(12)
     x = rng.integers(-2, 3, size=(90, 4)).astype(np.float32)
     labels = rng.integers(0, 6, size=90)
@@ -41,6 +51,7 @@ def test_tiled_exact_search_matches_naive_with_ties():
         x, labels, recall_at=(1, 3, 5), metrics=RETRIEVAL, normalize=False, index=template
     )
     _assert_matches(result, naive_retrieval(x, labels, recall_at=(1, 3, 5), normalize=False))
+    assert tiles and set(tiles) == {17}, "the tiled search path must have run"
 
 
 def test_query_gallery_with_a_prebuilt_index_object():
