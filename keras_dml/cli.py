@@ -11,12 +11,55 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 EXPECTED_ERRORS = (ValueError, ImportError, OSError)
 
 
-def _add_train_parser(subparsers):
+def _plugins(argv):
+    """The `--plugin MODULE` values in `argv` (repeatable; `--plugin=MODULE` works too)."""
+    modules = []
+    for i, arg in enumerate(argv):
+        if arg == "--plugin" and i + 1 < len(argv):
+            modules.append(argv[i + 1])
+        elif arg.startswith("--plugin="):
+            modules.append(arg.split("=", 1)[1])
+    return modules
+
+
+def load_plugins(modules):
+    """Imports user modules that register methods with `@keras_dml.models.register_method`."""
+    import importlib
+
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as error:
+            raise ValueError(
+                f"Cannot import the plugin module {module!r} ({error}). Put its folder on "
+                "PYTHONPATH or install it. Received: --plugin " + module
+            ) from error
+
+
+def _methods_epilog():
+    """`keras-dml train --help`'s table of the registered methods (plug-ins included)."""
+    from keras_dml.models import list_methods
+
+    rows = [f"  {name:<10} {text}" for name, text in list_methods(verbose=True).items()]
+    return "methods (--method):\n" + "\n".join(rows)
+
+
+def _add_train_parser(subparsers, with_methods=False):
     parser = subparsers.add_parser(
-        "train", help="train a model with model.fit and evaluate it on the test split"
+        "train",
+        help="train a model with model.fit and evaluate it on the test split",
+        epilog=_methods_epilog() if with_methods else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--config", help="JSON run configuration (see training/configs/)")
-    parser.add_argument("--method", help="training method, e.g. baseline, dc, hdc, bier, abe, dcml")
+    parser.add_argument("--method", help="training method (listed below), e.g. baseline, dc, bier")
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first; its @register_method methods become trainable (repeatable)",
+    )
     parser.add_argument("--dataset", help="dataset name, e.g. digits, fashion_mnist, cub200")
     parser.add_argument("--data-dir", help="folder holding the dataset in its official layout")
     parser.add_argument("--backbone", help="backbone name, e.g. convnet, resnet50, googlenet")
@@ -130,8 +173,13 @@ def _run_demo(args):
     return 0
 
 
-def build_parser():
-    """The argument parser of `keras-dml` (also used to document the CLI)."""
+def build_parser(argv=None):
+    """The argument parser of `keras-dml` (also used to document the CLI).
+
+    Args:
+        argv: list of str or `None`. The command line; for `train` the `--plugin` modules are
+            imported first so that `keras-dml train --help` lists their methods too.
+    """
     from keras_dml.export.cli import add_export_parser
     from keras_dml.search.cli import add_search_parser
     from keras_dml.zoo.cli import add_zoo_parser
@@ -140,7 +188,10 @@ def build_parser():
         prog="keras-dml", description="Ensemble deep metric learning for Keras 3."
     )
     subparsers = parser.add_subparsers(dest="command", required=True)
-    _add_train_parser(subparsers)
+    is_train = bool(argv) and argv[0] == "train"
+    if is_train:
+        load_plugins(_plugins(argv))
+    _add_train_parser(subparsers, with_methods=is_train)
     _add_evaluate_parser(subparsers)
     _add_demo_parser(subparsers)
     add_export_parser(subparsers)
@@ -151,7 +202,13 @@ def build_parser():
 
 def main(argv=None):
     """Entry point of the `keras-dml` console script. Returns the exit code."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        parser = build_parser(argv)
+    except ValueError as error:
+        print(f"keras-dml: error: {error}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     runners = {"train": _run_train, "evaluate": _run_evaluate, "demo": _run_demo}
     try:
         if args.command in runners:

@@ -6,8 +6,9 @@ import time
 
 import keras
 
-from keras_dml.training.config import resolve_config
-from keras_dml.training.methods import get_method
+from keras_dml.models import get_method
+from keras_dml.models.config import resolve_config
+from keras_dml.models.hooks import compile_with_config, m_per_class_batches
 
 # Datasets whose test protocol is a query set searched against a gallery set.
 QUERY_GALLERY_DATASETS = ("inshop",)
@@ -75,7 +76,7 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
     (`keras.callbacks.BackupAndRestore`: running the same command again resumes an interrupted run).
 
     Args:
-        config: dict. A run configuration (see `keras_dml.training.config`).
+        config: dict. A run configuration (see `keras_dml.models.config`).
         output_dir: str. Where the run's files go.
         verbose: int. Keras verbosity.
         extra_callbacks: sequence of Keras callbacks added to the method's own.
@@ -96,8 +97,9 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
     with open(os.path.join(output_dir, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     keras.utils.set_random_seed(config["seed"])
-    splits = splits or load_splits(config)
     method = get_method(config["method"])
+    method.parse_options(config)  # unknown method_options fail before any data is loaded
+    splits = splits or load_splits(config)
     if method.uses_state_dir and not config["method_options"].get("state_dir"):
         config["method_options"]["state_dir"] = os.path.join(output_dir, "state")
 
@@ -107,9 +109,9 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
         input_shape=(config["image_size"], config["image_size"], 3),
         **backbone_options,
     )
-    model = method.build(config, backbone)
-    method.compile(config, model)
-    train_dataset, method_callbacks = method.prepare(config, model, splits["train"], splits["val"])
+    model = method.build(config, backbone, splits)
+    (method.compile or compile_with_config)(config, model)
+    train_dataset, method_callbacks = (method.prepare or m_per_class_batches)(config, model, splits)
 
     val_dataset = splits["val"].as_tf_dataset(
         training=False, batch_size=config["batch_size"], image_size=config["image_size"]

@@ -4,9 +4,9 @@ from keras_dml.models.hierarchical_divide_and_conquer.callback import (
     HierarchicalDivideAndConquerCallback,
 )
 from keras_dml.models.hierarchical_divide_and_conquer.division import recluster, split_clusters
-from keras_dml.models.hierarchical_divide_and_conquer.mask_optimizer import (
-    ScaledSchedule,
-    build_mask_optimizer,
+from keras_dml.models.hierarchical_divide_and_conquer.method import (
+    HierarchicalDivideAndConquerOptions,
+    build_hierarchical_divide_and_conquer,
 )
 from keras_dml.models.hierarchical_divide_and_conquer.model import HierarchicalDivideAndConquer
 from keras_dml.models.hierarchical_divide_and_conquer.presets import (
@@ -20,8 +20,8 @@ __all__ = [
     "PRESETS",
     "HierarchicalDivideAndConquer",
     "HierarchicalDivideAndConquerCallback",
-    "ScaledSchedule",
-    "build_mask_optimizer",
+    "HierarchicalDivideAndConquerOptions",
+    "build_hierarchical_divide_and_conquer",
     "get_preset",
     "list_presets",
     "preset_config",
