@@ -117,3 +117,23 @@ def test_memmap_embed_equals_in_memory(tmp_path):
     assert evaluate(mapped, labels) == evaluate(in_memory, labels)
     with pytest.raises(ValueError, match=r"must end with \.npy"):
         embed(model, x, verbose=False, out_path=str(tmp_path / "e.bin"))
+
+
+@needs_faiss
+def test_scale_benchmark_runs_small(capsys):
+    """The README's scale benchmark command, at a size that runs in seconds."""
+    import importlib.util
+    import os
+
+    pytest.importorskip("psutil")
+    path = os.path.join(
+        os.path.dirname(os.path.dirname(__file__)), "benchmarks", "evaluation_scale.py"
+    )
+    spec = importlib.util.spec_from_file_location("evaluation_scale", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--num-samples", "3000", "--tile-size", "1024", "--approximate", "ivf,hnsw"])
+    out = capsys.readouterr().out
+    assert "compute bound (matmul only, blocks 32768 x 1024)" in out
+    assert "x the compute bound" in out and "peak RSS" in out
+    assert "approx_neighbor_recall" in out and out.count("approx_error_map@r") == 2
