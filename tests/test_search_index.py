@@ -276,3 +276,37 @@ def test_missing_faiss_names_the_extra(monkeypatch):
         [0],
         [1],
     ]
+
+
+@needs_faiss
+def test_gpu_is_detected_and_never_required(monkeypatch, tmp_path):
+    """With faiss-gpu seeing a GPU, flat and IVF indexes move to it (HNSW has no GPU version);
+    without one, use_gpu=True is an error and "auto" stays on the CPU."""
+    import faiss
+
+    rng = np.random.default_rng(10)
+    gallery = _unit(rng, 200)
+    if not hasattr(faiss, "StandardGpuResources"):
+        with pytest.raises(ValueError, match=r"use_gpu=True needs faiss-gpu"):
+            EmbeddingIndex(backend="flat", use_gpu=True)
+    moved = []
+    monkeypatch.setattr(faiss, "StandardGpuResources", lambda: "resources", raising=False)
+    monkeypatch.setattr(faiss, "get_num_gpus", lambda: 1, raising=False)
+    monkeypatch.setattr(
+        faiss,
+        "index_cpu_to_gpu",
+        lambda res, dev, idx: moved.append(type(idx).__name__) or idx,
+        raising=False,
+    )
+    monkeypatch.setattr(faiss, "index_gpu_to_cpu", lambda idx: idx, raising=False)
+    for backend in ("flat", "ivf", "hnsw"):
+        options = {"nlist": 4} if backend == "ivf" else {}
+        index = EmbeddingIndex.from_embeddings(gallery, backend=backend, **options)
+        index.search(gallery[:2], k=3)
+        assert index.backend.on_gpu == (backend != "hnsw")
+    assert moved == ["IndexFlatIP", "IndexIVFFlat"]
+    off = EmbeddingIndex.from_embeddings(gallery, backend="flat", use_gpu=False)
+    off.search(gallery[:2], k=3)
+    assert moved == ["IndexFlatIP", "IndexIVFFlat"] and not off.backend.on_gpu
+    off.save(tmp_path / "idx")  # use_gpu is a property of the machine: not saved
+    assert "use_gpu" not in (tmp_path / "idx" / "index.json").read_text()
