@@ -310,3 +310,19 @@ def test_gpu_is_detected_and_never_required(monkeypatch, tmp_path):
     assert moved == ["IndexFlatIP", "IndexIVFFlat"] and not off.backend.on_gpu
     off.save(tmp_path / "idx")  # use_gpu is a property of the machine: not saved
     assert "use_gpu" not in (tmp_path / "idx" / "index.json").read_text()
+
+
+def test_resave_over_own_folder_and_nan_rows(tmp_path):
+    rng = np.random.default_rng(11)
+    gallery = _unit(rng, 40)
+    EmbeddingIndex.from_embeddings(gallery, labels=np.arange(40) % 4).save(tmp_path / "idx")
+    loaded = EmbeddingIndex.load(tmp_path / "idx")  # memory-mapped from that folder
+    loaded.calibrate(target_precision=0.25)
+    loaded.save(tmp_path / "idx")
+    again = EmbeddingIndex.load(tmp_path / "idx")
+    np.testing.assert_array_equal(again.embeddings, gallery)
+    assert again.threshold == loaded.threshold
+    bad = gallery.copy()
+    bad[33, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN or Inf values .from row 33"):
+        EmbeddingIndex.from_embeddings(bad)

@@ -148,8 +148,13 @@ class EmbeddingIndex:
                 f"items are {dim}-d. Use the same model for gallery and queries. Received: "
                 f"shape {tuple(embeddings.shape)}"
             )
-        if not np.all(np.isfinite(embeddings[: min(len(embeddings), 4096)])):
-            raise ValueError("The gallery holds NaN or Inf values; check the model output.")
+        for start in range(0, embeddings.shape[0], 65536):  # chunked: memory maps stay mapped
+            finite = np.isfinite(embeddings[start : start + 65536]).all(axis=1)
+            if not finite.all():
+                row = start + int(np.argmin(finite))
+                raise ValueError(
+                    f"The gallery holds NaN or Inf values (from row {row}); check the model output."
+                )
         for name, values in (("labels", labels), ("ids", ids)):
             if values is not None and len(values) != embeddings.shape[0]:
                 raise ValueError(

@@ -38,7 +38,12 @@ def save_index(index, folder):
     """Writes `index` to `folder` (created; existing index files are replaced)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    files = {"embeddings.npy": lambda p: np.save(p, index.embeddings)}
+    embeddings = index.embeddings
+    target = (folder / "embeddings.npy").resolve()
+    if isinstance(embeddings, np.memmap) and Path(embeddings.filename).resolve() == target:
+        files = {"embeddings.npy": lambda p: None}  # saving over its own source: unchanged
+    else:
+        files = {"embeddings.npy": lambda p: np.save(p, embeddings)}
     if index.labels is not None:
         files["labels.npy"] = lambda p: np.save(p, index.labels)
     if index.ids is not None:
