@@ -114,13 +114,72 @@ def _topk_partition(block, k):
     return indices, sims, exact
 
 
+def _sorted_by_row_score_index(rows, cols, values):
+    """`(rows, cols, values)` sorted by row, then decreasing value, then increasing column.
+
+    When row, 32 value bits and column fit in 64 bits, the three keys are packed into one
+    uint64 (the float bits mapped to an order-preserving unsigned integer) and sorted with
+    `np.sort`, which measured ~60x faster than the equivalent `np.lexsort` on 120,000 entries.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    values = np.asarray(values, dtype=np.float32)
+    if rows.size == 0:
+        return rows, cols, values
+    row_bits = max(1, int(rows.max()).bit_length())
+    col_bits = max(1, int(cols.max()).bit_length())
+    if row_bits + 32 + col_bits > 64 or cols.min() < 0:
+        order = np.lexsort((cols, -values, rows))
+        return rows[order], cols[order], values[order]
+    bits = (values + np.float32(0.0)).view(np.uint32)  # -0.0 -> +0.0: equal floats, equal keys
+    increasing = np.where(bits >> 31, ~bits, bits | np.uint32(1 << 31))
+    decreasing = (~increasing).astype(np.uint64)
+    keys = (
+        (rows.astype(np.uint64) << np.uint64(32 + col_bits))
+        | (decreasing << np.uint64(col_bits))
+        | cols.astype(np.uint64)
+    )
+    keys.sort()
+    rows = (keys >> np.uint64(32 + col_bits)).astype(np.int64)
+    cols = (keys & np.uint64((1 << col_bits) - 1)).astype(np.int64)
+    increasing = ~((keys >> np.uint64(col_bits)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    bits = np.where(increasing >> 31, increasing & np.uint32(0x7FFFFFFF), ~increasing)
+    return rows, cols, bits.view(np.float32)
+
+
 def _topk_candidates(block, k):
     """Exact top-k through `_candidates` (fast for small k), ties at the k-th to lower indices."""
     rows_count = block.shape[0]
     rows, cols = _candidates(block, k)
-    values = block[rows, cols]
-    order = np.lexsort((cols, -values, rows))
-    rows, cols, values = rows[order], cols[order], values[order]
+    rows, cols, values = _sorted_by_row_score_index(rows, cols, block[rows, cols])
+    position = np.arange(rows.size) - np.searchsorted(rows, np.arange(rows_count))[rows]
+    keep = position < k
+    indices = np.empty((rows_count, k), np.int64)
+    sims = np.empty((rows_count, k), np.float32)
+    indices[rows[keep], position[keep]] = cols[keep]
+    sims[rows[keep], position[keep]] = values[keep]
+    return indices, sims
+
+
+def _topk_sampled_threshold(block, k, sample=1024, budget=16):
+    """Exact top-k through a threshold from a column sample, or None when it selects too much.
+
+    The k-th largest value among the first `sample` columns of a row is at most the row's k-th
+    largest, so every top-k element is >= it; one comparison pass then selects about
+    `k * n / sample` candidates per row, which are sorted. Returns None when the candidates
+    exceed `budget * k * n / sample` per row on average (data ordered so that the first
+    columns are unusually low), for the caller's other path.
+    """
+    rows_count, n = block.shape
+    sample = min(n, max(sample, 4 * k))
+    if sample >= n // 2:
+        return None
+    bound = np.partition(block[:, :sample], sample - k, axis=1)[:, sample - k]
+    mask = block >= bound[:, None]
+    if np.count_nonzero(mask) > budget * k * rows_count * (n / sample):
+        return None
+    rows, cols = _nonzero_2d(mask)
+    rows, cols, values = _sorted_by_row_score_index(rows, cols, block[rows, cols])
     position = np.arange(rows.size) - np.searchsorted(rows, np.arange(rows_count))[rows]
     keep = position < k
     indices = np.empty((rows_count, k), np.int64)
@@ -136,6 +195,10 @@ def topk_from_block(block, k):
     Returns:
         `(indices, sims)`: int64 and float32 arrays [c, k], sorted by (-similarity, index).
     """
+    if k <= _LARGE_K:
+        sampled = _topk_sampled_threshold(block, k)
+        if sampled is not None:
+            return sampled
     if k > _LARGE_K:
         indices, sims, exact = _topk_partition(block, k)
         if not exact.all():
@@ -200,8 +263,7 @@ def _merge_candidates(best_indices, best_sims, rows, cols, values, k):
     all_rows = np.concatenate([old_rows, rows])
     all_cols = np.concatenate([best_indices[affected].reshape(-1), cols])
     all_values = np.concatenate([best_sims[affected].reshape(-1), values])
-    order = np.lexsort((all_cols, -all_values, all_rows))
-    all_rows, all_cols, all_values = all_rows[order], all_cols[order], all_values[order]
+    all_rows, all_cols, all_values = _sorted_by_row_score_index(all_rows, all_cols, all_values)
     first = np.searchsorted(all_rows, affected)
     position = np.arange(all_rows.size) - np.repeat(first, np.diff(np.append(first, all_rows.size)))
     keep = position < k
