@@ -1,4 +1,4 @@
-"""The `keras-dml` command: train, evaluate, report, export, zoo and demo."""
+"""The `keras-dml` command: train, evaluate, report, export, zoo, demo and search."""
 
 import argparse
 import json
@@ -217,6 +217,7 @@ def build_parser(argv=None):
             imported first so that `keras-dml train --help` lists their methods too.
     """
     from keras_dml.export.cli import add_export_parser
+    from keras_dml.search.cli import add_search_parser
     from keras_dml.zoo.cli import add_zoo_parser
 
     parser = argparse.ArgumentParser(
@@ -232,6 +233,7 @@ def build_parser(argv=None):
     _add_report_parser(subparsers)
     add_export_parser(subparsers)
     add_zoo_parser(subparsers)
+    add_search_parser(subparsers)
     return parser
 
 
@@ -257,6 +259,10 @@ def main(argv=None):
             from keras_dml.export.cli import run_export
 
             return run_export(args)
+        if args.command == "search":
+            from keras_dml.search.cli import run_search
+
+            return run_search(args)
         from keras_dml.zoo.cli import run_zoo
 
         return run_zoo(args)
