@@ -154,3 +154,17 @@ def test_divide_stage_uses_the_clusters_columns(splits):
     (a0, b0), (a1, b1) = model.learner_slices()
     assert np.abs(gradient[:, a1:b1]).sum() > 0
     np.testing.assert_array_equal(gradient[:, a0:b0], 0.0)
+
+
+def test_baseline_trains_with_its_default_loss_when_the_config_names_none(tmp_path):
+    """A config without `loss` trains the baseline with normalised softmax, saved in config.json."""
+    import json
+
+    from keras_dml.training import train
+
+    config = {"method": "baseline", "dataset": "digits", "epochs": 1, "batch_size": 16}
+    config["model"] = {"embedding_dim": 16}
+    result = train(config, str(tmp_path), verbose=0, report=False)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert saved["loss"] == {"name": "normalized_softmax", "num_classes": 4}
+    assert losses.is_class_loss(result["model"].loss_layer)

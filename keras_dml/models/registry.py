@@ -49,6 +49,9 @@ class MethodSpec:
             `call` never reads (training-only parts and state), which export leaves out.
         demo: dict. Run-configuration entries of the method in `keras-dml demo` (`model`,
             `method_options`, ...). Defaults to `{}`: the demo's base configuration.
+        default_loss: dict or `None`. The run configuration's `loss` when it gives none
+            (`keras_dml.training.train` fills it in and saves it in `config.json`). Defaults to
+            `None`: the method's own default (e.g. D&C's margin loss).
     """
 
     name: str
@@ -62,6 +65,7 @@ class MethodSpec:
     tiny: object = None
     training_only_weights: object = None
     demo: dict = dataclasses.field(default_factory=dict)
+    default_loss: dict = None
 
     def parse_options(self, config):
         """The method's options from `config["method_options"]`, defaults filled in.

@@ -115,7 +115,11 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
     )
     # Class-based losses (proxies, class weights) need the number of training classes; filled in
     # here, where the training split is known, and kept in the saved config.json.
-    config["loss"] = with_class_arguments(config["loss"], num_classes=splits["train"].num_classes)
+    config["loss"] = with_class_arguments(
+        config["loss"] or method.default_loss, num_classes=splits["train"].num_classes
+    )
+    with open(os.path.join(output_dir, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)  # with the loss as trained
     model = method.build(config, backbone, splits)
     (method.compile or compile_with_config)(config, model)
     train_dataset, method_callbacks = (method.prepare or m_per_class_batches)(config, model, splits)
