@@ -1,13 +1,13 @@
 """Train, evaluate and save one run from a configuration (used by the CLI, recipes and demo)."""
 
+import inspect
 import json
 import os
+import shutil
 import time
 
-import keras
-
 from keras_dml.training.config import resolve_config
-from keras_dml.training.methods import get_method
+from keras_dml.training.methods import check_loss_entry, get_method
 
 # Datasets whose test protocol is a query set searched against a gallery set.
 QUERY_GALLERY_DATASETS = ("inshop",)
@@ -69,17 +69,22 @@ def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0):
 def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
     """Trains the configured model with `model.fit`, evaluates it on the test protocol, saves it.
 
-    Writes into `output_dir`: `config.json`, `model.keras` (final weights), `best.keras` (best
-    validation Recall@1; the test split is never used for model selection), `history.json`,
-    `metrics.json` (test metrics of the final model), `logs/` (TensorBoard) and `backup/`
-    (`keras.callbacks.BackupAndRestore`: running the same command again resumes an interrupted run).
+    Writes into `output_dir`: `config.json` (with the batch composition and learner count that
+    were fitted to the data), `model.keras` (final weights), `best.keras` (best validation MAP@R
+    on held-out training classes, `keras_dml.training.resumable.SELECTION_METRIC`; the test
+    split is never used for model selection) with `best.keras.json` (its value and epoch),
+    `history.json` (one entry per epoch, written as each epoch ends), `metrics.json` (test
+    metrics of the final model), `logs/` (TensorBoard) and `backup/`
+    (`keras.callbacks.BackupAndRestore`). Running the same command again resumes an interrupted
+    run: weights, optimizer, epoch, method state, the best value and the history carry over.
 
     Args:
         config: dict. A run configuration (see `keras_dml.training.config`).
         output_dir: str. Where the run's files go.
         verbose: int. Keras verbosity.
         extra_callbacks: sequence of Keras callbacks added to the method's own.
-        splits: dict of already loaded splits (as `load_splits` returns), to skip loading.
+        splits: dict of already loaded splits (as `load_splits` returns, or built with
+            `keras_dml.data.from_arrays`), to skip loading; the run then never loads data by name.
 
     Returns:
         dict with `model`, `history` (dict of lists), `metrics` (dict) and `seconds`.
@@ -88,18 +93,28 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
     >>> result = train({"method": "baseline", "dataset": "digits", "epochs": 2}, "runs/x")
     >>> result["metrics"]["recall@1"]  # doctest: +SKIP
     """
+    import keras
+
     from keras_dml import backbones
     from keras_dml.evaluation import RetrievalEvaluation
+    from keras_dml.training.fit_to_data import fit_to_data
+    from keras_dml.training.resumable import BestCheckpoint, HistoryFile
 
     config = resolve_config(config)
+    method = get_method(config["method"])
+    if config["loss"] is not None:
+        check_loss_entry(config["loss"])
+    splits = splits or load_splits(config)
+    fit_to_data(config, method, splits["train"].labels)
     os.makedirs(output_dir, exist_ok=True)
     with open(os.path.join(output_dir, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     keras.utils.set_random_seed(config["seed"])
-    splits = splits or load_splits(config)
-    method = get_method(config["method"])
     if method.uses_state_dir and not config["method_options"].get("state_dir"):
         config["method_options"]["state_dir"] = os.path.join(output_dir, "state")
+    backup_dir = os.path.join(output_dir, "backup")
+    if not (os.path.isdir(backup_dir) and os.listdir(backup_dir)):
+        _start_fresh(output_dir)
 
     backbone_options = dict(config["backbone"])
     backbone = backbones.get(
@@ -107,28 +122,25 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
         input_shape=(config["image_size"], config["image_size"], 3),
         **backbone_options,
     )
-    model = method.build(config, backbone)
+    model = _build(method, config, backbone, splits["train"])
     method.compile(config, model)
     train_dataset, method_callbacks = method.prepare(config, model, splits["train"], splits["val"])
 
     val_dataset = splits["val"].as_tf_dataset(
         training=False, batch_size=config["batch_size"], image_size=config["image_size"]
     )
+    history_file = HistoryFile(os.path.join(output_dir, "history.json"))
     callbacks = [
         RetrievalEvaluation(val_dataset, every_n_epochs=config["eval_every"]),
         *method_callbacks,
-        keras.callbacks.ModelCheckpoint(
-            os.path.join(output_dir, "best.keras"),
-            monitor="val_recall@1",
-            mode="max",
-            save_best_only=True,
-        ),
-        keras.callbacks.BackupAndRestore(os.path.join(output_dir, "backup")),
+        BestCheckpoint(os.path.join(output_dir, "best.keras")),
+        keras.callbacks.BackupAndRestore(backup_dir),
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs"), write_graph=False),
+        history_file,
         *extra_callbacks,
     ]
     start = time.perf_counter()
-    history = model.fit(
+    model.fit(
         train_dataset, epochs=config["epochs"], callbacks=callbacks, verbose=verbose, shuffle=False
     )
     seconds = time.perf_counter() - start
@@ -138,12 +150,37 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
         model, splits, batch_size=config["batch_size"], image_size=config["image_size"]
     )
     metrics = {key: _plain(value) for key, value in metrics.items()}
-    history_dict = {key: [_plain(v) for v in values] for key, values in history.history.items()}
-    with open(os.path.join(output_dir, "history.json"), "w") as f:
-        json.dump(history_dict, f, indent=2)
+    history_dict = history_file.history()
     with open(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump({"split": "test", "train_seconds": seconds, **metrics}, f, indent=2)
     return {"model": model, "history": history_dict, "metrics": metrics, "seconds": seconds}
+
+
+def _start_fresh(output_dir):
+    """Removes the records of an earlier, finished run in `output_dir` (not a resume)."""
+    for name in ("history.json", "best.keras.json"):
+        path = os.path.join(output_dir, name)
+        if os.path.exists(path):
+            os.remove(path)
+    state = os.path.join(output_dir, "state")
+    if os.path.isdir(state):
+        shutil.rmtree(state)
+
+
+def _build(method, config, backbone, train_data):
+    """`method.build`, given the training split when it asks for it; argument errors explained."""
+    kwargs = {}
+    if "train_data" in inspect.signature(method.build).parameters:
+        kwargs["train_data"] = train_data
+    try:
+        return method.build(config, backbone, **kwargs)
+    except TypeError as error:
+        if "argument" not in str(error):
+            raise
+        raise ValueError(
+            f"Invalid `model` settings for method {config['method']!r}: {error}. Check the "
+            f"spelling of the keys in the `model` entry. Received: model={config['model']}"
+        ) from error
 
 
 def _plain(value):

@@ -28,7 +28,7 @@ def build_dcml_model(config, backbone):
     from keras_dml.models.dcml.model import DCML
 
     options = dict(config.get("model", {}))
-    options.setdefault("loss", dict(config.get("loss", {"name": "margin"})))
+    options.setdefault("loss", dict(config.get("loss") or {"name": "margin"}))
     return DCML(backbone, **options)
 
 

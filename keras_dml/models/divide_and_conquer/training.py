@@ -119,4 +119,5 @@ METHOD = MethodSpec(
     build=build_model,
     prepare=prepare_data,
     uses_state_dir=True,
+    classes_per_learner=2,
 )

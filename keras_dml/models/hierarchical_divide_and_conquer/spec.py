@@ -49,11 +49,21 @@ def _train_size(config):
     return len(data.labels)
 
 
-def build_model(config, backbone):
+def build_model(config, backbone, train_data=None):
     """`HierarchicalDivideAndConquer(backbone, **config["model"])`.
 
-    When `config["model"]` has no `num_train_samples`, the training split is loaded once to count
-    it, so the cluster assignment becomes model state (checkpoints carry it).
+    When `config["model"]` has no `num_train_samples`, it is the size of `train_data` (the split
+    `keras_dml.training.train` passes, e.g. in-memory `from_arrays` data), or without it the
+    training split named by the configuration is loaded once to count it, so the cluster
+    assignment becomes model state (checkpoints carry it).
+
+    Args:
+        config: resolved run configuration.
+        backbone: `keras.Model`.
+        train_data: training `ImageDataset` or `None`.
+
+    Returns:
+        A `HierarchicalDivideAndConquer` model.
     """
     from keras_dml.models.hierarchical_divide_and_conquer.model import (
         HierarchicalDivideAndConquer,
@@ -61,7 +71,9 @@ def build_model(config, backbone):
 
     options = dict(config["model"])
     if options.get("num_train_samples") is None:
-        options["num_train_samples"] = _train_size(config)
+        options["num_train_samples"] = (
+            len(train_data.labels) if train_data is not None else _train_size(config)
+        )
     return HierarchicalDivideAndConquer(backbone, **options)
 
 
@@ -108,4 +120,6 @@ HDC_SPEC = MethodSpec(
     "soft masks per cluster, mask orthogonality loss",
     build=build_model,
     prepare=prepare_data,
+    learners_option="max_learners",
+    classes_per_learner=2,
 )
