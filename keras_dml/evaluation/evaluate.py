@@ -4,6 +4,8 @@ import collections
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+import warnings
+
 import numpy as np
 
 from keras_dml.evaluation.clustering import nmi
@@ -267,4 +269,25 @@ def evaluate(
         )
     results["num_queries"] = int(queries.shape[0])
     results["num_excluded_queries"] = int(np.count_nonzero(r <= 0))
+    if results["num_excluded_queries"] == results["num_queries"]:
+        _warn_no_valid_query(results, reference_labels)
     return results
+
+
+def _warn_no_valid_query(results, reference_labels):
+    """No query has a relevant reference: retrieval and NMI are undefined, say so (and NaN them).
+
+    Recall@K would read 0 and NMI 1.0 (every sample its own class and cluster), numbers that look
+    like results; they are set to NaN and a warning gives the counts.
+    """
+    num_classes = len(np.unique(reference_labels))
+    for key in results:
+        if key.startswith("recall@") or key == "nmi":
+            results[key] = float("nan")
+    warnings.warn(
+        f"No valid query: none of the {results['num_queries']} queries has another image of its "
+        f"class among the {len(reference_labels)} references ({num_classes} classes), so "
+        "Recall@K, MAP@R, R-Precision and NMI are undefined (reported as NaN). Evaluate on a "
+        "split where classes have 2 or more images.",
+        stacklevel=3,
+    )
