@@ -4,6 +4,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 
 # Quiet TensorFlow's C++ start-up logging for a command-line tool (users can override it).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -233,9 +234,15 @@ def build_parser():
     return parser
 
 
+def _print_warning(message, category, filename, lineno, file=None, line=None):
+    """Shows a warning as one `keras-dml: warning:` line (no source path)."""
+    print(f"keras-dml: warning: {message}", file=sys.stderr, flush=True)
+
+
 def main(argv=None):
     """Entry point of the `keras-dml` console script. Returns the exit code."""
     args = build_parser().parse_args(argv)
+    warnings.showwarning = _print_warning
     runners = {"train": _run_train, "evaluate": _run_evaluate, "demo": _run_demo}
     try:
         if args.command in runners:

@@ -2,9 +2,8 @@
 
 import collections
 import os
-from concurrent.futures import ThreadPoolExecutor
-
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 

@@ -51,4 +51,3 @@ class MetricLoss(keras.losses.Loss):
         """
         loss, count = self.fn(y_true, y_pred, return_count=True, **self._fn_kwargs)
         return propagate_nonfinite(loss, y_pred), count
-

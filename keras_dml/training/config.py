@@ -21,6 +21,7 @@ Schema (every key but `method` and `dataset` has a default)::
     }
 """
 
+import contextlib
 import copy
 import json
 import os
@@ -104,7 +105,7 @@ def check_values(config):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             flag = "--" + key.replace("_", "-")
             raise ValueError(
-                f"`{key}` must be a positive integer (CLI: {flag} N, config: \"{key}\": N). "
+                f'`{key}` must be a positive integer (CLI: {flag} N, config: "{key}": N). '
                 f"Received: {key}={value!r}"
             )
     for key in DICT_KEYS:
@@ -150,10 +151,8 @@ def parse_overrides(pairs):
                 f"--set needs KEY=VALUE, e.g. --set epochs=3 or --set model.num_learners=2. "
                 f"Received: {pair!r}"
             )
-        try:
+        with contextlib.suppress(json.JSONDecodeError):
             value = json.loads(value)
-        except json.JSONDecodeError:
-            pass
         *parents, leaf = key.split(".")
         target = overrides
         for parent in parents:
