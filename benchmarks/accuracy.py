@@ -1,0 +1,253 @@
+"""Embedding quality at one shared budget: keras-dml recipes against PyTorch / PML, side by side.
+
+On a many-class offline dataset (default: rendered Hangul syllables, `keras_dml.data`'s
+`hangul`, hundreds of training classes and unseen test classes), every row trains with the same
+budget (epochs, batch = classes x m, Adam learning rate, embedding size, backbone, image size) and
+seeds, and is tested on the unseen classes with `keras_dml.evaluation.evaluate` (R@1, MAP@R,
+R-Precision, NMI). Rows:
+
+- `defaults`: `keras-dml train --method baseline` with only the dataset and budget given;
+- `baseline/<loss>`: the baseline with each registered loss family;
+- `<method>/paper` and `<method>/best`: every ensemble method with its paper's loss and with the
+  best baseline loss, at the same total embedding size;
+- `pml/<recipe>`: PyTorch + pytorch-metric-learning on the same backbone architecture, batches and
+  budget (only when torch and PML are installed: `pip install torch pytorch-metric-learning`).
+
+Each finished run is appended to `OUTPUT/results.jsonl`, so rows can be run in several
+invocations (`--rows`) and the table (`--table`) aggregates every result found: the mean over
+seeds, and the number of seeds.
+
+Usage:
+    python benchmarks/accuracy.py --list
+    python benchmarks/accuracy.py --rows defaults,baseline/normalized_softmax,pml/proxy_anchor
+    python benchmarks/accuracy.py --table
+"""
+
+import argparse
+import fnmatch
+import json
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+BUDGET = {
+    "epochs": 3,
+    "batch_size": 128,
+    "m_per_class": 4,
+    "learning_rate": 1e-3,
+    "embedding_dim": 128,
+    "image_size": 32,
+    "backbone": "convnet",
+}
+
+# Loss families of the baseline rows: name -> run-config `loss` entry.
+LOSSES = {
+    "margin": {"name": "margin", "beta": 1.2, "margin": 0.2, "sampling": "distance_weighted"},
+    "multi_similarity": {"name": "multi_similarity"},
+    "triplet": {"name": "triplet", "margin": 0.2, "mining": "semi-hard"},
+    "contrastive": {"name": "contrastive"},
+    "binomial_deviance": {"name": "binomial_deviance"},
+    "proxy_nca": {"name": "proxy_nca"},
+    "proxy_anchor": {"name": "proxy_anchor"},
+    "normalized_softmax": {"name": "normalized_softmax"},
+    "arcface": {"name": "arcface"},
+    "cosface": {"name": "cosface"},
+}
+
+# Ensemble methods: name -> (model options at the budget's embedding size, paper loss, options).
+METHODS = {
+    "dc": ({"num_learners": 4}, LOSSES["margin"], {"recluster_every": 1}),
+    "hdc": ({"max_learners": 4}, LOSSES["margin"], {"division_every": 1}),
+    "bier": ({"num_learners": 3}, None, {}),
+    "abe": ({"num_learners": 4}, None, {}),
+    "mheads": ({"num_learners": 4}, None, {}),
+    "dcml": ({"num_learners": 4, "num_compositors": 8}, LOSSES["margin"], {}),
+}
+
+PML_RECIPES = ("normalized_softmax", "proxy_anchor", "multi_similarity", "margin", "arcface")
+
+
+def row_names(best_loss):
+    names = ["defaults"] + [f"baseline/{loss}" for loss in LOSSES]
+    for method in METHODS:
+        names += [f"{method}/paper", f"{method}/best"]
+    names += [f"pml/{recipe}" for recipe in PML_RECIPES]
+    return names
+
+
+def keras_config(row, dataset, budget, best_loss, seed):
+    """The run configuration of a keras-dml row."""
+    common = {
+        "dataset": dataset,
+        "epochs": budget["epochs"],
+        "seed": seed,
+        "eval_every": budget["epochs"],
+    }
+    if row == "defaults":
+        return {"method": "baseline", **common}
+    config = {
+        **common,
+        "image_size": budget["image_size"],
+        "backbone": {"name": budget["backbone"]},
+        "batch_size": budget["batch_size"],
+        "m_per_class": budget["m_per_class"],
+        "optimizer": {"name": "adam", "learning_rate": budget["learning_rate"]},
+    }
+    method, variant = row.split("/")
+    if method == "baseline":
+        return {
+            **config,
+            "method": "baseline",
+            "model": {"embedding_dim": budget["embedding_dim"]},
+            "loss": LOSSES[variant],
+        }
+    model, paper_loss, options = METHODS[method]
+    dims = {"dcml": {"learner_dim": budget["embedding_dim"] // model["num_learners"]}}
+    model = {**model, **dims.get(method, {"embedding_dim": budget["embedding_dim"]})}
+    loss = paper_loss if variant == "paper" else LOSSES[best_loss]
+    return {**config, "method": method, "model": model, "loss": loss, "method_options": options}
+
+
+def run_keras(row, splits, dataset, budget, best_loss, seed, output):
+    from keras_dml.training import train
+
+    config = keras_config(row, dataset, budget, best_loss, seed)
+    run = train(
+        config, os.path.join(output, row.replace("/", "_"), f"seed{seed}"), verbose=0, splits=splits
+    )
+    return run["metrics"], run["seconds"]
+
+
+def run_pml(row, splits, budget, seed):
+    import torch_reference
+
+    from keras_dml import backbones
+    from keras_dml.evaluation import evaluate
+
+    size = budget["image_size"]
+    backbone = backbones.get(budget["backbone"], input_shape=(size, size, 3))
+    train, test = splits["train"], splits["test"]
+    embeddings, seconds = torch_reference.train_and_embed(
+        row.split("/")[1],
+        backbone,
+        _images(train, size),
+        train.labels,
+        _images(test, size),
+        budget,
+        seed,
+    )
+    return evaluate(embeddings, test.labels), seconds
+
+
+def _images(data, size):
+    """The evaluation-preprocessed images of an in-memory split, uint8-range floats."""
+    batches = [x for x, _ in data.as_tf_dataset(training=False, batch_size=1024, image_size=size)]
+    return np.concatenate([np.asarray(b) for b in batches])
+
+
+def print_table(path):
+    """Prints the mean over seeds of every row recorded in `path` (results.jsonl)."""
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            record = json.loads(line)
+            rows.setdefault(record["row"], []).append(record)
+    keys = ("recall@1", "map@r", "r_precision", "nmi")
+    print(f"{'row':<30} {'R@1':>6} {'MAP@R':>6} {'R-Prec':>6} {'NMI':>6} {'time':>6} seeds")
+    for row, records in rows.items():
+        means = [np.mean([r["metrics"][k] for r in records]) for k in keys]
+        seconds = np.mean([r["seconds"] for r in records])
+        seeds = ",".join(str(r["seed"]) for r in records)
+        print(f"{row:<30} " + " ".join(f"{m:>6.3f}" for m in means) + f" {seconds:>5.0f}s {seeds}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="hangul")
+    parser.add_argument("--rows", default="*", help="comma-separated row names or globs")
+    parser.add_argument("--seeds", default="0,1")
+    parser.add_argument("--best-loss", default="normalized_softmax")
+    parser.add_argument("--output", default="runs/accuracy")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a budget entry, e.g. --set epochs=1",
+    )
+    parser.add_argument("--list", action="store_true", help="list the rows and exit")
+    parser.add_argument("--table", action="store_true", help="print the table and exit")
+    args = parser.parse_args(argv)
+
+    budget = dict(BUDGET)
+    for item in args.set:
+        key, value = item.split("=", 1)
+        budget[key] = type(BUDGET[key])(value) if key in BUDGET else value
+    names = row_names(args.best_loss)
+    if args.list:
+        print("\n".join(names))
+        return
+    results = os.path.join(args.output, "results.jsonl")
+    if args.table:
+        print_table(results)
+        return
+    patterns = args.rows.split(",")
+    selected = [n for n in names if any(fnmatch.fnmatch(n, p) for p in patterns)]
+    unknown = [p for p in patterns if not any(fnmatch.fnmatch(n, p) for n in names)]
+    if unknown:
+        parser.error(f"no row matches {unknown}; see --list")
+
+    from keras_dml.training import load_splits, resolve_config
+
+    os.makedirs(args.output, exist_ok=True)
+    print(
+        f"[accuracy] {platform.node()} {os.cpu_count()} cores, load {os.getloadavg()}, "
+        f"budget {budget}",
+        flush=True,
+    )
+    splits = {}
+    for seed in [int(s) for s in args.seeds.split(",")]:
+        for row in selected:
+            config = resolve_config(keras_config("defaults", args.dataset, budget, None, seed))
+            if seed not in splits:
+                splits[seed] = load_splits({**config, "image_size": budget["image_size"]})
+            start = time.perf_counter()
+            if row.startswith("pml/"):
+                try:
+                    metrics, seconds = run_pml(row, splits[seed], budget, seed)
+                except ImportError as error:
+                    print(f"[accuracy] {row}: skipped ({error})", flush=True)
+                    continue
+            else:
+                metrics, seconds = run_keras(
+                    row, splits[seed], args.dataset, budget, args.best_loss, seed, args.output
+                )
+            record = {
+                "row": row,
+                "seed": seed,
+                "dataset": args.dataset,
+                "budget": budget,
+                "metrics": {k: float(v) for k, v in metrics.items()},
+                "seconds": float(seconds),
+                "wall": time.perf_counter() - start,
+            }
+            with open(results, "a") as f:
+                f.write(json.dumps(record) + "\n")
+            m = record["metrics"]
+            print(
+                f"[accuracy] {row} seed {seed}: R@1 {m['recall@1']:.3f} MAP@R {m['map@r']:.3f} "
+                f"train {seconds:.0f}s",
+                flush=True,
+            )
+    print_table(results)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    main()
