@@ -201,3 +201,13 @@ def test_help_imports_no_tensorflow_and_documents_the_options():
     assert "--image-size PIXELS side of the square images" in text
     assert "--dataset DATASET dataset name:" in text
     assert "baseline,dc,hdc,bier,abe,dcml" in text
+
+
+@pytest.mark.parametrize("backend, name", [("faiss", "faiss"), ("numpy", "scikit-learn")])
+def test_nmi_reports_the_kmeans_that_gave_it(backend, name):
+    pytest.importorskip("faiss")
+    from keras_dml.evaluation import evaluate
+
+    embeddings = np.random.default_rng(0).normal(size=(40, 4)).astype("float32")
+    metrics = evaluate(embeddings, np.arange(40) % 4, backend=backend, seed=3, kmeans_nredo=2)
+    assert metrics["nmi_kmeans"] == f"{name} k-means, seed 3, 20 iterations, best of 2"
