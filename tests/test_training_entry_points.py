@@ -49,6 +49,10 @@ def test_train_with_in_memory_splits(method, tmp_path):
     written = json.loads((tmp_path / "config.json").read_text())
     assert written["batch_size"] % written["m_per_class"] == 0
     assert written["batch_size"] // written["m_per_class"] <= 5
+    # One selection rule: best.keras is the epoch with the best validation MAP@R.
+    record = json.loads((tmp_path / "best.keras.json").read_text())
+    assert record["monitor"] == "val_map@r"
+    assert record["value"] == max(result["history"]["val_map@r"])
 
 
 @pytest.mark.slow
