@@ -16,17 +16,22 @@ import json
 import os
 import time
 
-from keras_dml.training.config import parse_overrides
+from keras_dml.models.config import parse_overrides
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-METHODS = ("baseline", "dc", "hdc", "bier", "abe", "mheads", "dcml")
+
+def recipe_methods():
+    """Every registered method, baseline first (a new method needs only its recipe JSONs)."""
+    from keras_dml.models import list_methods
+
+    return sorted(list_methods(), key=lambda name: name != "baseline")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="fashion_mnist")
-    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--methods", help="comma-separated subset (default: every method)")
     parser.add_argument("--output", default="runs/recipes")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
     args = parser.parse_args(argv)
@@ -34,7 +39,8 @@ def main(argv=None):
     from keras_dml.training import load_config, load_splits, train
 
     rows, splits = [], None
-    for method in args.methods.split(","):
+    methods = args.methods.split(",") if args.methods else recipe_methods()
+    for method in methods:
         path = os.path.join(ROOT, "training", "configs", f"{method}_{args.dataset}.json")
         if not os.path.isfile(path):
             print(f"[recipes] no recipe {path}; skipping {method}", flush=True)

@@ -12,23 +12,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 EXPECTED_ERRORS = (ValueError, ImportError, OSError, KeyError)
 ERROR_PREFIX = "keras-dml: error:"
 
-
-def error_message(error):
-    """The one-line message printed for an expected error (`keras-dml: error: ...`)."""
-    message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
-    message = " ".join(message.strip().split()) or error.__class__.__name__
-    return f"{ERROR_PREFIX} {message}"
-
-
-def _method_names():
-    """Training method names, read without importing TensorFlow (keeps `--help` fast)."""
-    from keras_dml.training.methods import list_methods
-
-    return list_methods()
-
-
 # The registered datasets (`keras_dml.data.list_datasets()`), written out so that building the
-# parser imports no TensorFlow; tests/test_cli_help.py checks that the list is complete.
+# parser imports no TensorFlow; tests/test_cli_errors.py checks that the list is complete.
 DATASET_NAMES = (
     "digits",
     "fashion_mnist",
@@ -44,7 +29,47 @@ DATASET_NAMES = (
 )
 
 
-def _add_train_parser(subparsers):
+def error_message(error):
+    """The one-line message printed for an expected error (`keras-dml: error: ...`)."""
+    message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+    message = " ".join(message.strip().split()) or error.__class__.__name__
+    return f"{ERROR_PREFIX} {message}"
+
+
+def _plugins(argv):
+    """The `--plugin MODULE` values in `argv` (repeatable; `--plugin=MODULE` works too)."""
+    modules = []
+    for i, arg in enumerate(argv):
+        if arg == "--plugin" and i + 1 < len(argv):
+            modules.append(argv[i + 1])
+        elif arg.startswith("--plugin="):
+            modules.append(arg.split("=", 1)[1])
+    return modules
+
+
+def load_plugins(modules):
+    """Imports user modules that register methods with `@keras_dml.models.register_method`."""
+    import importlib
+
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as error:
+            raise ValueError(
+                f"Cannot import the plugin module {module!r} ({error}). Put its folder on "
+                "PYTHONPATH or install it. Received: --plugin " + module
+            ) from error
+
+
+def _methods_epilog():
+    """`keras-dml train --help`'s table of the registered methods (plug-ins included)."""
+    from keras_dml.models import list_methods
+
+    rows = [f"  {name:<10} {text}" for name, text in list_methods(verbose=True).items()]
+    return "methods (--method):\n" + "\n".join(rows)
+
+
+def _add_train_parser(subparsers, with_methods=False):
     parser = subparsers.add_parser(
         "train",
         help="train a model with model.fit and evaluate it on the test split",
@@ -55,9 +80,18 @@ def _add_train_parser(subparsers):
             "D&C at most (training classes / 2) learners. Running the same command again "
             "resumes an interrupted run."
         ),
+        epilog=_methods_epilog() if with_methods else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--config", help="JSON run configuration (see training/configs/)")
-    parser.add_argument("--method", help=f"training method: {', '.join(_method_names())}")
+    parser.add_argument("--method", help="training method (listed below), e.g. baseline, dc, bier")
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first; its @register_method methods become trainable (repeatable)",
+    )
     parser.add_argument(
         "--dataset",
         help=f"dataset name: {', '.join(DATASET_NAMES)} (image_folder and the official "
@@ -111,22 +145,25 @@ def _add_evaluate_parser(subparsers):
     parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
 
 
-def _add_demo_parser(subparsers):
-    from keras_dml.demo import DEMO_METHODS
+def _add_demo_parser(subparsers, with_methods=False):
+    if with_methods:
+        from keras_dml.demo import demo_methods
 
+        names = ",".join(demo_methods())
+        methods_help = f"comma-separated subset of: {names} (default: all)"
+    else:
+        methods_help = "comma-separated subset of the methods (keras-dml demo --help lists them)"
     parser = subparsers.add_parser(
         "demo", help="train every method briefly on the embedded digits data, compare, export"
     )
     parser.add_argument("--output", default="demo_output", help="folder for the demo's files")
     parser.add_argument("--epochs", type=int, help="epochs per method (default: the demo's own)")
-    parser.add_argument(
-        "--methods", help=f"comma-separated subset of: {','.join(DEMO_METHODS)} (default: all)"
-    )
+    parser.add_argument("--methods", help=methods_help)
 
 
 def _config_from_args(args):
-    from keras_dml.training import load_config, resolve_config
-    from keras_dml.training.config import merge_overrides, parse_overrides
+    from keras_dml.models.config import merge_overrides, parse_overrides
+    from keras_dml.training import get_method, load_config, resolve_config
 
     overrides = {}
     for key in (
@@ -152,8 +189,6 @@ def _config_from_args(args):
         if value is not None:
             overrides.setdefault(entry, {})[key] = value
     if args.num_learners is not None:
-        from keras_dml.training import get_method
-
         if not (args.config or args.method):
             raise ValueError("--num-learners needs --method or --config.")
         method = args.method or load_config(args.config)["method"]
@@ -214,10 +249,12 @@ def _run_demo(args):
     return 0
 
 
-def build_parser():
+def build_parser(argv=None):
     """The argument parser of `keras-dml` (also used to document the CLI).
 
-    Building it imports no TensorFlow, so `keras-dml --help` answers at once.
+    Args:
+        argv: list of str or `None`. The command line; for `train` the `--plugin` modules are
+            imported first so that `keras-dml train --help` lists their methods too.
     """
     from keras_dml.export.cli import add_export_parser
     from keras_dml.zoo.cli import add_zoo_parser
@@ -226,9 +263,14 @@ def build_parser():
         prog="keras-dml", description="Ensemble deep metric learning for Keras 3."
     )
     subparsers = parser.add_subparsers(dest="command", required=True)
-    _add_train_parser(subparsers)
+    # Only `train` and `demo` list the registered methods (importing TensorFlow): `keras-dml
+    # --help` and the other commands answer at once.
+    is_train = bool(argv) and argv[0] == "train"
+    if is_train:
+        load_plugins(_plugins(argv))
+    _add_train_parser(subparsers, with_methods=is_train)
     _add_evaluate_parser(subparsers)
-    _add_demo_parser(subparsers)
+    _add_demo_parser(subparsers, with_methods=bool(argv) and argv[0] == "demo")
     add_export_parser(subparsers)
     add_zoo_parser(subparsers)
     return parser
@@ -241,7 +283,13 @@ def _print_warning(message, category, filename, lineno, file=None, line=None):
 
 def main(argv=None):
     """Entry point of the `keras-dml` console script. Returns the exit code."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        parser = build_parser(argv)
+    except ValueError as error:
+        print(error_message(error), file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     warnings.showwarning = _print_warning
     runners = {"train": _run_train, "evaluate": _run_evaluate, "demo": _run_demo}
     try:

@@ -10,10 +10,11 @@ import os
 import time
 import warnings
 
-from keras_dml.training import list_methods, load_splits, resolve_config, train
+from keras_dml.models import get_method, list_methods
+from keras_dml.training import load_splits, resolve_config, train
 
-# Short budgets for 2 CPU cores; each method's model options follow its paper's defaults scaled
-# down to a 64-d embedding on 32 px images.
+# Short budgets for 2 CPU cores; each method's `demo` entries (in its `method.py`) follow its
+# paper's defaults scaled down to a 64-d embedding on 32 px images.
 BASE_CONFIG = {
     "dataset": "digits",
     "image_size": 32,
@@ -25,28 +26,24 @@ BASE_CONFIG = {
     "m_per_class": 8,
     "seed": 0,
 }
-DEMO_METHODS = {
-    "baseline": {"model": {"embedding_dim": 64}},
-    "dc": {
-        "model": {"embedding_dim": 64, "num_learners": 2},
-        "method_options": {"recluster_every": 2},
-    },
-    "hdc": {
-        "model": {"embedding_dim": 64, "max_learners": 2},
-        "method_options": {"division_every": 2},
-    },
-    "bier": {
-        "model": {"embedding_dim": 64, "num_learners": 3},
-        "loss": {"name": "binomial_deviance"},
-    },
-    "abe": {"model": {"embedding_dim": 64, "num_learners": 2}},
-    "dcml": {"model": {"num_learners": 4, "learner_dim": 16, "num_compositors": 4}},
-}
+
+
+def demo_methods():
+    """Every registered method with a demo configuration (`MethodSpec.demo`), baseline first.
+
+    Returns:
+        dict method name -> its run-configuration entries (`model`, `method_options`, ...).
+    """
+    specs = {name: get_method(name) for name in list_methods()}
+    names = sorted(
+        (name for name, spec in specs.items() if spec.demo), key=lambda n: n != "baseline"
+    )
+    return {name: specs[name].demo for name in names}
 
 
 def demo_config(method, epochs=None):
     """The demo's run configuration of `method`."""
-    config = {**BASE_CONFIG, "method": method, **DEMO_METHODS.get(method, {})}
+    config = {**BASE_CONFIG, "method": method, **get_method(method).demo}
     if epochs is not None:
         config["epochs"] = int(epochs)
     return resolve_config(config)
@@ -79,7 +76,7 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
     from keras_dml.export import export_onnx, export_saved_model
     from keras_dml.utils import is_available
 
-    available = [m for m in DEMO_METHODS if m in list_methods()]
+    available = list(demo_methods())
     methods = methods or available
     unknown = [m for m in methods if m not in available]
     if unknown:

@@ -1,10 +1,11 @@
 """Exported SavedModel and ONNX graphs reproduce every model family within 1e-5.
 
-`FAMILIES` lists one small builder per model family; adding a family is one line. Inputs are real
-images (sklearn digits, upscaled to 32 px RGB) at batch sizes 1 and 7.
+`FAMILIES` lists one small builder per model family: the embedding variants below and every
+registered training method (its `MethodSpec.tiny`), so a new method is covered without an edit.
+Inputs are real images (sklearn digits, upscaled to 32 px RGB) at batch sizes 1 and 7.
 """
 
-import importlib
+import functools
 import json
 import os
 import subprocess
@@ -16,7 +17,8 @@ import pytest
 import tensorflow as tf
 
 from keras_dml.export import export_onnx, export_saved_model
-from keras_dml.models import EmbeddingModel
+from keras_dml.models import EmbeddingModel, get_method, list_methods
+from keras_dml.models.config import resolve_config
 
 IMAGE_SIZE = 32
 ATOL = 1e-5
@@ -55,12 +57,16 @@ def convnet():
     return backbones.get("convnet", input_shape=(IMAGE_SIZE, IMAGE_SIZE, 3))
 
 
-def method_model(module, class_name, **kwargs):
-    """Builds a method model on `convnet`."""
-    return getattr(importlib.import_module(module), class_name)(convnet(), **kwargs)
+def method_family(spec):
+    """Builds the registered method's tiny model on `convnet` (or its default build)."""
+    if spec.tiny is not None:
+        return spec.tiny(convnet())
+    config = resolve_config({"method": spec.name, "dataset": "digits"})
+    return spec.build(config, convnet(), {})
 
 
-# name -> builder(); every builder returns a built model whose call(images) is [N, D].
+# name -> builder(); every builder returns a built model whose call(images) is [N, D]. Every
+# registered training method is a family (plug-ins included): a new method needs no edit here.
 FAMILIES = {
     "embedding_single": lambda: EmbeddingModel(tiny_backbone(), embedding_dim=16),
     "embedding_multi_weighted": lambda: EmbeddingModel(
@@ -69,34 +75,10 @@ FAMILIES = {
     "embedding_with_regressor": lambda: EmbeddingWithRegressor(
         tiny_backbone(2), embedding_dim=12, num_learners=3
     ),
-    "embedding_convnet": lambda: EmbeddingModel(convnet(), embedding_dim=16, num_learners=2),
-    "divide_and_conquer": lambda: method_model(
-        "keras_dml.models.divide_and_conquer.model", "DivideAndConquer", embedding_dim=16
-    ),
-    "bier_adversarial": lambda: method_model(
-        "keras_dml.models.bier",
-        "BIER",
-        embedding_dim=24,
-        num_learners=3,
-        diversity="adversarial",
-        regressor_units=8,
-    ),
-    "abe": lambda: method_model("keras_dml.models.abe", "ABE", num_learners=2, embedding_dim=16),
-    "mheads": lambda: method_model(
-        "keras_dml.models.abe", "MHeads", num_learners=2, embedding_dim=16
-    ),
-    "dcml": lambda: method_model(
-        "keras_dml.models.dcml", "DCML", num_learners=2, learner_dim=8, num_compositors=3
-    ),
-    "hierarchical_divide_and_conquer": lambda: method_model(
-        "keras_dml.models.hierarchical_divide_and_conquer",
-        "HierarchicalDivideAndConquer",
-        embedding_dim=16,
-        max_learners=2,
-    ),
+    **{name: functools.partial(method_family, get_method(name)) for name in list_methods()},
 }
 # Families whose model holds training-only weights that must not be exported.
-WITH_TRAINING_ONLY_PARTS = ("embedding_with_regressor", "bier_adversarial", "dcml")
+WITH_TRAINING_ONLY_PARTS = ("embedding_with_regressor", "bier", "dcml")
 BATCH_SIZES = (1, 7)
 
 
@@ -154,29 +136,14 @@ def test_onnx_matches_keras(exported, batch_size):
         np.testing.assert_allclose(actual, expected, rtol=0, atol=ATOL)
 
 
-def _dc_state(model):
-    return [model.stage_variable, model.division_count]
-
-
-def _hdc_state(model):
-    # Training state that `call` never reads (`num_active` is read: it selects the summed masks).
-    names = (
-        "division_depth",
-        "recluster_count",
-        "stage_variable",
-        "backbone_frozen",
-        "cluster_assignment",
-    )
-    return [getattr(model, n) for n in names if hasattr(model, n)]
-
-
 # name -> the model's weights that `call` does not read (training-only parts and state).
 TRAINING_ONLY = {
     "embedding_with_regressor": lambda m: m.regressor.weights,
-    "bier_adversarial": lambda m: m.diversity_layer.weights,
-    "dcml": lambda m: m.compositor.weights,
-    "divide_and_conquer": _dc_state,
-    "hierarchical_divide_and_conquer": _hdc_state,
+    **{
+        name: get_method(name).training_only_weights
+        for name in list_methods()
+        if get_method(name).training_only_weights is not None
+    },
 }
 
 
@@ -205,7 +172,7 @@ def test_only_inference_variables_are_exported(exported):
         assert len(used) < len(model.weights), "the family should carry training-only weights"
 
 
-SUBPROCESS_FAMILIES = ("embedding_multi_weighted", "bier_adversarial")
+SUBPROCESS_FAMILIES = ("embedding_multi_weighted", "bier")
 
 
 def test_saved_model_runs_without_keras_dml(tmp_path):

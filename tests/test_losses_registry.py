@@ -46,3 +46,20 @@ def test_get_errors_list_the_known_names():
         losses.get(3)
     with pytest.raises(ValueError, match="instance"):
         losses.get(losses.TripletLoss(), margin=0.1)
+
+
+def test_register_loss_lists_and_suggests_names():
+    @losses.register_loss("toy-registered")
+    class ToyRegisteredLoss(losses.ContrastiveLoss):
+        """A contrastive loss under another name."""
+
+    try:
+        assert "toy_registered" in losses.list_losses()
+        assert type(losses.get("toy_registered")) is ToyRegisteredLoss
+        assert losses.list_losses(verbose=True)["toy_registered"].startswith("A contrastive")
+        with pytest.raises(ValueError, match="registered already"):
+            losses.register_loss("toy_registered")(losses.TripletLoss)
+    finally:
+        del losses.LOSSES["toy_registered"]
+    with pytest.raises(ValueError, match="Did you mean 'triplet'"):
+        losses.get("triplett")

@@ -212,13 +212,17 @@ def test_argument_errors():
 
 
 def test_build_bier_from_the_fashion_mnist_config_with_the_real_convnet():
-    from keras_dml.models.bier.recipe import METHOD, build_bier
+    from keras_dml.models import get_method
+    from keras_dml.models.bier import build_bier
     from keras_dml.training import load_config
 
     config = load_config("training/configs/bier_fashion_mnist.json")
     model = build_bier(config)
     assert isinstance(model, BIER) and model.diversity == "adversarial"
-    assert model.learner_dims == (22, 42, 64) and METHOD.name == "bier"
+    assert (
+        model.learner_dims == (22, 42, 64)
+        and get_method("bier").build.__name__ == "build_bier_model"
+    )
     history = model.fit(tiny_images(8), tiny_labels(8), batch_size=8, verbose=0).history
     assert np.isfinite(history["loss"][0])
     for name in ("cub200", "cars196", "sop"):

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from keras_dml import backbones
+from keras_dml.models import get_method
+from keras_dml.models.config import load_config
 from keras_dml.models.dcml import DCML
-from keras_dml.models.dcml.spec import DCML_SPEC
-from keras_dml.training.config import load_config
 from tests.helpers import tiny_images, tiny_labels
 
+DCML_SPEC = get_method("dcml")
 CONFIG_DIR = os.path.join(os.path.dirname(__file__), "..", "training", "configs")
 CONFIGS = sorted(glob.glob(os.path.join(CONFIG_DIR, "dcml_*.json")))
 
@@ -26,7 +27,7 @@ def test_configs_build_the_model_they_describe(path):
     config = load_config(path)
     assert config["method"] == DCML_SPEC.name == "dcml"
     backbone = backbones.get("convnet", input_shape=(32, 32, 3))  # the model part, CPU-sized
-    model = DCML_SPEC.build(config, backbone)
+    model = DCML_SPEC.build(config, backbone, {})
     assert isinstance(model, DCML)
     assert model.num_compositors == config["model"]["num_compositors"]
     assert model.learner_dims == (config["model"]["learner_dim"],) * 4
@@ -43,7 +44,7 @@ def test_fashion_mnist_recipe_compiles_and_trains_one_step():
     config = load_config(os.path.join(CONFIG_DIR, "dcml_fashion_mnist.json"))
     size = config["image_size"]
     keras.utils.set_random_seed(0)
-    model = DCML_SPEC.build(config, backbones.get("convnet", input_shape=(size, size, 3)))
+    model = DCML_SPEC.build(config, backbones.get("convnet", input_shape=(size, size, 3)), {})
     DCML_SPEC.compile(config, model)
     history = model.fit(tiny_images(8, size), tiny_labels(8), batch_size=8, verbose=0)
     assert np.isfinite(history.history["subtask_loss"][-1])
@@ -52,6 +53,6 @@ def test_fashion_mnist_recipe_compiles_and_trains_one_step():
 def test_compile_hook_rejects_method_options():
     config = load_config(os.path.join(CONFIG_DIR, "dcml_fashion_mnist.json"))
     config["method_options"] = {"unknown": 1}
-    model = DCML_SPEC.build(config, backbones.get("convnet", input_shape=(32, 32, 3)))
+    model = DCML_SPEC.build(config, backbones.get("convnet", input_shape=(32, 32, 3)), {})
     with pytest.raises(ValueError, match="method_options"):
         DCML_SPEC.compile(config, model)

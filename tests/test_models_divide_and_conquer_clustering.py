@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from keras_dml.models.divide_and_conquer.clustering import (
+from keras_dml.models.division.clustering import (
     ClusteringError,
     cluster_nmi,
     cluster_sizes,

@@ -16,8 +16,9 @@ import pytest
 from keras_dml import backbones
 from keras_dml.cli import main
 from keras_dml.data import from_arrays
+from keras_dml.models.fit_to_data import fit_to_data
+from keras_dml.models.hooks import compile_with_config, m_per_class_batches
 from keras_dml.training import get_method, list_methods, resolve_config, train
-from keras_dml.training.fit_to_data import fit_to_data
 
 
 def array_splits(num_classes=12, per_class=5, size=32):
@@ -73,14 +74,12 @@ def test_plain_keras_script_trains_every_method(method, tmp_path):
     config = resolve_config({"method": method, "dataset": "arrays", "image_size": 32})
     fit_to_data(config, spec, splits["train"].labels)
     backbone = backbones.get("convnet", input_shape=(32, 32, 3))
-    model = spec.build(config, backbone)
-    spec.compile(config, model)
-    dataset, callbacks = spec.prepare(config, model, splits["train"], splits["val"])
+    model = spec.build(config, backbone, splits)
+    (spec.compile or compile_with_config)(config, model)
+    dataset, callbacks = (spec.prepare or m_per_class_batches)(config, model, splits)
     history = model.fit(dataset, epochs=1, callbacks=callbacks, verbose=0)
     assert np.isfinite(history.history["loss"][0])
-    images = splits["test"].as_numpy()[0][:4] if hasattr(splits["test"], "as_numpy") else None
-    if images is None:
-        images = next(iter(splits["test"].as_tf_dataset(batch_size=4)))[0]
+    images = next(iter(splits["test"].as_tf_dataset(batch_size=4)))[0]
     embeddings = model.predict(images, verbose=0)
     path = str(tmp_path / "model.keras")
     model.save(path)

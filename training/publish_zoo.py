@@ -28,15 +28,14 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS_DIR = os.path.join(ROOT, "models")
 PAPER_BACKBONES = ("resnet50", "googlenet", "bn_inception")
-METHOD_TITLES = {
-    "baseline": "Single-embedding baseline",
-    "dc": "Divide & Conquer (CVPR 2019)",
-    "hdc": "Hierarchical Divide & Conquer with learned soft masks (TPAMI)",
-    "bier": "BIER / A-BIER (TPAMI 2020)",
-    "abe": "ABE, attention-based ensemble (ECCV 2018)",
-    "mheads": "M-heads (ABE's baseline, ECCV 2018)",
-    "dcml": "DCML, deep compositional metric learning (CVPR 2021)",
-}
+
+
+def method_title(method):
+    """The long name of a registered method for card descriptions (`MethodSpec.title`)."""
+    from keras_dml.models import get_method
+
+    spec = get_method(method)
+    return spec.title or spec.description
 
 
 def _read(path):
@@ -117,7 +116,7 @@ def recipe_cards(output=MODELS_DIR):
             "name": name,
             "status": "not published",
             "description": (
-                f"{METHOD_TITLES.get(method, method)} on {dataset} with {backbone}: the paper's "
+                f"{method_title(method)} on {dataset} with {backbone}: the paper's "
                 "settings as a recipe for a GPU. Not trained yet: train it with the command "
                 "below and publish it with `keras-dml zoo publish`."
             ),

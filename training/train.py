@@ -27,8 +27,8 @@ def main(argv=None):
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
 
+    from keras_dml.models.config import parse_overrides
     from keras_dml.training import load_config, train
-    from keras_dml.training.config import parse_overrides
 
     try:
         config = load_config(args.config, parse_overrides(args.set))

@@ -40,7 +40,7 @@ from keras_dml.losses.pairwise import (
 )
 from keras_dml.losses.proxy_nca import ProxyNCALoss, proxy_nca_loss
 from keras_dml.losses.reduction import masked_mean, reduce_pair_losses
-from keras_dml.losses.registry import LOSSES, get
+from keras_dml.losses.registry import LOSSES, get, list_losses, register_loss
 from keras_dml.losses.triplet import TripletLoss, triplet_loss, triplet_values
 
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "cosine_similarity_matrix",
     "distance_weighted_probabilities",
     "get",
+    "list_losses",
     "l2_normalize",
     "margin_loss",
     "margin_pairs",
@@ -74,6 +75,7 @@ __all__ = [
     "prepare_inputs",
     "proxy_nca_loss",
     "reduce_pair_losses",
+    "register_loss",
     "safe_sqrt",
     "sample_negatives",
     "triplet_loss",

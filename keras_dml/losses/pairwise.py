@@ -69,6 +69,9 @@ def safe_sqrt(x, epsilon=_SQRT_EPSILON):
 def l2_normalize(embeddings, epsilon=_NORM_EPSILON):
     """L2-normalises rows in float32; an all-zero row stays zero (finite gradient).
 
+    The one normalisation of the library: models normalise their learner embeddings with it
+    and losses their inputs, so both see the same numbers (safe under mixed precision).
+
     Args:
         embeddings: tensor `[B, D]`.
         epsilon: float. Lower bound on the squared norm. Defaults to `1e-12`.
@@ -78,7 +81,7 @@ def l2_normalize(embeddings, epsilon=_NORM_EPSILON):
     """
     embeddings = ops.cast(embeddings, "float32")
     squared_norm = ops.sum(ops.square(embeddings), axis=-1, keepdims=True)
-    return embeddings * ops.rsqrt(ops.maximum(squared_norm, epsilon))
+    return embeddings / ops.sqrt(ops.maximum(squared_norm, epsilon))
 
 
 def diagonal_mask(batch_size):

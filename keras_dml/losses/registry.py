@@ -1,5 +1,7 @@
 """Resolve losses by name or config, for configuration files and the CLI."""
 
+import difflib
+
 import keras
 
 from keras_dml.losses.binomial_deviance import BinomialDevianceLoss
@@ -21,7 +23,71 @@ LOSSES = {
 }
 
 # Losses that hold trainable weights: they are `keras.layers.Layer`s the model must own.
-LAYER_LOSSES = ("learnable_margin", "proxy_nca")
+LAYER_LOSSES = ["learnable_margin", "proxy_nca"]
+
+
+def register_loss(name, layer=False):
+    """Registers a loss class under `name`, so configs and `get` can name it.
+
+    Args:
+        name: str. The configuration name (lower case; `-` and `_` are interchangeable in `get`).
+        layer: bool. The loss holds trainable weights (a `keras.layers.Layer` the model must
+            own and call in `compute_loss`). Defaults to `False`.
+
+    Returns:
+        A class decorator that registers the class and returns it unchanged.
+
+    Raises:
+        ValueError: when `name` is taken by another class.
+
+    Examples:
+    >>> @register_loss("my_loss")  # doctest: +SKIP
+    ... class MyLoss(keras_dml.losses.MetricLoss): ...
+    """
+    key = _key(name)
+
+    def decorator(cls):
+        if key in LOSSES and LOSSES[key] is not cls:
+            raise ValueError(
+                f"A loss named {key!r} is registered already ({LOSSES[key].__name__}). "
+                f"Choose another name. Received: name={name!r}"
+            )
+        LOSSES[key] = cls
+        if layer and key not in LAYER_LOSSES:
+            LAYER_LOSSES.append(key)
+        return cls
+
+    return decorator
+
+
+def list_losses(verbose=False):
+    """Names of the registered losses, sorted.
+
+    Args:
+        verbose: bool. Return `{name: first docstring line}` instead. Defaults to `False`.
+
+    Examples:
+    >>> "margin" in list_losses()
+    True
+    """
+    if verbose:
+        return {name: _summary(LOSSES[name]) for name in sorted(LOSSES)}
+    return sorted(LOSSES)
+
+
+def _summary(cls):
+    lines = (cls.__doc__ or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _key(name):
+    return str(name).strip().lower().replace("-", "_")
+
+
+def _unknown(identifier):
+    close = difflib.get_close_matches(_key(identifier), sorted(LOSSES), n=1, cutoff=0.6)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return ValueError(f"Unknown loss {identifier!r}.{hint} Known names: {sorted(LOSSES)}.")
 
 
 def get(identifier, **kwargs):
@@ -71,9 +137,9 @@ def get(identifier, **kwargs):
         name = arguments.pop("name")
         return get(name, **{**arguments, **kwargs})
     if isinstance(identifier, str):
-        key = identifier.strip().lower().replace("-", "_")
+        key = _key(identifier)
         if key not in LOSSES:
-            raise ValueError(f"Unknown loss {identifier!r}. Known names: {sorted(LOSSES)}.")
+            raise _unknown(identifier)
         return LOSSES[key](**kwargs)
     raise ValueError(
         "Cannot interpret a loss from "

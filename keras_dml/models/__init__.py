@@ -1,5 +1,10 @@
-"""Models: the single-embedding baseline and the ensemble methods built on it."""
+"""Models: the single-embedding baseline and the ensemble methods built on it.
 
+Importing this package registers every built-in training method (each folder's `method.py`), so
+`list_methods()` / `get_method(name)` see them; register your own with `@register_method`.
+"""
+
+from keras_dml.models import baseline  # noqa: F401 (registers the "baseline" method)
 from keras_dml.models.abe import ABE, MHeads
 from keras_dml.models.bier import BIER
 from keras_dml.models.dcml import DCML
@@ -9,6 +14,7 @@ from keras_dml.models.hierarchical_divide_and_conquer import (
     HierarchicalDivideAndConquer,
     HierarchicalDivideAndConquerCallback,
 )
+from keras_dml.models.registry import MethodSpec, get_method, list_methods, register_method
 
 __all__ = [
     "ABE",
@@ -20,4 +26,8 @@ __all__ = [
     "HierarchicalDivideAndConquer",
     "HierarchicalDivideAndConquerCallback",
     "MHeads",
+    "MethodSpec",
+    "get_method",
+    "list_methods",
+    "register_method",
 ]

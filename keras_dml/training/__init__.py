@@ -1,7 +1,11 @@
-"""Configuration-driven training runs (CLI `keras-dml train`, `training/train.py`, the demo)."""
+"""Configuration-driven training runs (CLI `keras-dml train`, `training/train.py`, the demo).
 
-from keras_dml.training.config import load_config, resolve_config
-from keras_dml.training.methods import MethodSpec, get_method, list_methods, register_method
+The top floor of the package: it imports `keras_dml.models` (whose import registers every method)
+and no model imports it.
+"""
+
+from keras_dml.models.config import load_config, resolve_config
+from keras_dml.models.registry import MethodSpec, get_method, list_methods, register_method
 from keras_dml.training.run import evaluate_model, load_splits, train
 
 __all__ = [

@@ -1,13 +1,17 @@
 """Train, evaluate and save one run from a configuration (used by the CLI, recipes and demo)."""
 
-import inspect
 import json
 import os
 import shutil
 import time
 
-from keras_dml.training.config import resolve_config
-from keras_dml.training.methods import check_loss_entry, get_method
+import keras
+
+from keras_dml.models import get_method
+from keras_dml.models.config import resolve_config
+from keras_dml.models.fit_to_data import fit_to_data
+from keras_dml.models.hooks import check_loss_entry, compile_with_config, m_per_class_batches
+from keras_dml.training.resumable import BestCheckpoint, HistoryFile
 
 # Datasets whose test protocol is a query set searched against a gallery set.
 QUERY_GALLERY_DATASETS = ("inshop",)
@@ -79,12 +83,11 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
     run: weights, optimizer, epoch, method state, the best value and the history carry over.
 
     Args:
-        config: dict. A run configuration (see `keras_dml.training.config`).
+        config: dict. A run configuration (see `keras_dml.models.config`).
         output_dir: str. Where the run's files go.
         verbose: int. Keras verbosity.
         extra_callbacks: sequence of Keras callbacks added to the method's own.
-        splits: dict of already loaded splits (as `load_splits` returns, or built with
-            `keras_dml.data.from_arrays`), to skip loading; the run then never loads data by name.
+        splits: dict of already loaded splits (as `load_splits` returns), to skip loading.
 
     Returns:
         dict with `model`, `history` (dict of lists), `metrics` (dict) and `seconds`.
@@ -93,15 +96,12 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
     >>> result = train({"method": "baseline", "dataset": "digits", "epochs": 2}, "runs/x")
     >>> result["metrics"]["recall@1"]  # doctest: +SKIP
     """
-    import keras
-
     from keras_dml import backbones
     from keras_dml.evaluation import RetrievalEvaluation
-    from keras_dml.training.fit_to_data import fit_to_data
-    from keras_dml.training.resumable import BestCheckpoint, HistoryFile
 
     config = resolve_config(config)
     method = get_method(config["method"])
+    method.parse_options(config)  # unknown method_options fail before any data is loaded
     if config["loss"] is not None:
         check_loss_entry(config["loss"])
     splits = splits or load_splits(config)
@@ -122,9 +122,9 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
         input_shape=(config["image_size"], config["image_size"], 3),
         **backbone_options,
     )
-    model = _build(method, config, backbone, splits["train"])
-    method.compile(config, model)
-    train_dataset, method_callbacks = method.prepare(config, model, splits["train"], splits["val"])
+    model = _build(method, config, backbone, splits)
+    (method.compile or compile_with_config)(config, model)
+    train_dataset, method_callbacks = (method.prepare or m_per_class_batches)(config, model, splits)
 
     val_dataset = splits["val"].as_tf_dataset(
         training=False, batch_size=config["batch_size"], image_size=config["image_size"]
@@ -167,13 +167,10 @@ def _start_fresh(output_dir):
         shutil.rmtree(state)
 
 
-def _build(method, config, backbone, train_data):
-    """`method.build`, given the training split when it asks for it; argument errors explained."""
-    kwargs = {}
-    if "train_data" in inspect.signature(method.build).parameters:
-        kwargs["train_data"] = train_data
+def _build(method, config, backbone, splits):
+    """`method.build`, with a misspelt `model` argument explained in one line."""
     try:
-        return method.build(config, backbone, **kwargs)
+        return method.build(config, backbone, splits)
     except TypeError as error:
         if "argument" not in str(error):
             raise

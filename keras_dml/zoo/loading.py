@@ -7,7 +7,6 @@ built-in classes), weights-only cards rebuild the model from the card's config w
 loaded (SavedModel graphs, pickles, legacy full-model HDF5, PyTorch checkpoints) are refused.
 """
 
-import importlib
 import os
 import zipfile
 from pathlib import Path
@@ -29,31 +28,14 @@ _UNSAFE_SUFFIXES = {
     ".h5": "a legacy Keras HDF5 model (can embed Lambda bytecode)",
     ".hdf5": "a legacy Keras HDF5 model (can embed Lambda bytecode)",
 }
-# Packages whose import registers the serializable keras_dml classes.
-_REGISTERING_MODULES = (
-    "keras_dml.layers",
-    "keras_dml.losses",
-    "keras_dml.backbones",
-    "keras_dml.models",
-)
 
 
 def register_builtin_objects():
-    """Imports the keras_dml packages that register serializable layers, losses and models.
+    """Imports the keras_dml packages whose import registers serializable layers, losses, models.
 
-    Returns:
-        list of str, the modules that were imported.
+    Deferred to the first load so that `keras-dml zoo list` does not import TensorFlow.
     """
-    imported = []
-    for module in _REGISTERING_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as error:
-            if error.name != module:
-                raise
-            continue
-        imported.append(module)
-    return imported
+    from keras_dml import backbones, layers, losses, models  # noqa: F401
 
 
 def _reject_unsafe(path):

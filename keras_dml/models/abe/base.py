@@ -5,15 +5,15 @@ import tensorflow as tf
 from keras import ops
 
 from keras_dml.models.abe.losses import DIVERGENCE_PAIRS, abe_contrastive_loss, divergence_loss
-from keras_dml.models.embedding_model import POOLINGS, l2_normalize
+from keras_dml.models.embedding_model import EnsembleModel, l2_normalize
 
 
-class SplitEnsembleBase(keras.Model):
+class SplitEnsembleBase(EnsembleModel):
     """Base of the ensembles over a backbone cut at a branch point (not registered itself).
 
-    Subclasses build their parts in `__init__`, then call `_init_training` and implement
-    `raw_learner_embeddings(images, training)` -> `[N, M, d]`. This class provides the library
-    contract (`call`, `learner_embeddings`, `learner_dims`), pooling, and the loss of Eq. 8
+    Subclasses call `EnsembleModel.__init__` (argument checks, pooling, dropout, `image_shape`),
+    build their parts, then call `_init_training` and implement
+    `raw_learner_embeddings(images, training)` -> `[N, M, d]`. This class adds the loss of Eq. 8
     through `compute_loss`, so plain `model.fit` trains it, with one metric per loss term.
 
     Loss arguments (documented on the subclasses): `margin` (m_c), `metric_loss` (a
@@ -29,13 +29,7 @@ class SplitEnsembleBase(keras.Model):
         lambda_div,
         divergence_margin,
         divergence_pairs,
-        pooling,
-        dropout,
     ):
-        if pooling not in POOLINGS:
-            raise ValueError(f"`pooling` must be one of {POOLINGS}. Received: pooling={pooling!r}")
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"`dropout` must be in [0, 1). Received: dropout={dropout}")
         if float(lambda_div) < 0.0:
             raise ValueError(f"`lambda_div` must be >= 0. Received: lambda_div={lambda_div}")
         if divergence_pairs not in DIVERGENCE_PAIRS:
@@ -58,9 +52,6 @@ class SplitEnsembleBase(keras.Model):
         self.lambda_div = float(lambda_div)
         self.divergence_margin = float(divergence_margin)
         self.divergence_pairs = divergence_pairs
-        self.pooling = pooling
-        self.dropout = float(dropout)
-        self.dropout_layer = keras.layers.Dropout(self.dropout, name="feature_dropout")
         names = ["metric_loss"] + [f"learner_{m}_loss" for m in range(num_learners)]
         if self.uses_divergence:
             names.append("divergence_loss")
@@ -71,19 +62,6 @@ class SplitEnsembleBase(keras.Model):
         """Whether Eq. 9 is part of the loss (needs M >= 2 and `lambda_div > 0`)."""
         return self.num_learners > 1 and self.lambda_div > 0.0
 
-    @property
-    def image_shape(self):
-        """The (H, W, C) input shape the model was built for."""
-        return tuple(self.backbone.inputs[0].shape[1:])
-
-    def pool(self, feature_map):
-        """Global pooling of a `[N, H, W, C]` map to `[N, C]`."""
-        if self.pooling == "avg":
-            return ops.mean(feature_map, axis=(1, 2))
-        if self.pooling == "max":
-            return ops.max(feature_map, axis=(1, 2))
-        return ops.mean(feature_map, axis=(1, 2)) + ops.max(feature_map, axis=(1, 2))
-
     # -- forward (library contract) -------------------------------------------------------------
     def learner_embeddings(self, images, training=False):
         """Per-learner L2-normalised embeddings: a list of M `[N, d]` tensors."""
@@ -93,14 +71,6 @@ class SplitEnsembleBase(keras.Model):
     def call(self, images, training=False):
         normalised = l2_normalize(self.raw_learner_embeddings(images, training=training))
         return ops.reshape(normalised, (-1, self.embedding_dim))
-
-    def compute_output_shape(self, input_shape):
-        return (input_shape[0], self.embedding_dim)
-
-    def split_output(self, embeddings):
-        """Splits a model output `[N, D]` into the M learner embeddings `[N, d]`."""
-        dim = self.learner_dims[0]
-        return [embeddings[:, m * dim : (m + 1) * dim] for m in range(self.num_learners)]
 
     # -- training -------------------------------------------------------------------------------
     def metric_term(self, labels, embeddings):
@@ -189,9 +159,3 @@ class SplitEnsembleBase(keras.Model):
             "divergence_margin": self.divergence_margin,
             "divergence_pairs": self.divergence_pairs,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)

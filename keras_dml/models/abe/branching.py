@@ -126,17 +126,3 @@ def split_backbone(backbone, branch_point):
     spatial = cut(backbone, end=branch_point, name="spatial_extractor")
     global_part = cut(backbone, start=branch_point, name="global_extractor")
     return spatial, global_part
-
-
-def check_backbone(backbone):
-    """Raises a `ValueError` unless `backbone` is a functional model with one 4-D output."""
-    if not isinstance(backbone, keras.Model) or len(backbone.outputs or []) != 1:
-        raise ValueError(
-            "`backbone` must be a functional keras.Model with one 4-D output, e.g. "
-            f"keras_dml.backbones.get('convnet'). Received: backbone={backbone!r}"
-        )
-    if len(backbone.outputs[0].shape) != 4:
-        raise ValueError(
-            "`backbone` must output a 4-D feature map [N, H, W, C] (no pooling). "
-            f"Received output shape {backbone.outputs[0].shape}."
-        )

@@ -5,12 +5,11 @@ from keras import ops
 
 from keras_dml.models.abe.base import SplitEnsembleBase
 from keras_dml.models.abe.branching import (
-    check_backbone,
     copy_segment,
     resolve_branches,
     split_backbone,
 )
-from keras_dml.models.embedding_model import resolve_learner_dims
+from keras_dml.models.embedding_model import check_backbone, resolve_learner_dims
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
@@ -79,11 +78,7 @@ class MHeads(SplitEnsembleBase):
         check_backbone(backbone)
         if branch_point is None:
             branch_point = resolve_branches(backbone)[0]
-        super().__init__(**kwargs)
-        self.backbone = backbone
-        self.learner_dims = learner_dims
-        self.num_learners = len(learner_dims)
-        self.embedding_dim = sum(learner_dims)
+        super().__init__(backbone, learner_dims, pooling=pooling, dropout=dropout, **kwargs)
         self.branch_point = str(branch_point)
         self.embedding_bias = bool(embedding_bias)
         self.spatial_extractor, first = split_backbone(backbone, self.branch_point)
@@ -108,8 +103,6 @@ class MHeads(SplitEnsembleBase):
             lambda_div,
             divergence_margin,
             divergence_pairs,
-            pooling,
-            dropout,
         )
         self.build(backbone.inputs[0].shape)
 

@@ -7,12 +7,11 @@ from keras import ops
 from keras_dml.layers.attention_branch import AttentionBranch
 from keras_dml.models.abe.base import SplitEnsembleBase
 from keras_dml.models.abe.branching import (
-    check_backbone,
     copy_segment,
     resolve_branches,
     split_backbone,
 )
-from keras_dml.models.embedding_model import resolve_learner_dims
+from keras_dml.models.embedding_model import check_backbone, resolve_learner_dims
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
@@ -106,11 +105,7 @@ class ABE(SplitEnsembleBase):
         learner_dims = resolve_learner_dims(embedding_dim, num_learners)
         check_backbone(backbone)
         branch_point, trunk_end = resolve_branches(backbone, branch_point, trunk_end)
-        super().__init__(**kwargs)
-        self.backbone = backbone
-        self.learner_dims = learner_dims
-        self.num_learners = len(learner_dims)
-        self.embedding_dim = sum(learner_dims)
+        super().__init__(backbone, learner_dims, pooling=pooling, dropout=dropout, **kwargs)
         self.branch_point = branch_point
         self.trunk_end = trunk_end
         self.use_trunk = bool(use_trunk)
@@ -145,8 +140,6 @@ class ABE(SplitEnsembleBase):
             lambda_div,
             divergence_margin,
             divergence_pairs,
-            pooling,
-            dropout,
         )
         self.build(backbone.inputs[0].shape)
 

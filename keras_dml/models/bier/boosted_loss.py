@@ -2,8 +2,9 @@
 
 from keras import ops
 
+from keras_dml.losses import negative_mask, positive_mask
 from keras_dml.models.bier.boosting import shrinkage_rates
-from keras_dml.models.bier.pair_losses import BinomialDeviance, pair_masks
+from keras_dml.models.bier.pair_losses import BinomialDeviance, dot_products
 
 BOOSTING_VARIANTS = ("paper", "reference")
 
@@ -59,11 +60,9 @@ def boosted_learner_losses(
             "The reference-code boosting variant is defined for the binomial deviance loss only. "
             f"Received a {type(form).__name__} loss; use boosting='paper'."
         )
-    positive, negative = pair_masks(labels)
-    similarities = []
-    for embedding in learner_embeddings:
-        embedding = ops.cast(embedding, "float32")
-        similarities.append(ops.matmul(embedding, ops.transpose(embedding)))
+    pos_mask, neg_mask = positive_mask(labels), negative_mask(labels)
+    positive = ops.cast(pos_mask, "float32")
+    similarities = [dot_products(embedding) for embedding in learner_embeddings]
 
     num_learners = len(similarities)
     losses, all_weights = [], []
@@ -71,10 +70,10 @@ def boosted_learner_losses(
     if variant == "paper":
         running = None
         for eta, s in zip(shrinkage_rates(num_learners), similarities):
-            values = form.values(s, positive)
+            values = form.values(s, pos_mask, neg_mask)
             if weights is None:
                 weights = ops.ones_like(values)
-            losses.append(form.reduce(values * weights, positive, negative))
+            losses.append(form.reduce(values * weights, pos_mask, neg_mask))
             all_weights.append(weights)
             fixed = ops.stop_gradient(s)
             running = fixed if running is None else (1.0 - eta) * running + eta * fixed
@@ -84,10 +83,10 @@ def boosted_learner_losses(
     margin = initial_score
     negative_factor = positive + 2.0 * (1.0 - positive)
     for s in similarities:
-        values = form.values(s, positive)
+        values = form.values(s, pos_mask, neg_mask)
         if weights is None:
             weights = ops.ones_like(values)
-        losses.append(form.reduce(values * weights, positive, negative) / float(num_learners))
+        losses.append(form.reduce(values * weights, pos_mask, neg_mask) / float(num_learners))
         all_weights.append(weights)
         # form.margins = alpha (s - beta) m_y with m_y = 1 (positive) or -cost (negative).
         margin = margin + shrinkage * form.margins(ops.stop_gradient(s), positive)

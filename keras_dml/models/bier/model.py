@@ -12,12 +12,11 @@ from keras_dml.models.bier.arguments import (  # noqa: F401 (re-exported)
     OUTPUT_WEIGHTINGS,
     check_bier_arguments,
 )
+from keras_dml.models.bier.boosted_loss import boosted_learner_losses
 from keras_dml.models.bier.boosting import boosting_weights
 from keras_dml.models.bier.diversity import get_diversity
-from keras_dml.models.bier.embedding_optimizer import apply_split_gradients
-from keras_dml.models.bier.loss_terms import bier_loss_terms
-from keras_dml.models.bier.optimizers import scaled_copy
-from keras_dml.models.embedding_model import EmbeddingModel
+from keras_dml.models.bier.optimizers import apply_split_gradients, scaled_copy
+from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
@@ -181,6 +180,10 @@ class BIER(EmbeddingModel):
     def compute_bier_losses(self, images, labels, training=False):
         """Forward pass and every loss term of one batch.
 
+        Under a multi-replica `tf.distribute` strategy the embeddings and labels are gathered
+        from all replicas, so pairs span the global batch and every replica computes the same
+        global loss (`train_step` divides it by the number of replicas).
+
         Args:
             images: float tensor `[N, H, W, 3]`, raw pixels.
             labels: int tensor `[N]`.
@@ -189,8 +192,36 @@ class BIER(EmbeddingModel):
         Returns:
             dict with `loss` (total, Eq. 11), `metric_loss`, `learner_{m}_loss` and
             `diversity_loss` (when enabled), scalar float32 tensors.
+
+        References:
+            Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Algorithm 1, Eq. 4-11.
         """
-        return bier_loss_terms(self, images, labels, training=training)
+        labels = ops.reshape(labels, (-1,))
+        features = self.dropout_layer(self.features(images, training=training), training=training)
+        embeddings = [l2_normalize(head(features)) for head in self.heads]
+        replica_context = tf.distribute.get_replica_context()
+        if replica_context is not None and replica_context.num_replicas_in_sync > 1:
+            # Pairs span the global batch: every replica computes the same global loss. The
+            # gradient of all_gather sums the replicas' upstream gradients and the optimizer sums
+            # the replicas' variable gradients, so `train_step` divides the loss by R.
+            embeddings = [replica_context.all_gather(e, axis=0) for e in embeddings]
+            labels = replica_context.all_gather(labels, axis=0)
+        learner_losses, _ = boosted_learner_losses(
+            embeddings, labels, self.loss_form, variant=self.boosting, shrinkage=self.shrinkage
+        )
+        result = {f"learner_{m}_loss": v for m, v in enumerate(learner_losses)}
+        result["metric_loss"] = sum(learner_losses)
+        total = result["metric_loss"]
+        if self.diversity_layer is not None:
+            fixed = ops.cast(ops.stop_gradient(features), "float32")
+            kernels = [head.kernel for head in self.heads]
+            raw = [ops.matmul(fixed, ops.cast(w, "float32")) for w in kernels]
+            result["diversity_loss"] = self.diversity_layer(raw, kernels=kernels)
+            total = total + self.lambda_div * result["diversity_loss"]
+        if self.losses:
+            total = total + ops.cast(sum(self.losses), "float32")
+        result["loss"] = total
+        return result
 
     def _update_trackers(self, values, batch_size):
         for name, tracker in self.loss_trackers.items():

@@ -1,9 +1,10 @@
 """Table 1 of BIER: cosine-similarity losses with per-pair (per-triplet) weights.
 
 Each loss form gives, for a matrix of cosine similarities `s` of a batch with itself:
-`values(s, positive)` the per-pair (or per-triplet `[a, p, n]`) losses, `weights(s_hat, positive)`
-the boosting weights `-l'(s_hat)` for the next learner, and `reduce(values, positive, negative)`
-the batch loss. All computations run in float32.
+`values(s, pos_mask, neg_mask)` the per-pair (or per-triplet `[a, p, n]`) losses (the public pair
+losses of `keras_dml.losses`), `weights(s_hat, positive)` the boosting weights `-l'(s_hat)` for
+the next learner, and `reduce(values, pos_mask, neg_mask)` the batch loss (positive and negative
+pairs averaged separately). All computations run in float32.
 
 The weights are the magnitude of the loss derivative divided by its largest value for that pair
 label (`beta_1 * C_y` for binomial deviance, 4 for the contrastive positive term, 1 otherwise), so
@@ -15,6 +16,14 @@ the loss's own cost `C_y` already does.
 
 from keras import ops
 
+from keras_dml.losses import (
+    binomial_deviance_pairs,
+    cosine_contrastive_pairs,
+    masked_mean,
+    negative_mask,
+    positive_mask,
+)
+
 LOSSES = ("binomial_deviance", "contrastive", "triplet")
 DEFAULT_OPTIONS = {
     "binomial_deviance": {"alpha": 2.0, "beta": 0.5, "cost": 25.0},
@@ -23,21 +32,15 @@ DEFAULT_OPTIONS = {
 }
 
 
-def pair_masks(labels):
-    """Positive (same label, i != j) and negative (different label) pair masks, float32 `[N, N]`."""
-    labels = ops.reshape(ops.convert_to_tensor(labels), (-1,))
-    same = ops.equal(labels[:, None], labels[None, :])
-    not_self = ops.logical_not(ops.eye(ops.shape(labels)[0], dtype="bool"))
-    positive = ops.cast(ops.logical_and(same, not_self), "float32")
-    negative = ops.cast(ops.logical_not(same), "float32")
-    return positive, negative
+def dot_products(embeddings):
+    """`[N, N]` float32 dot products of rows that are already L2-normalised (cosines)."""
+    embeddings = ops.cast(embeddings, "float32")
+    return ops.matmul(embeddings, ops.transpose(embeddings))
 
 
-def _balanced_mean(values, positive, negative):
+def _balanced_mean(values, pos_mask, neg_mask):
     """Mean over positive pairs plus mean over negative pairs (0 for an empty set)."""
-    pos = ops.sum(values * positive) / ops.maximum(ops.sum(positive), 1.0)
-    neg = ops.sum(values * negative) / ops.maximum(ops.sum(negative), 1.0)
-    return pos + neg
+    return masked_mean(values, pos_mask)[0] + masked_mean(values, neg_mask)[0]
 
 
 class BinomialDeviance:
@@ -55,8 +58,8 @@ class BinomialDeviance:
         scale = positive * self.alpha - (1.0 - positive) * self.alpha * self.cost
         return scale * (s - self.beta)
 
-    def values(self, s, positive):
-        return ops.softplus(-self.margins(s, positive))
+    def values(self, s, pos_mask, neg_mask):
+        return binomial_deviance_pairs(s, pos_mask, neg_mask, self.alpha, self.beta, self.cost)
 
     def weights(self, s_hat, positive):
         return ops.sigmoid(-self.margins(s_hat, positive))
@@ -70,8 +73,8 @@ class Contrastive:
     def __init__(self, margin=0.5):
         self.margin = float(margin)
 
-    def values(self, s, positive):
-        return positive * ops.square(s - 1.0) + (1.0 - positive) * ops.relu(s - self.margin)
+    def values(self, s, pos_mask, neg_mask):
+        return cosine_contrastive_pairs(s, pos_mask, neg_mask, self.margin)
 
     def weights(self, s_hat, positive):
         # |d/ds (s - 1)^2| = 2 (1 - s) <= 4 on [-1, 1]; the hinge has slope 0 or 1.
@@ -95,19 +98,16 @@ class Triplet:
     def _violation(self, s):
         return s[:, None, :] - s[:, :, None] + self.margin
 
-    def values(self, s, positive):
+    def values(self, s, pos_mask, neg_mask):
+        del pos_mask, neg_mask  # every triplet; `reduce` keeps the valid ones
         return ops.relu(self._violation(s))
 
     def weights(self, s_hat, positive):
         return ops.cast(ops.greater(self._violation(s_hat), 0.0), "float32")
 
-    @staticmethod
-    def valid(positive, negative):
-        return positive[:, :, None] * negative[:, None, :]
-
-    def reduce(self, values, positive, negative):
-        valid = self.valid(positive, negative)
-        return ops.sum(values * valid) / ops.maximum(ops.sum(valid), 1.0)
+    def reduce(self, values, pos_mask, neg_mask):
+        valid = ops.logical_and(pos_mask[:, :, None], neg_mask[:, None, :])
+        return masked_mean(values, valid)[0]
 
 
 _FORMS = {"binomial_deviance": BinomialDeviance, "contrastive": Contrastive, "triplet": Triplet}
@@ -163,7 +163,6 @@ def cosine_pair_loss(labels, embeddings, loss="binomial_deviance", **options):
     1.0
     """
     form = get_loss_form(loss, **options)
-    embeddings = ops.cast(embeddings, "float32")
-    s = ops.matmul(embeddings, ops.transpose(embeddings))
-    positive, negative = pair_masks(labels)
-    return form.reduce(form.values(s, positive), positive, negative)
+    s = dot_products(embeddings)
+    pos_mask, neg_mask = positive_mask(labels), negative_mask(labels)
+    return form.reduce(form.values(s, pos_mask, neg_mask), pos_mask, neg_mask)

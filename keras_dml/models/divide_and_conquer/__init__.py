@@ -1,7 +1,13 @@
 """Divide & Conquer (Sanakoyeu et al., CVPR 2019): clustered learners over one embedding."""
 
 from keras_dml.models.divide_and_conquer.callback import DivideAndConquerCallback
-from keras_dml.models.divide_and_conquer.clustering import (
+from keras_dml.models.divide_and_conquer.method import (
+    DivideAndConquerOptions,
+    build_divide_and_conquer,
+    build_divide_and_conquer_training,
+)
+from keras_dml.models.divide_and_conquer.model import DivideAndConquer
+from keras_dml.models.division.clustering import (
     ClusteringError,
     cluster_nmi,
     cluster_sizes,
@@ -10,13 +16,13 @@ from keras_dml.models.divide_and_conquer.clustering import (
     matching_permutation,
     usable_classes_per_cluster,
 )
-from keras_dml.models.divide_and_conquer.model import DivideAndConquer
-from keras_dml.models.divide_and_conquer.training import build_divide_and_conquer_training
 
 __all__ = [
     "ClusteringError",
     "DivideAndConquer",
     "DivideAndConquerCallback",
+    "DivideAndConquerOptions",
+    "build_divide_and_conquer",
     "build_divide_and_conquer_training",
     "cluster_nmi",
     "cluster_sizes",

@@ -13,7 +13,8 @@ from keras_dml.models.divide_and_conquer.callback_checks import (  # noqa: F401 
     check_callback_arguments,
     check_enough_classes,
 )
-from keras_dml.models.divide_and_conquer.clustering import (
+from keras_dml.models.divide_and_conquer.division_state import restore_division, save_division
+from keras_dml.models.division.clustering import (
     ClusteringError,
     cluster_nmi,
     cluster_sizes,
@@ -21,8 +22,7 @@ from keras_dml.models.divide_and_conquer.clustering import (
     match_clusters,
     usable_classes_per_cluster,
 )
-from keras_dml.models.divide_and_conquer.division_state import restore_division, save_division
-from keras_dml.models.divide_and_conquer.embedding_pass import (
+from keras_dml.models.division.embedding_pass import (
     cached_inputs,
     compiled_forward,
     embed_vectors,

@@ -4,7 +4,11 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from keras_dml.models.divide_and_conquer.errors import UnsupportedStrategyError
+from keras_dml.models.division.distribution import (
+    UnsupportedStrategyError,
+    split_targets,
+    unscale_for_distribution,
+)
 from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
 
 DIVIDE, CONQUER = 0, 1
@@ -237,26 +241,3 @@ class DivideAndConquer(EmbeddingModel):
             unscale_for_distribution(loss), sample_weight=tf.shape(labels)[0]
         )
         return {"loss": self._loss_tracker.result()}
-
-
-def split_targets(y):
-    """Splits the targets of a batch into `(labels, clusters or None)`.
-
-    Accepts `labels`, `{"labels": ..., "clusters": ...}` or `{"labels": ...}`.
-    """
-    if isinstance(y, dict):
-        if "labels" not in y:
-            raise ValueError(
-                "Dict targets must hold 'labels' (and optionally 'clusters'). "
-                f"Received keys {sorted(y)}."
-            )
-        return y["labels"], y.get("clusters")
-    if y is None:
-        raise ValueError("DivideAndConquer needs labels: batches of (images, labels).")
-    return y, None
-
-
-def unscale_for_distribution(loss):
-    """Undoes the per-replica scaling Keras losses apply, for logging the true mean loss."""
-    replicas = tf.distribute.get_strategy().num_replicas_in_sync
-    return loss * replicas if replicas > 1 else loss

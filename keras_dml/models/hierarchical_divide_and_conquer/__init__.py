@@ -8,6 +8,10 @@ from keras_dml.models.hierarchical_divide_and_conquer.mask_optimizer import (
     ScaledSchedule,
     build_mask_optimizer,
 )
+from keras_dml.models.hierarchical_divide_and_conquer.method import (
+    HierarchicalDivideAndConquerOptions,
+    build_hierarchical_divide_and_conquer,
+)
 from keras_dml.models.hierarchical_divide_and_conquer.model import HierarchicalDivideAndConquer
 from keras_dml.models.hierarchical_divide_and_conquer.presets import (
     PRESETS,
@@ -20,7 +24,9 @@ __all__ = [
     "PRESETS",
     "HierarchicalDivideAndConquer",
     "HierarchicalDivideAndConquerCallback",
+    "HierarchicalDivideAndConquerOptions",
     "ScaledSchedule",
+    "build_hierarchical_divide_and_conquer",
     "build_mask_optimizer",
     "get_preset",
     "list_presets",

@@ -6,13 +6,13 @@ import time
 import keras
 import numpy as np
 
-from keras_dml.models.divide_and_conquer.clustering import ClusteringError, cluster_nmi
-from keras_dml.models.hierarchical_divide_and_conquer.division import recluster, split_clusters
-from keras_dml.models.hierarchical_divide_and_conquer.embedding_pass import (
+from keras_dml.models.division.clustering import ClusteringError, cluster_nmi
+from keras_dml.models.division.embedding_pass import (
     cached_inputs,
     compiled_forward,
     embed_training_set,
 )
+from keras_dml.models.hierarchical_divide_and_conquer.division import recluster, split_clusters
 
 logger = logging.getLogger(__name__)
 CLUSTER_ON = ("embedding", "features")

@@ -1,6 +1,6 @@
 """Progressive division of the training set: re-clustering with matching, then 2-means splits.
 
-Pure NumPy on top of `keras_dml.models.divide_and_conquer.clustering` (k-means, Hungarian
+Pure NumPy on top of `keras_dml.models.division.clustering` (k-means, Hungarian
 matching); the callback calls these between epochs.
 
 Numbering of the children: clusters are visited in order c = 0..K-1 and each contributes its
@@ -12,7 +12,7 @@ k. `parents[j]` is the old cluster of new cluster j.
 
 import numpy as np
 
-from keras_dml.models.divide_and_conquer.clustering import (
+from keras_dml.models.division.clustering import (
     ClusteringError,
     kmeans,
     match_clusters,

@@ -4,8 +4,11 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from keras_dml.models.divide_and_conquer.errors import UnsupportedStrategyError
-from keras_dml.models.divide_and_conquer.model import split_targets, unscale_for_distribution
+from keras_dml.models.division.distribution import (
+    UnsupportedStrategyError,
+    split_targets,
+    unscale_for_distribution,
+)
 from keras_dml.models.embedding_model import EmbeddingModel
 from keras_dml.models.hierarchical_divide_and_conquer.mask_optimizer import build_mask_optimizer
 from keras_dml.models.hierarchical_divide_and_conquer.state import FINETUNE, DivisionStateMixin

@@ -1,16 +1,60 @@
-"""Run-configuration hooks of BIER for `keras_dml.training` (`keras-dml train --method bier`)."""
+"""`keras-dml train --method bier`: how a run configuration builds and compiles BIER / A-BIER."""
 
-from keras_dml.training.methods import MethodSpec, build_optimizer
+import dataclasses
+
+from keras_dml.models.bier.model import BIER
+from keras_dml.models.hooks import build_optimizer
+from keras_dml.models.registry import get_method, register_method
 
 
-def build_bier_model(config, backbone):
+@dataclasses.dataclass(frozen=True)
+class BIEROptions:
+    """`method_options` of a BIER run configuration.
+
+    Args:
+        embedding_lr_multiplier: float. Learning-rate factor of the embedding heads (paper: 10).
+            Defaults to `1.0`.
+    """
+
+    embedding_lr_multiplier: float = 1.0
+
+
+def compile_bier(config, model):
+    """Compiles with `config["optimizer"]`; `method_options.embedding_lr_multiplier` (paper: 10)."""
+    options = get_method("bier").parse_options(config)
+    model.compile(
+        optimizer=build_optimizer(config),
+        embedding_lr_multiplier=float(options.embedding_lr_multiplier),
+    )
+
+
+def tiny_bier(backbone):
+    """A small A-BIER (adversarial diversity with a training-only regressor) for tests."""
+    return BIER(
+        backbone, embedding_dim=24, num_learners=3, diversity="adversarial", regressor_units=8
+    )
+
+
+@register_method(
+    "bier",
+    description="BIER / A-BIER: online gradient boosting over embedding groups (+ diversity loss)",
+    title="BIER / A-BIER (TPAMI 2020)",
+    compile=compile_bier,
+    options=BIEROptions,
+    tiny=tiny_bier,
+    training_only_weights=lambda model: model.diversity_layer.weights,
+    demo={
+        "model": {"embedding_dim": 64, "num_learners": 3},
+        "loss": {"name": "binomial_deviance"},
+    },
+)
+def build_bier_model(config, backbone, splits=None):
     """Builds an uncompiled `BIER` from `config["model"]` (constructor keyword arguments).
 
     BIER's loss is part of the model: a top-level `config["loss"]` (`{"name": ..., **options}`)
     becomes `BIER(loss=name, loss_options=options)` unless `config["model"]` sets `loss` itself.
     """
-    from keras_dml.models.bier.model import BIER
-
+    del splits
     model_options = dict(config.get("model", {}))
     loss = config.get("loss")
     if loss:
@@ -24,25 +68,11 @@ def build_bier_model(config, backbone):
     return BIER(backbone, **model_options)
 
 
-def compile_bier(config, model):
-    """Compiles with `config["optimizer"]`; `method_options.embedding_lr_multiplier` (paper: 10)."""
-    options = dict(config.get("method_options", {}))
-    unknown = sorted(set(options) - {"embedding_lr_multiplier"})
-    if unknown:
-        raise ValueError(
-            f"Unknown BIER method_options {unknown}; known: ['embedding_lr_multiplier']."
-        )
-    model.compile(
-        optimizer=build_optimizer(config),
-        embedding_lr_multiplier=float(options.get("embedding_lr_multiplier", 1.0)),
-    )
-
-
 def build_bier(config, backbone=None):
     """Builds and compiles a `BIER` model from a run configuration.
 
     Args:
-        config: dict. A run configuration (`keras_dml.training.config` schema) with
+        config: dict. A run configuration (`keras_dml.models.config` schema) with
             `"method": "bier"`; `model` holds `BIER` keyword arguments, `optimizer` the Keras
             optimizer, `method_options.embedding_lr_multiplier` the heads' learning-rate factor.
         backbone: `keras.Model`. Defaults to `None`: built from `config["backbone"]` and
@@ -58,7 +88,7 @@ def build_bier(config, backbone=None):
     References:
         Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Sec. 4 (training setup).
     """
-    from keras_dml.training.config import resolve_config
+    from keras_dml.models.config import resolve_config
 
     config = resolve_config(config)
     if backbone is None:
@@ -70,11 +100,3 @@ def build_bier(config, backbone=None):
     model = build_bier_model(config, backbone)
     compile_bier(config, model)
     return model
-
-
-METHOD = MethodSpec(
-    name="bier",
-    description="BIER / A-BIER: online gradient boosting over embedding groups (+ diversity loss)",
-    build=build_bier_model,
-    compile=compile_bier,
-)

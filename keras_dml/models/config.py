@@ -3,7 +3,7 @@
 Schema (every key but `method` and `dataset` has a default)::
 
     {
-      "method": "baseline",              # see keras_dml.training.methods.list_methods()
+      "method": "baseline",              # see keras_dml.models.list_methods()
       "dataset": "digits",               # see keras_dml.data.list_datasets()
       "data_dir": null,                  # folder in the dataset's official layout
       "dataset_options": {},             # extra keyword arguments of load_dataset

@@ -1,0 +1,179 @@
+"""The default hooks of a `MethodSpec`: optimizer, loss and class-balanced batches from a config."""
+
+import difflib
+import inspect
+
+import keras
+
+
+def build_optimizer(config):
+    """Builds the Keras optimizer named in `config["optimizer"]` (`name` + keyword arguments).
+
+    Raises:
+        ValueError: for an unknown optimizer name or an argument the optimizer does not take;
+            the message names the accepted arguments.
+    """
+    options = dict(config["optimizer"])
+    name = options.pop("name", "adam")
+    try:
+        optimizer_class = type(keras.optimizers.get(name))
+    except ValueError as error:
+        raise ValueError(
+            f"Unknown optimizer {name!r} in the run configuration (any keras.optimizers name, "
+            f"e.g. 'adam', 'adamw', 'sgd'). Received: optimizer={config['optimizer']}"
+        ) from error
+    check_arguments(optimizer_class, options, f"optimizer {name!r}", "optimizer")
+    return optimizer_class(**options)
+
+
+def check_arguments(callable_, options, what, entry):
+    """Raises a `ValueError` naming the keys of `options` that `callable_` does not accept.
+
+    Args:
+        callable_: a class or function.
+        options: dict of keyword arguments about to be passed.
+        what: str. What is being built, for the message (e.g. `"loss 'margin'"`).
+        entry: str. The configuration entry holding the options (e.g. `"loss"`).
+    """
+    parameters = inspect.signature(callable_).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        if not isinstance(callable_, type):
+            return
+        # A class forwarding **kwargs to its base: accept the base classes' named arguments.
+        names = set()
+        for klass in callable_.__mro__:
+            if "__init__" in vars(klass):
+                names |= set(inspect.signature(klass.__init__).parameters)
+    else:
+        names = set(parameters)
+    names -= {"self", "args", "kwargs"}
+    unknown = sorted(set(options) - names)
+    if unknown:
+        close = {key: difflib.get_close_matches(key, sorted(names), n=1) for key in unknown}
+        hints = ", ".join(f"{key!r} -> {match[0]!r}" for key, match in close.items() if match)
+        hint = f" Did you mean {hints}?" if hints else ""
+        raise ValueError(
+            f"Unknown argument(s) {unknown} for the {what} in the `{entry}` entry of the run "
+            f"configuration.{hint} Accepted: {sorted(names)}."
+        )
+
+
+DEFAULT_LOSS = {"name": "margin"}
+
+
+def build_loss(config, default=None):
+    """Builds the loss named in `config["loss"]` (or `default`) through `keras_dml.losses.get`.
+
+    Args:
+        config: resolved run configuration.
+        default: dict. The method's loss when `config["loss"]` is `None`. Defaults to the
+            margin loss with distance-weighted sampling (Wu et al. 2017).
+    """
+    from keras_dml import losses
+
+    options = dict(config["loss"] or default or DEFAULT_LOSS)
+    if "name" not in options:
+        raise ValueError(f"The `loss` entry needs a `name`. Received: loss={config['loss']}")
+    name = options.pop("name")
+    check_loss_entry({"name": name, **options})
+    return losses.get(name, **options)
+
+
+def check_loss_entry(entry):
+    """Checks a `loss` entry (`{"name": ..., **arguments}`) against the named loss.
+
+    Every method passes the entry to `keras_dml.losses.get` (directly or through its model), so
+    a misspelt argument is caught here, before a model is built.
+
+    Args:
+        entry: dict. The `loss` entry of a run configuration.
+
+    Raises:
+        ValueError: for a missing or unknown name, or an argument the loss does not take; the
+            message names the accepted arguments and the closest match.
+    """
+    from keras_dml.losses import registry
+
+    if not isinstance(entry, dict) or "name" not in entry:
+        raise ValueError(
+            'The `loss` entry needs a `name`, e.g. {"name": "margin", "margin": 0.2}. '
+            f"Received: loss={entry!r}"
+        )
+    options = dict(entry)
+    name = options.pop("name")
+    key = str(name).strip().lower().replace("-", "_")
+    known = getattr(registry, "LOSSES", None)
+    if known is None:
+        return
+    if key not in known:
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"Unknown loss {name!r}.{hint} Known names: {sorted(known)}.")
+    check_arguments(known[key], options, f"loss {name!r}", "loss")
+
+
+def compile_with_config(config, model):
+    """Compiles `model` with the configuration's optimizer and loss."""
+    model.compile(optimizer=build_optimizer(config), loss=build_loss(config))
+
+
+def with_batch_composition(config, labels):
+    """`config` with unset `batch_size` / `m_per_class` fitted to `labels` (a copy if changed)."""
+    if config["batch_size"] is not None and config["m_per_class"] is not None:
+        return config
+    from keras_dml.models.fit_to_data import fit_batch_composition, usable_classes
+
+    batch_size, m = fit_batch_composition(
+        config["batch_size"], config["m_per_class"], usable_classes(labels)
+    )
+    return {**config, "batch_size": batch_size, "m_per_class": m}
+
+
+def m_per_class_batches(config, model, splits):
+    """Class-balanced training batches: `batch_size / m_per_class` classes x `m_per_class`.
+
+    Returns:
+        `(tf.data.Dataset, [])` over `splits["train"]`.
+    """
+    train_data = splits["train"]
+    from keras_dml.data import MPerClassSampler
+
+    config = with_batch_composition(config, train_data.labels)
+    sampler = MPerClassSampler(
+        train_data.labels,
+        m=config["m_per_class"],
+        batch_size=config["batch_size"],
+        seed=config["seed"],
+    )
+    return sampled_batches(config, train_data, sampler), []
+
+
+def sampled_batches(config, train_data, sampler, with_clusters=False):
+    """The augmented training `tf.data.Dataset` of `train_data` in `sampler`'s batch order.
+
+    Args:
+        config: resolved run configuration (`batch_size`, `image_size`, `seed`).
+        train_data: training `ImageDataset`.
+        sampler: a batch sampler of `keras_dml.data`.
+        with_clusters: bool. Targets `{"labels", "clusters"}` (cluster samplers). Defaults to
+            `False`.
+    """
+    return train_data.as_tf_dataset(
+        training=True,
+        batch_size=config["batch_size"],
+        sampler=sampler,
+        image_size=config["image_size"],
+        seed=config["seed"],
+        with_clusters=with_clusters,
+    )
+
+
+def compile_optimizer_only(config, model):
+    """Compiles with `config["optimizer"]` only, for models that compute their loss themselves.
+
+    The method's `method_options` are checked first (ABE, M-heads and DCML take none).
+    """
+    from keras_dml.models.registry import get_method
+
+    get_method(config["method"]).parse_options(config)
+    model.compile(optimizer=build_optimizer(config))
