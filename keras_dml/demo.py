@@ -7,6 +7,7 @@ the table measures what DML measures: generalisation to classes never seen in tr
 
 import json
 import os
+import shutil
 import time
 import warnings
 
@@ -125,12 +126,16 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
         )
 
     best = max(results, key=lambda r: (r["val_map@r"], r["val_recall@1"]))
-    best_model = keras.saving.load_model(os.path.join(best["run_dir"], "best.keras"))
-    exports = {
-        "saved_model": export_saved_model(best_model, os.path.join(output_dir, "best_saved_model"))
-    }
+    best_model = keras.saving.load_model(os.path.join(best["run_dir"], "best.keras"), compile=False)
+    # The demo owns its output folder: a second `keras-dml demo` replaces the first's exports.
+    saved_model_dir = os.path.join(output_dir, "best_saved_model")
+    onnx_path = os.path.join(output_dir, "best.onnx")
+    shutil.rmtree(saved_model_dir, ignore_errors=True)
+    if os.path.exists(onnx_path):
+        os.remove(onnx_path)
+    exports = {"saved_model": export_saved_model(best_model, saved_model_dir)}
     if is_available("onnx") and is_available("tf2onnx"):
-        exports["onnx"] = export_onnx(best_model, os.path.join(output_dir, "best.onnx"))
+        exports["onnx"] = export_onnx(best_model, onnx_path)
     summary = {
         "selection": "best validation MAP@R (held-out training classes), per run and overall",
         "results": results,

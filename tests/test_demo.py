@@ -72,3 +72,12 @@ def test_demo_trains_compares_and_exports(tmp_path, capsys):
     for row in results:
         with open(os.path.join(row["run_dir"], "history.json")) as f:
             assert row["val_map@r"] == max(json.load(f)["val_map@r"])
+
+
+@pytest.mark.slow
+def test_demo_runs_twice_in_one_folder(tmp_path):
+    # The README runs `keras-dml demo --output demo_output` and later `keras-dml demo` (same
+    # folder): the second run replaces the first's exports instead of refusing to overwrite.
+    for _ in range(2):
+        run_demo(str(tmp_path), methods=["baseline"], epochs=1, verbose=False)
+    assert os.path.isdir(tmp_path / "best_saved_model")
