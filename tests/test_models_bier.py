@@ -8,6 +8,7 @@ import tensorflow as tf
 from keras_dml.losses.binomial_deviance import BinomialDevianceLoss
 from keras_dml.losses.contrastive import ContrastiveLoss
 from keras_dml.models.bier import BIER, boosted_learner_losses, boosting_weights, get_loss_form
+from keras_dml.models.bier.model import HEAD_PATTERN
 from keras_dml.models.embedding_model import EmbeddingModel
 from tests.helpers import check_model, tiny_images, tiny_labels
 
@@ -190,7 +191,11 @@ def test_training_reports_every_term_and_reference_variant_and_lr_multiplier():
     model.compile(keras.optimizers.Adam(1e-3), embedding_lr_multiplier=10.0)
     history = model.fit(images, labels, batch_size=8, epochs=1, verbose=0).history
     assert {"loss", "metric_loss", "diversity_loss", "learner_2_loss"} <= set(history)
-    assert model._embedding_optimizer.get_config()["learning_rate"] == pytest.approx(1e-2)
+    optimizer = model.optimizer  # the heads' learning rate is 10x: 1e-2
+    head_rate = float(optimizer.learning_rate) * optimizer.get_multiplier(HEAD_PATTERN)
+    assert head_rate == pytest.approx(1e-2)
+    head_paths = sorted(v.path for head in model.heads for v in head.trainable_variables)
+    assert optimizer.scaled_variables(HEAD_PATTERN) == head_paths
     assert np.isfinite(model.evaluate(images, labels, verbose=0, return_dict=True)["loss"])
 
 

@@ -3,7 +3,6 @@
 import math
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from keras_dml.models.bier.arguments import (  # noqa: F401 (re-exported)
@@ -15,8 +14,12 @@ from keras_dml.models.bier.arguments import (  # noqa: F401 (re-exported)
 from keras_dml.models.bier.boosted_loss import boosted_learner_losses
 from keras_dml.models.bier.boosting import boosting_weights
 from keras_dml.models.bier.diversity import get_diversity
-from keras_dml.models.bier.optimizers import apply_split_gradients, scaled_copy
+from keras_dml.models.distribution import gather_replicas, with_model_losses
 from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
+from keras_dml.optimizers import LearningRateMultipliers
+
+# The variables of the embedding heads (learners), for per-variable learning rates.
+HEAD_PATTERN = r"learner_\d+_head/"
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
@@ -24,7 +27,7 @@ class BIER(EmbeddingModel):
     """Embedding groups trained as an online gradient boosting ensemble, optionally with diversity.
 
     The embedding layer on top of the backbone is split into M groups (learners) of sizes
-    proportional to their boosting weights `alpha_m` (96-160-256 for 512). `train_step` runs
+    proportional to their boosting weights `alpha_m` (96-160-256 for 512). `compute_loss` runs
     Algorithm 1 in one forward pass: learner m is trained on pairs (or triplets) reweighted by the
     negative loss gradient at the ensemble score of learners 1..m-1 (see
     `boosted_learner_losses`), and the learners' losses are summed (Eq. 11 adds
@@ -37,9 +40,10 @@ class BIER(EmbeddingModel):
     `F = sum_m alpha_m s_m` of Eq. 3. `output_weighting="alpha"` multiplies by `alpha_m` instead,
     like the authors' evaluation code (a dot product then weighs learners by `alpha_m^2`).
 
-    Compile with an optimizer only: the metric loss is part of the model (`loss=...`). With
-    `compile(..., embedding_lr_multiplier=10.0)` the heads use a second optimizer of the same
-    kind with a 10x learning rate, as in the paper's recipe.
+    Compile with an optimizer only: the metric loss is part of the model (`loss=...`), computed
+    in `compute_loss` and stepped by Keras' own `train_step` on every backend. With
+    `compile(..., embedding_lr_multiplier=10.0)` the heads learn 10x faster
+    (`keras_dml.optimizers.LearningRateMultipliers`), as in the paper's recipe.
 
     Args:
         backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map.
@@ -127,7 +131,6 @@ class BIER(EmbeddingModel):
         self.shrinkage = float(shrinkage)
         self.output_weighting = output_weighting
         self.embedding_lr_multiplier = 1.0
-        self._embedding_optimizer = None
         super().__init__(
             backbone,
             learner_dims=group_sizes,
@@ -146,12 +149,29 @@ class BIER(EmbeddingModel):
                 lambda_weight=self.lambda_weight,
                 hidden_units=self.regressor_units,
             )
-        names = ["loss", "metric_loss"]
+        names = ["metric_loss"]  # Keras' own tracker reports `loss`
         names += [f"learner_{m}_loss" for m in range(len(self.group_sizes))]
         if self.diversity is not None:
             names.append("diversity_loss")
         self.loss_trackers = {n: keras.metrics.Mean(name=n) for n in names}
         super().build(input_shape)
+
+    # -- forward ------------------------------------------------------------------------------
+    def call(self, images, training=False):
+        """The weighted concatenation of the normalised groups; adds the diversity loss in training.
+
+        In training mode the diversity loss (Eq. 4-9) of the heads applied to `stop_gradient`
+        features is added with `add_loss` (times `lambda_div`), so it trains the heads and the
+        regressors but never the backbone, and Keras' step adds it to the metric loss (Eq. 11).
+        """
+        features = self.dropout_layer(self.features(images, training=training), training=training)
+        learners = [l2_normalize(head(features)) for head in self.heads]
+        if training and self.diversity_layer is not None:
+            fixed = ops.cast(ops.stop_gradient(features), "float32")
+            kernels = [head.kernel for head in self.heads]
+            raw = [ops.matmul(fixed, ops.cast(w, "float32")) for w in kernels]
+            self.add_loss(self.lambda_div * self.diversity_layer(raw, kernels=kernels))
+        return self.combine(learners)
 
     # -- training -------------------------------------------------------------------------------
     def compile(self, optimizer="adam", embedding_lr_multiplier=1.0, **kwargs):
@@ -159,9 +179,10 @@ class BIER(EmbeddingModel):
 
         Args:
             optimizer: optimizer instance or name. Defaults to `"adam"`.
-            embedding_lr_multiplier: float. Learning-rate factor of the embedding heads
-                (the paper: 10). Needs a float learning rate. The heads' optimizer state is not
-                stored in `.keras` files. Defaults to `1.0`.
+            embedding_lr_multiplier: float. Learning-rate factor of the embedding heads (the
+                paper: 10). The optimizer is then wrapped in
+                `keras_dml.optimizers.LearningRateMultipliers` (pattern `HEAD_PATTERN`), whose
+                state `.keras` files store. Defaults to `1.0`.
             **kwargs: passed to `keras.Model.compile` (`loss` must be `None`).
         """
         if kwargs.get("loss") is not None:
@@ -169,84 +190,74 @@ class BIER(EmbeddingModel):
                 "BIER computes its boosted metric loss itself; choose it with BIER(loss=...) and "
                 f"compile without `loss`. Received: loss={kwargs['loss']!r}"
             )
+        multiplier = float(embedding_lr_multiplier)
+        if multiplier <= 0:
+            raise ValueError(
+                "`embedding_lr_multiplier` must be > 0. "
+                f"Received: embedding_lr_multiplier={embedding_lr_multiplier}"
+            )
+        optimizer = keras.optimizers.get(optimizer)
+        if multiplier != 1.0 and not isinstance(optimizer, LearningRateMultipliers):
+            optimizer = LearningRateMultipliers(optimizer, {HEAD_PATTERN: multiplier})
+        self.embedding_lr_multiplier = multiplier
         super().compile(optimizer=optimizer, **kwargs)
-        self.embedding_lr_multiplier = float(embedding_lr_multiplier)
-        self._embedding_optimizer = scaled_copy(self.optimizer, self.embedding_lr_multiplier)
-
-    @property
-    def metrics(self):
-        return list(self.loss_trackers.values())
 
     def compute_bier_losses(self, images, labels, training=False):
-        """Forward pass and every loss term of one batch.
-
-        Under a multi-replica `tf.distribute` strategy the embeddings and labels are gathered
-        from all replicas, so pairs span the global batch and every replica computes the same
-        global loss (`train_step` divides it by the number of replicas).
+        """Forward pass and every loss term of one batch (`call` + `loss_terms`).
 
         Args:
             images: float tensor `[N, H, W, 3]`, raw pixels.
             labels: int tensor `[N]`.
-            training: bool. Training mode of the backbone and dropout.
+            training: bool. Training mode of the backbone and dropout (and the diversity loss).
 
         Returns:
             dict with `loss` (total, Eq. 11), `metric_loss`, `learner_{m}_loss` and
             `diversity_loss` (when enabled), scalar float32 tensors.
+        """
+        return self.loss_terms(labels, self(images, training=training))
+
+    def loss_terms(self, labels, y_pred):
+        """Every loss term of a batch from the model output (and the losses `call` added).
+
+        Under a multi-replica `tf.distribute` strategy the embeddings and labels are gathered
+        from all replicas, so pairs span the global batch, and the terms are divided by the
+        number of replicas (`keras_dml.models.distribution`).
+
+        Args:
+            labels: int tensor `[N]`.
+            y_pred: float tensor `[N, D]`, the model output.
+
+        Returns:
+            dict with `loss` (total, Eq. 11), `metric_loss`, `learner_{m}_loss` and
+            `diversity_loss` (when enabled: the added losses over `lambda_div`), scalar float32.
 
         References:
             Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Algorithm 1, Eq. 4-11.
         """
         labels = ops.reshape(labels, (-1,))
-        features = self.dropout_layer(self.features(images, training=training), training=training)
-        embeddings = [l2_normalize(head(features)) for head in self.heads]
-        replica_context = tf.distribute.get_replica_context()
-        if replica_context is not None and replica_context.num_replicas_in_sync > 1:
-            # Pairs span the global batch: every replica computes the same global loss. The
-            # gradient of all_gather sums the replicas' upstream gradients and the optimizer sums
-            # the replicas' variable gradients, so `train_step` divides the loss by R.
-            embeddings = [replica_context.all_gather(e, axis=0) for e in embeddings]
-            labels = replica_context.all_gather(labels, axis=0)
+        replicas, (labels, y_pred) = gather_replicas(labels, y_pred)
+        # The groups of the output are normalised groups times fixed positive weights.
+        embeddings = [l2_normalize(e) for e in self.split_output(ops.cast(y_pred, "float32"))]
         learner_losses, _ = boosted_learner_losses(
             embeddings, labels, self.loss_form, variant=self.boosting, shrinkage=self.shrinkage
         )
         result = {f"learner_{m}_loss": v for m, v in enumerate(learner_losses)}
         result["metric_loss"] = sum(learner_losses)
-        total = result["metric_loss"]
+        result["loss"] = with_model_losses(self, result["metric_loss"], replicas)
         if self.diversity_layer is not None:
-            fixed = ops.cast(ops.stop_gradient(features), "float32")
-            kernels = [head.kernel for head in self.heads]
-            raw = [ops.matmul(fixed, ops.cast(w, "float32")) for w in kernels]
-            result["diversity_loss"] = self.diversity_layer(raw, kernels=kernels)
-            total = total + self.lambda_div * result["diversity_loss"]
-        if self.losses:
-            total = total + ops.cast(sum(self.losses), "float32")
-        result["loss"] = total
+            added = result["loss"] * float(replicas) - result["metric_loss"]
+            result["diversity_loss"] = added / self.lambda_div if self.lambda_div > 0 else added
         return result
 
-    def _update_trackers(self, values, batch_size):
-        for name, tracker in self.loss_trackers.items():
-            tracker.update_state(values[name], sample_weight=batch_size)
-        return {name: tracker.result() for name, tracker in self.loss_trackers.items()}
-
-    def train_step(self, data):
-        images, labels, _ = keras.utils.unpack_x_y_sample_weight(data)
-        if labels is None:
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The boosted metric loss of the batch plus the diversity loss `call` added (Eq. 11)."""
+        del x, sample_weight, training
+        if y is None:
             raise ValueError("BIER trains on (images, labels) batches; the labels are missing.")
-        with tf.GradientTape() as tape:
-            values = self.compute_bier_losses(images, labels, training=True)
-            replicas = tf.distribute.get_strategy().num_replicas_in_sync
-            scaled = self.optimizer.scale_loss(values["loss"] / replicas)
-        variables = self.trainable_variables
-        gradients = tape.gradient(scaled, variables)
-        apply_split_gradients(
-            self.optimizer, self._embedding_optimizer, self.heads, gradients, variables
-        )
-        return self._update_trackers(values, ops.shape(images)[0])
-
-    def test_step(self, data):
-        images, labels, _ = keras.utils.unpack_x_y_sample_weight(data)
-        values = self.compute_bier_losses(images, labels, training=False)
-        return self._update_trackers(values, ops.shape(images)[0])
+        terms = self.loss_terms(y, y_pred)
+        for name, tracker in self.loss_trackers.items():
+            tracker.update_state(terms[name])
+        return terms["loss"]
 
     # -- serialization --------------------------------------------------------------------------
     def get_config(self):

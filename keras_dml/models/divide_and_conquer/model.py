@@ -1,15 +1,11 @@
 """`DivideAndConquer`: K learners on K clusters, trained in alternation, then merged."""
 
 import keras
-import tensorflow as tf
 from keras import ops
 
-from keras_dml.models.division.distribution import (
-    UnsupportedStrategyError,
-    split_targets,
-    unscale_for_distribution,
-)
-from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
+from keras_dml.models.distribution import gather_replicas, with_model_losses
+from keras_dml.models.division.targets import split_targets
+from keras_dml.models.embedding_model import EmbeddingModel
 
 DIVIDE, CONQUER = 0, 1
 
@@ -23,10 +19,11 @@ class DivideAndConquer(EmbeddingModel):
 
     - **divide** (stage 0): each batch comes from ONE cluster `C_k` of the data (batches
       `(images, {"labels": [B], "clusters": [B]})` from `ClusterMPerClassSampler`); the loss is
-      computed on learner k's slice only (Eq. 3) and the step updates only the backbone and head k.
-      The other heads' weights and their optimizer slots (e.g. Adam moments) are not touched.
-      `DivideAndConquerCallback` re-clusters the data every T epochs and switches to the conquer
-      stage.
+      computed on learner k's slice only (Eq. 3), so only the backbone and head k receive
+      gradients; the other heads' gradients are exactly zero (an optimizer with momentum still
+      moves them by their running moments, as the reference code's one Adam over the sliced
+      layer does). `DivideAndConquerCallback` re-clusters the data every T epochs and switches
+      to the conquer stage.
     - **conquer** (stage 1, Sec. 3.3 "Merging the solutions"): the loss is computed on the full,
       concatenated embedding and every weight is updated. Batches without cluster ids
       (`(images, labels)`) always train the full embedding.
@@ -35,18 +32,13 @@ class DivideAndConquer(EmbeddingModel):
     (`stage_variable`, `division_count`), so they are saved in checkpoints and `.keras` files.
 
     Implementation notes:
-    - The learner of a batch is a tensor inside the compiled step, so the optimizer update is a
-      `tf.switch_case` with one branch per learner (each applying gradients to backbone + head k
-      only) plus one branch for the full embedding. Keras optimizers keep one global `iterations`
-      counter, so Adam's bias correction uses the global step (PyTorch counts steps per parameter);
-      the moments of idle heads are neither decayed nor updated.
+    - The step is Keras' own `train_step` on every backend; `compute_loss` selects the batch's
+      learner with a one-hot over the learners computed from its cluster id, and `ops.cond`
+      evaluates only the loss of the active branch (learner slice or full embedding).
     - The loss is the compiled loss (any keras_dml loss, default `MarginLoss(beta=1.2,
-      margin=0.2)` with distance-weighted sampling), evaluated on the active learner's slice and
-      on the full embedding, and the active one selected; Keras losses divide by the number of
-      replicas (`scale_loss_for_distribution`), and the logged loss is unscaled.
-    - A multi-replica `tf.distribute` strategy cannot synchronise gradients inside a conditional
-      branch, so divide-stage (clustered) batches raise a clear error there; the conquer stage
-      and single-device / one-device strategies work. See the README of this package.
+      margin=0.2)` with distance-weighted sampling). Under `tf.distribute.MirroredStrategy`
+      (both stages) it is computed on the embeddings gathered from every replica, so it equals
+      the loss of the global batch on one device.
 
     Args:
         backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map
@@ -146,98 +138,53 @@ class DivideAndConquer(EmbeddingModel):
         if self.optimizer is not None and not self.optimizer.built:
             self.optimizer.build(self.trainable_variables)
 
-    def _branch(self, clusters):
-        """Index of the update branch: the batch's learner, or K for the full embedding."""
-        full = ops.convert_to_tensor(self.num_learners, "int32")
-        if clusters is None:
-            return full
-        cluster = ops.cast(ops.reshape(clusters, (-1,))[0], "int32")
-        in_range = ops.logical_and(cluster >= 0, cluster < self.num_learners)
-        divide = ops.logical_and(ops.equal(self.stage_variable, DIVIDE), in_range)
-        return ops.where(divide, cluster, full)
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The configured loss of the batch's learner slice (divide) or of the whole embedding.
 
-    def _head_variables(self, k):
-        return list(self.heads[k].trainable_variables)
+        The batch's cluster id (the `clusters` target) selects learner k through a one-hot over
+        the learners, so the gradient of every other head is exactly zero (Eq. 3): the step is
+        Keras' own, on every backend. The gradients of the others being zero, an optimizer with
+        momentum (Adam) still moves their weights by their running moments, as one optimizer
+        over the sliced linear layer of the reference code does; plain SGD leaves them in place.
+        Conquer-stage batches, batches without cluster ids and evaluation use the whole
+        embedding. Under `tf.distribute` the loss is that of the global batch.
 
-    def train_step(self, data):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        Args:
+            x: the images (unused).
+            y: labels `[B]`, or `{"labels", "clusters"}` (cluster ids from the sampler).
+            y_pred: the model output `[B, D]` (concatenated normalised learners).
+            sample_weight: optional per-example weights.
+            training: bool. Evaluation always uses the whole embedding.
+
+        Returns:
+            Scalar float32 loss.
+        """
+        del x
+        if self.loss is None:
+            raise ValueError("Compile DivideAndConquer with a metric loss before training.")
         labels, clusters = split_targets(y)
-        if clusters is not None and tf.distribute.get_strategy().num_replicas_in_sync > 1:
-            raise UnsupportedStrategyError(
-                "DivideAndConquer's per-learner update needs a conditional optimizer step, which "
-                "tf.distribute cannot synchronise across replicas. Train the divide stage on one "
-                "device (or tf.distribute.OneDeviceStrategy); the conquer stage (batches without "
-                "cluster ids) works under MirroredStrategy."
-            )
-        if not self.optimizer.built:
-            self.optimizer.build(self.trainable_variables)
-        branch = self._branch(clusters)
+        replicas, (labels, y_pred, sample_weight) = gather_replicas(labels, y_pred, sample_weight)
+        if clusters is None or not training:
+            loss = self.loss(labels, y_pred, sample_weight)
+            return with_model_losses(self, loss, replicas)
         num = self.num_learners
-        with tf.GradientTape() as tape:
-            features = self.dropout_layer(self.features(x, training=True), training=True)
-            learners = [l2_normalize(head(features)) for head in self.heads]
-            full = self.combine(learners)
-            if clusters is None:
-                loss = self._compute_loss(x, labels, full, sample_weight, training=True)
-            else:
-                # One loss evaluation per step: the branch not taken is never computed.
-                loss = tf.cond(
-                    ops.equal(branch, num),
-                    lambda: self._compute_loss(x, labels, full, sample_weight, training=True),
-                    lambda: self._active_learner_loss(x, labels, learners, branch, sample_weight),
-                )
-            self._loss_tracker.update_state(
-                unscale_for_distribution(loss), sample_weight=tf.shape(labels)[0]
-            )
-            scaled = self.optimizer.scale_loss(loss)
+        cluster = ops.cast(ops.reshape(clusters, (-1,))[0], "int32")
+        in_range = ops.logical_and(cluster >= 0, cluster < num)
+        divide = ops.logical_and(ops.equal(self.stage_variable, DIVIDE), in_range)
+        one_hot = ops.one_hot(ops.clip(cluster, 0, num - 1), num, dtype="float32")
+        learners = self.split_output(ops.cast(y_pred, "float32"))
 
-        backbone_vars = list(self.backbone.trainable_variables)
-        head_vars = [self._head_variables(k) for k in range(num)]
-        all_vars = backbone_vars + [v for group in head_vars for v in group]
-        grads = tape.gradient(scaled, all_vars)
-        if clusters is None:
-            self.optimizer.apply(grads, all_vars)
-        else:
-            backbone_grads = grads[: len(backbone_vars)]
-            head_grads, start = [], len(backbone_vars)
-            for group in head_vars:
-                head_grads.append(grads[start : start + len(group)])
-                start += len(group)
+        def learner_loss():
+            if len(set(self.learner_dims)) == 1:
+                # Equal slices: one loss evaluation on the one-hot-selected slice.
+                active = ops.sum(ops.stack(learners) * one_hot[:, None, None], axis=0)
+                return self.loss(labels, active, sample_weight)
+            losses = ops.stack([self.loss(labels, e, sample_weight) for e in learners])
+            return ops.sum(losses * one_hot)
 
-            def update(variables, gradients):
-                def apply():
-                    self.optimizer.apply(list(gradients), list(variables))
-                    return tf.constant(0, tf.int32)
+        def full_loss():
+            return ops.cast(self.loss(labels, y_pred, sample_weight), "float32")
 
-                return apply
-
-            branches = [
-                update(backbone_vars + head_vars[k], backbone_grads + head_grads[k])
-                for k in range(num)
-            ]
-            branches.append(update(all_vars, grads))
-            tf.switch_case(branch, branches)
-        return {"loss": self._loss_tracker.result()}
-
-    def _active_learner_loss(self, x, labels, learners, branch, sample_weight):
-        """Loss of the active learner's slice (Eq. 3); `branch == K` is clipped to K - 1."""
-        active = ops.minimum(branch, self.num_learners - 1)
-        if len(set(self.learner_dims)) == 1:
-            # Equal slices: gather the active one (static shape [B, d]), one loss evaluation.
-            embedding = tf.gather(tf.stack(learners), active)
-            return self._compute_loss(x, labels, embedding, sample_weight, training=True)
-        losses = [
-            self._compute_loss(x, labels, learner, sample_weight, training=True)
-            for learner in learners
-        ]
-        return tf.gather(tf.stack(losses), active)
-
-    def test_step(self, data):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-        labels, _ = split_targets(y)
-        embeddings = self(x, training=False)
-        loss = self._compute_loss(x, labels, embeddings, sample_weight, training=False)
-        self._loss_tracker.update_state(
-            unscale_for_distribution(loss), sample_weight=tf.shape(labels)[0]
-        )
-        return {"loss": self._loss_tracker.result()}
+        # One loss evaluation per step: the branch not taken is not computed.
+        loss = ops.cond(divide, lambda: ops.cast(learner_loss(), "float32"), full_loss)
+        return with_model_losses(self, loss, replicas)

@@ -4,10 +4,6 @@ from keras_dml.models.hierarchical_divide_and_conquer.callback import (
     HierarchicalDivideAndConquerCallback,
 )
 from keras_dml.models.hierarchical_divide_and_conquer.division import recluster, split_clusters
-from keras_dml.models.hierarchical_divide_and_conquer.mask_optimizer import (
-    ScaledSchedule,
-    build_mask_optimizer,
-)
 from keras_dml.models.hierarchical_divide_and_conquer.method import (
     HierarchicalDivideAndConquerOptions,
     build_hierarchical_divide_and_conquer,
@@ -25,9 +21,7 @@ __all__ = [
     "HierarchicalDivideAndConquer",
     "HierarchicalDivideAndConquerCallback",
     "HierarchicalDivideAndConquerOptions",
-    "ScaledSchedule",
     "build_hierarchical_divide_and_conquer",
-    "build_mask_optimizer",
     "get_preset",
     "list_presets",
     "preset_config",

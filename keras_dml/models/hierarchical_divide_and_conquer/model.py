@@ -1,17 +1,18 @@
 """`HierarchicalDivideAndConquer`: one embedding, soft masks per cluster, progressive division."""
 
+import re
+
 import keras
-import tensorflow as tf
 from keras import ops
 
-from keras_dml.models.division.distribution import (
-    UnsupportedStrategyError,
-    split_targets,
-    unscale_for_distribution,
-)
-from keras_dml.models.embedding_model import EmbeddingModel
-from keras_dml.models.hierarchical_divide_and_conquer.mask_optimizer import build_mask_optimizer
+from keras_dml.models.distribution import gather_replicas, with_model_losses
+from keras_dml.models.division.targets import split_targets
+from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
 from keras_dml.models.hierarchical_divide_and_conquer.state import FINETUNE, DivisionStateMixin
+from keras_dml.optimizers import LearningRateMultipliers
+
+# The soft masks' variables, for their own learning rate.
+MASK_PATTERN = r"(^|/)soft_mask/"
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
@@ -30,11 +31,12 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
     - **fine-tune** stage (`set_stage("finetune")`): the loss uses the final embedding of Eq. 8,
       while batches are still sampled within clusters (Sec. 3.3). Batches without cluster ids
       always use the final embedding.
-    The masks are updated by their own optimizer (`mask_optimizer`, the main optimizer's class
-    and settings with the learning rate x `mask_lr_multiplier`, see `mask_optimizer.py`); its
-    state is reset at every division. When `backbone_frozen` is set (one epoch after each
-    re-clustering, METHOD_NOTES) the step updates the embedding layer and the masks only: the
-    backbone's weights and optimizer slots are left untouched.
+    The step is Keras' own on every backend (`compute_loss`); the optimizer policy is a
+    `keras_dml.optimizers.LearningRateMultipliers`: the masks are their own parameter group
+    (`mask_optimizer`, learning rate x `mask_lr_multiplier`) whose state is reset at every
+    division, and while `backbone_frozen` is set (one epoch after each re-clustering,
+    METHOD_NOTES) the backbone's multiplier is 0, so its weights do not move (its moments still
+    see the gradients).
 
     Inference: `call(images)` returns `L2(f(x) * sum_{k<K} relu(s_k))` (Eq. 8), a single learner
     of size d (`learner_dims == (d,)`); `subspace_embeddings(images)` gives the K subspaces.
@@ -121,7 +123,6 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
             dropout=dropout,
             **kwargs,
         )
-        self.mask_optimizer = None
 
     # -- forward --------------------------------------------------------------------------------
     def raw_embedding(self, images, training=False):
@@ -129,7 +130,13 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
         return self.raw_learner_embeddings(images, training=training)[0]
 
     def call(self, images, training=False):
-        return self.soft_mask.combine(self.raw_embedding(images, training), self.num_active)
+        raw = self.raw_embedding(images, training)
+        output = self.soft_mask.combine(raw, self.num_active)
+        if training:
+            # `compute_loss` of the same step embeds a divide-stage batch in its subspace from
+            # `f(x)`; the pair is used only when it receives exactly this output tensor.
+            self._last_training_pass = (output, raw)
+        return output
 
     def learner_embeddings(self, images, training=False):
         """The final embedding of Eq. 8 as the single learner: `[tensor [N, d]]`."""
@@ -141,105 +148,98 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
         return [self.soft_mask.subspace(raw, k) for k in range(self.active_learners)]
 
     # -- training -------------------------------------------------------------------------------
-    def compile(self, optimizer="adam", loss=None, mask_optimizer=None, **kwargs):
-        """`keras.Model.compile` plus the mask optimizer.
+    def compile(self, optimizer="adam", loss=None, **kwargs):
+        """`keras.Model.compile` with the masks' learning-rate multiplier and backbone freezing.
+
+        The optimizer is wrapped in `keras_dml.optimizers.LearningRateMultipliers`: the masks
+        learn `mask_lr_multiplier` times faster (their own parameter group, as in the reference
+        code) and the backbone's multiplier is 0 while `backbone_frozen` is set. `.keras` files
+        save every group's state.
 
         Args:
             optimizer: main optimizer (backbone and embedding layer).
             loss: metric loss; defaults to `MarginLoss(beta=1.2, margin=0.2)` with
                 distance-weighted sampling.
-            mask_optimizer: optimizer of the masks. Defaults to `None`: the main optimizer's
-                class and settings with its learning rate x `mask_lr_multiplier`.
             **kwargs: passed to `keras.Model.compile`.
         """
+        if kwargs.pop("mask_optimizer", None) is not None:
+            raise ValueError(
+                "HierarchicalDivideAndConquer steps its masks with the main optimizer's class and "
+                "settings at `mask_lr_multiplier` times its learning rate; set "
+                "`mask_lr_multiplier` instead of passing `mask_optimizer`."
+            )
         if loss is None:
             from keras_dml.losses.margin import MarginLoss
 
             loss = MarginLoss(beta=1.2, margin=0.2, sampling="distance_weighted")
+        optimizer = keras.optimizers.get(optimizer)
+        if not isinstance(optimizer, LearningRateMultipliers):
+            optimizer = LearningRateMultipliers(
+                optimizer,
+                {
+                    MASK_PATTERN: self.mask_lr_multiplier,
+                    self.backbone_pattern(): 0.0 if self.is_backbone_frozen() else 1.0,
+                },
+            )
         super().compile(optimizer=optimizer, loss=loss, **kwargs)
         if not self.optimizer.built:
             self.optimizer.build(self.trainable_variables)
-        if mask_optimizer is None:
-            mask_optimizer = build_mask_optimizer(self.optimizer, self.mask_lr_multiplier)
-        else:
-            mask_optimizer = keras.optimizers.get(mask_optimizer)
-        self.mask_optimizer = mask_optimizer
-        if self._mask_variables() and not self.mask_optimizer.built:
-            self.mask_optimizer.build(self._mask_variables())
 
-    def _mask_variables(self):
-        return list(self.soft_mask.trainable_variables)
+    def backbone_pattern(self):
+        """The optimizer pattern matching exactly the backbone's trainable variables."""
+        paths = [re.escape(v.path) for v in self.backbone.trainable_variables]
+        return "^(" + "|".join(paths) + ")$" if paths else "^$"
 
-    def _network_variables(self):
-        return list(self.backbone.trainable_variables), [
-            v for head in self.heads for v in head.trainable_variables
-        ]
+    @property
+    def mask_optimizer(self):
+        """The optimizer of the masks' parameter group (`None` before `compile`)."""
+        optimizer = getattr(self, "optimizer", None)
+        if not isinstance(optimizer, LearningRateMultipliers) or not optimizer.built:
+            return None
+        return optimizer.group_optimizer(MASK_PATTERN)
 
-    def train_step(self, data):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The metric loss of the batch's subspace (divide) or of the final embedding, plus Eq. 5.
+
+        A batch of cluster k trains subspace k, `L2(f(x) * relu(s_k))` (Eq. 6), from the `f(x)`
+        of the step's forward pass (or, for an output computed elsewhere, recovered from
+        `L2(f(x) * sum_j relu(s_j))`, the same function of `f(x)` and the masks); the fine-tuning
+        stage, batches without cluster ids and evaluation use the final embedding (Eq. 8). The mask
+        orthogonality loss (Eq. 5) is added with `orthogonality_weight`. Under `tf.distribute` the
+        loss is that of the global batch.
+        """
+        del x
         labels, clusters = split_targets(y)
-        if clusters is not None and tf.distribute.get_strategy().num_replicas_in_sync > 1:
-            raise UnsupportedStrategyError(
-                "HierarchicalDivideAndConquer's step updates the backbone conditionally, which "
-                "tf.distribute cannot synchronise across replicas. Train on one device."
-            )
-        with tf.GradientTape() as tape:
-            raw = self.raw_embedding(x, training=True)
-            final = self.soft_mask.combine(raw, self.num_active)
-            if clusters is None:
-                embedding = final
-            else:
-                cluster = ops.cast(ops.reshape(clusters, (-1,))[0], "int32")
-                cluster = ops.clip(cluster, 0, ops.cast(self.num_active, "int32") - 1)
+        output, raw = getattr(self, "_last_training_pass", (None, None))
+        if output is not y_pred:
+            raw = None
+        self._last_training_pass = (None, None)
+        replicas, (labels, y_pred, raw, sample_weight) = gather_replicas(
+            labels, y_pred, raw, sample_weight
+        )
+        embedding = ops.cast(y_pred, "float32")
+        if clusters is not None and training:
+            cluster = ops.cast(ops.reshape(clusters, (-1,))[0], "int32")
+            cluster = ops.clip(cluster, 0, ops.cast(self.num_active, "int32") - 1)
+            if raw is not None:
                 subspace = self.soft_mask.subspace(raw, cluster)
-                embedding = ops.where(ops.equal(self.stage_variable, FINETUNE), final, subspace)
-            metric_loss = self._compute_loss(x, labels, embedding, sample_weight, training=True)
-            orthogonality = self.soft_mask.orthogonality_loss(self.num_active)
-            loss = metric_loss + self.orthogonality_weight * orthogonality
-            scaled = self.optimizer.scale_loss(loss)
-        backbone_vars, head_vars = self._network_variables()
-        mask_vars = self._mask_variables()
-        grads = tape.gradient(scaled, backbone_vars + head_vars + mask_vars)
-        nb, nh = len(backbone_vars), len(head_vars)
-        network_grads, mask_grads = grads[: nb + nh], grads[nb + nh :]
-
-        def update(variables, gradients):
-            def apply():
-                self.optimizer.apply(list(gradients), list(variables))
-                return tf.constant(0, tf.int32)
-
-            return apply
-
-        tf.cond(
-            ops.equal(self.backbone_frozen, 1),
-            update(head_vars, network_grads[nb:]),
-            update(backbone_vars + head_vars, network_grads),
-        )
-        if mask_vars:
-            # Undo the loss scaling of the main optimizer (1 without mixed precision).
-            factor = ops.cast(self.optimizer.scale_loss(ops.ones((), "float32")), "float32")
-            self.mask_optimizer.apply([g / factor for g in mask_grads], mask_vars)
-
-        count = tf.shape(labels)[0]
-        self._loss_tracker.update_state(unscale_for_distribution(loss), sample_weight=count)
-        self.metric_loss_tracker.update_state(
-            unscale_for_distribution(metric_loss), sample_weight=count
-        )
+            else:  # an output computed elsewhere: the same function of f(x) and the masks
+                subspace = self._subspace_of_final(embedding, cluster)
+            embedding = ops.where(ops.equal(self.stage_variable, FINETUNE), embedding, subspace)
+        metric_loss = ops.cast(self.loss(labels, embedding, sample_weight), "float32")
+        orthogonality = self.soft_mask.orthogonality_loss(self.num_active)
+        self.metric_loss_tracker.update_state(metric_loss)
         self.orthogonality_tracker.update_state(orthogonality)
-        return {
-            "loss": self._loss_tracker.result(),
-            "metric_loss": self.metric_loss_tracker.result(),
-            "orthogonality_loss": self.orthogonality_tracker.result(),
-        }
+        total = metric_loss + self.orthogonality_weight * orthogonality
+        return with_model_losses(self, total, replicas)
 
-    def test_step(self, data):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-        labels, _ = split_targets(y)
-        loss = self._compute_loss(x, labels, self(x, training=False), sample_weight, training=False)
-        self._loss_tracker.update_state(
-            unscale_for_distribution(loss), sample_weight=tf.shape(labels)[0]
-        )
-        return {"loss": self._loss_tracker.result()}
+    def _subspace_of_final(self, final, index):
+        masks = self.soft_mask.relu_masks()
+        active = ops.cast(ops.arange(self.max_learners) < self.num_active, "float32")
+        weights = ops.sum(masks * active[:, None], axis=0)
+        mask = ops.take(masks, index, axis=0)
+        ratio = ops.where(weights > 0, mask / ops.where(weights > 0, weights, 1.0), 0.0)
+        return l2_normalize(final * ratio)
 
     # -- serialization --------------------------------------------------------------------------
     def get_config(self):

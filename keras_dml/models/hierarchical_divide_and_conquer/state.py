@@ -10,7 +10,6 @@ import numpy as np
 from keras import ops
 
 from keras_dml.layers.soft_mask import SoftMask
-from keras_dml.models.hierarchical_divide_and_conquer.mask_optimizer import reset_optimizer_state
 
 DIVIDE, FINETUNE = 0, 1
 
@@ -71,6 +70,14 @@ class DivisionStateMixin:
     def set_backbone_frozen(self, frozen):
         """Backbone learning rate 0 (`True`) or normal (`False`) for the following steps."""
         self.backbone_frozen.assign(1 if frozen else 0)
+        optimizer = getattr(self, "optimizer", None)
+        pattern = self.backbone_pattern()
+        if optimizer is not None and pattern in getattr(optimizer, "multipliers", {}):
+            optimizer.set_multiplier(pattern, 0.0 if frozen else 1.0)
+
+    def is_backbone_frozen(self):
+        """Whether the backbone's learning rate is 0 (Python bool)."""
+        return bool(int(ops.convert_to_numpy(self.backbone_frozen)))
 
     def split_learners(self, parents):
         """Applies a division: new learner j descends from learner `parents[j]`.
@@ -111,3 +118,17 @@ class DivisionStateMixin:
         if self.num_train_samples is None:
             return None
         return ops.convert_to_numpy(self.cluster_assignment).astype(np.int64)
+
+
+def reset_optimizer_state(optimizer):
+    """Zeroes an optimizer's step counter and slots (moments), keeping its learning rate.
+
+    Equivalent to replacing it with a new optimizer over the same variables (what the reference
+    code does for the masks after each division), without rebuilding the compiled train step.
+    """
+    if not optimizer.built:
+        return
+    for variable in optimizer.variables:
+        if variable.path.split("/")[-1] == "learning_rate":
+            continue
+        variable.assign(keras.ops.zeros(variable.shape, variable.dtype))

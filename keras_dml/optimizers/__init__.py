@@ -1,0 +1,5 @@
+"""Optimizer policies of the methods: per-variable learning-rate multipliers on any backend."""
+
+from keras_dml.optimizers.learning_rate_multipliers import LearningRateMultipliers
+
+__all__ = ["LearningRateMultipliers"]
