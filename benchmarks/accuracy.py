@@ -233,7 +233,7 @@ def main(argv=None):
                 "seed": seed,
                 "dataset": args.dataset,
                 "budget": budget,
-                "metrics": {k: float(v) for k, v in metrics.items()},
+                "metrics": {k: v if isinstance(v, str) else float(v) for k, v in metrics.items()},
                 "seconds": float(seconds),
                 "wall": time.perf_counter() - start,
             }

@@ -14,13 +14,11 @@ Usage:
 import argparse
 import json
 import os
-import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "training"))
+from keras_dml.models.config import parse_overrides
 
-from train import parse_overrides  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def recipe_methods():

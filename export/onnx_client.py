@@ -130,6 +130,11 @@ class EmbeddingClient:
                     "list for single images."
                 )
             images = list(images)
+        if len(images) == 0:
+            raise ClientError(
+                "Empty batch: pass at least one image (a list of images or an [N, H, W, C] "
+                "array with N >= 1)."
+            )
         batch = np.stack([self.prepare(image) for image in images])
         (embeddings,) = self.session.run([self.output_name], {self.input_name: batch})
         return embeddings.astype(np.float32)
@@ -167,7 +172,17 @@ def _array_to_pil(array):
             array.dtype, np.integer
         ):
             raise ClientError(f"Image arrays must be uint8 or numeric; got dtype {array.dtype}.")
+        if not np.all(np.isfinite(array)):
+            raise ClientError(
+                f"Image array has {int(np.count_nonzero(~np.isfinite(array)))} NaN or infinite "
+                "values; pass raw pixels in [0, 255]."
+            )
         low, high = float(array.min()), float(array.max())
+        if np.issubdtype(array.dtype, np.floating) and 0 < high <= 1.0:
+            raise ClientError(
+                f"Image values lie in [{low:g}, {high:g}]: the image looks scaled to [0, 1]. "
+                "Pass raw pixels in [0, 255] (multiply by 255); the model normalises itself."
+            )
         if low < 0 or high > 255:
             raise ClientError(
                 f"Image values must be raw pixels in [0, 255]; got [{low:g}, {high:g}] "

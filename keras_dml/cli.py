@@ -4,11 +4,36 @@ import argparse
 import json
 import os
 import sys
+import warnings
 
 # Quiet TensorFlow's C++ start-up logging for a command-line tool (users can override it).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-EXPECTED_ERRORS = (ValueError, ImportError, OSError)
+EXPECTED_ERRORS = (ValueError, ImportError, OSError, KeyError)
+ERROR_PREFIX = "keras-dml: error:"
+
+# The registered datasets (`keras_dml.data.list_datasets()`), written out so that building the
+# parser imports no TensorFlow; tests/test_cli_errors.py checks that the list is complete.
+DATASET_NAMES = (
+    "digits",
+    "fashion_mnist",
+    "cub200",
+    "cars196",
+    "sop",
+    "inshop",
+    "vehicleid",
+    "image_folder",
+    "tfds:caltech_birds2011",
+    "tfds:cars196",
+    "tfds:stanford_online_products",
+)
+
+
+def error_message(error):
+    """The one-line message printed for an expected error (`keras-dml: error: ...`)."""
+    message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+    message = " ".join(message.strip().split()) or error.__class__.__name__
+    return f"{ERROR_PREFIX} {message}"
 
 
 def _plugins(argv):
@@ -48,6 +73,13 @@ def _add_train_parser(subparsers, with_methods=False):
     parser = subparsers.add_parser(
         "train",
         help="train a model with model.fit and evaluate it on the test split",
+        description=(
+            "Train with model.fit, keep the best model on validation MAP@R (best.keras), "
+            "evaluate the final model on the test split. Settings not given are fitted to the "
+            "data: batches of about 64 images from up to 16 classes, and for D&C / hierarchical "
+            "D&C at most (training classes / 2) learners. Running the same command again "
+            "resumes an interrupted run."
+        ),
         epilog=_methods_epilog() if with_methods else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -60,11 +92,20 @@ def _add_train_parser(subparsers, with_methods=False):
         metavar="MODULE",
         help="import MODULE first; its @register_method methods become trainable (repeatable)",
     )
-    parser.add_argument("--dataset", help="dataset name, e.g. digits, fashion_mnist, cub200")
+    parser.add_argument(
+        "--dataset",
+        help=f"dataset name: {', '.join(DATASET_NAMES)} (image_folder and the official "
+        "layouts read --data-dir)",
+    )
     parser.add_argument("--data-dir", help="folder holding the dataset in its official layout")
     parser.add_argument("--backbone", help="backbone name, e.g. convnet, resnet50, googlenet")
     parser.add_argument("--weights", help="backbone weights: 'imagenet' or a weights file")
-    parser.add_argument("--image-size", type=int)
+    parser.add_argument(
+        "--image-size",
+        type=int,
+        metavar="PIXELS",
+        help="side of the square images the model is trained on (default: 32)",
+    )
     parser.add_argument(
         "--augmentation",
         help="training augmentation: none, flip, crop, crop_flip, resized_crop, "
@@ -72,12 +113,30 @@ def _add_train_parser(subparsers, with_methods=False):
         "cub200 / cars196 / sop / inshop / vehicleid / tfds:* / image_folder, none for "
         "in-memory images such as digits / fashion_mnist / hangul)",
     )
-    parser.add_argument("--embedding-dim", type=int)
-    parser.add_argument("--epochs", type=int)
-    parser.add_argument("--batch-size", type=int)
-    parser.add_argument("--m-per-class", type=int)
-    parser.add_argument("--learning-rate", type=float)
-    parser.add_argument("--seed", type=int)
+    parser.add_argument("--embedding-dim", type=int, help="size of the (total) embedding")
+    parser.add_argument(
+        "--num-learners",
+        type=int,
+        help="learners of an ensemble method (K; hierarchical D&C: max_learners)",
+    )
+    parser.add_argument("--epochs", type=int, help="training epochs (default: 10)")
+    parser.add_argument(
+        "--batch-size", type=int, help="images per batch (default: fitted to the data, ~64)"
+    )
+    parser.add_argument(
+        "--m-per-class",
+        type=int,
+        help="images per class in a batch (default: fitted to the data, >= 4)",
+    )
+    parser.add_argument("--learning-rate", type=float, help="optimizer learning rate")
+    parser.add_argument("--seed", type=int, help="random seed (also of the validation split)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override any configuration key, dotted for nested ones "
+        "(--set model.num_learners=2 --set method_options.recluster_every=3)",
+    )
     parser.add_argument("--output", required=True, help="run folder (model.keras, metrics.json...)")
     parser.add_argument("--quiet", action="store_true", help="no per-epoch progress")
     parser.add_argument(
@@ -88,21 +147,28 @@ def _add_train_parser(subparsers, with_methods=False):
 def _add_evaluate_parser(subparsers):
     parser = subparsers.add_parser("evaluate", help="retrieval metrics of a saved model")
     parser.add_argument("model", help="a .keras file, a zoo preset folder or a zoo model name")
-    parser.add_argument("--dataset", required=True)
-    parser.add_argument("--data-dir")
+    parser.add_argument("--dataset", required=True, help="dataset name, e.g. digits")
+    parser.add_argument("--data-dir", help="folder holding the dataset in its official layout")
     parser.add_argument("--split", default="test", help="test (default), val, or query (In-shop)")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=64, help="embedding batch size")
     parser.add_argument("--seed", type=int, default=0, help="seed of the validation class split")
     parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
 
 
-def _add_demo_parser(subparsers):
+def _add_demo_parser(subparsers, with_methods=False):
+    if with_methods:
+        from keras_dml.demo import demo_methods
+
+        names = ",".join(demo_methods())
+        methods_help = f"comma-separated subset of: {names} (default: all)"
+    else:
+        methods_help = "comma-separated subset of the methods (keras-dml demo --help lists them)"
     parser = subparsers.add_parser(
         "demo", help="train every method briefly on the embedded digits data, compare, export"
     )
     parser.add_argument("--output", default="demo_output", help="folder for the demo's files")
     parser.add_argument("--epochs", type=int, help="epochs per method (default: the demo's own)")
-    parser.add_argument("--methods", help="comma-separated subset of methods")
+    parser.add_argument("--methods", help=methods_help)
 
 
 def _add_report_parser(subparsers):
@@ -131,7 +197,8 @@ def _run_report(args):
 
 
 def _config_from_args(args):
-    from keras_dml.training import load_config, resolve_config
+    from keras_dml.models.config import merge_overrides, parse_overrides
+    from keras_dml.training import get_method, load_config, resolve_config
 
     overrides = {}
     for key in (
@@ -148,19 +215,25 @@ def _config_from_args(args):
         value = getattr(args, key)
         if value is not None:
             overrides[key] = value
+    nested = {
+        ("backbone", "name"): args.backbone,
+        ("backbone", "weights"): args.weights,
+        ("model", "embedding_dim"): args.embedding_dim,
+        ("optimizer", "learning_rate"): args.learning_rate,
+    }
+    for (entry, key), value in nested.items():
+        if value is not None:
+            overrides.setdefault(entry, {})[key] = value
+    if args.num_learners is not None:
+        if not (args.config or args.method):
+            raise ValueError("--num-learners needs --method or --config.")
+        method = args.method or load_config(args.config)["method"]
+        option = get_method(method).learners_option
+        overrides.setdefault("model", {})[option] = args.num_learners
+    overrides = merge_overrides(overrides, parse_overrides(args.set))
     if args.config:
-        config = load_config(args.config, overrides)
-    else:
-        config = resolve_config(overrides)
-    if args.backbone:
-        config["backbone"] = {**config["backbone"], "name": args.backbone}
-    if args.weights:
-        config["backbone"] = {**config["backbone"], "weights": args.weights}
-    if args.embedding_dim:
-        config["model"] = {**config["model"], "embedding_dim": args.embedding_dim}
-    if args.learning_rate:
-        config["optimizer"] = {**config["optimizer"], "learning_rate": args.learning_rate}
-    return config
+        return load_config(args.config, overrides)
+    return resolve_config(overrides)
 
 
 def _run_train(args):
@@ -178,7 +251,10 @@ def _run_evaluate(args):
     from keras_dml.data import load_dataset
     from keras_dml.training import evaluate_model
 
-    model = zoo.load(args.model)
+    try:
+        model = zoo.load(args.model)
+    except zoo.ZooError as error:
+        raise ValueError(str(error.args[0]) if error.args else str(error)) from error
     shape = getattr(model, "image_shape", None) or model.input_shape[1:]
     image_size = int(shape[0]) if shape[0] else None
 
@@ -224,17 +300,24 @@ def build_parser(argv=None):
         prog="keras-dml", description="Ensemble deep metric learning for Keras 3."
     )
     subparsers = parser.add_subparsers(dest="command", required=True)
+    # Only `train` and `demo` list the registered methods (importing TensorFlow): `keras-dml
+    # --help` and the other commands answer at once.
     is_train = bool(argv) and argv[0] == "train"
     if is_train:
         load_plugins(_plugins(argv))
     _add_train_parser(subparsers, with_methods=is_train)
     _add_evaluate_parser(subparsers)
-    _add_demo_parser(subparsers)
+    _add_demo_parser(subparsers, with_methods=bool(argv) and argv[0] == "demo")
     _add_report_parser(subparsers)
     add_export_parser(subparsers)
     add_zoo_parser(subparsers)
     add_search_parser(subparsers)
     return parser
+
+
+def _print_warning(message, category, filename, lineno, file=None, line=None):
+    """Shows a warning as one `keras-dml: warning:` line (no source path)."""
+    print(f"keras-dml: warning: {message}", file=sys.stderr, flush=True)
 
 
 def main(argv=None):
@@ -243,9 +326,10 @@ def main(argv=None):
     try:
         parser = build_parser(argv)
     except ValueError as error:
-        print(f"keras-dml: error: {error}", file=sys.stderr)
+        print(error_message(error), file=sys.stderr)
         return 2
     args = parser.parse_args(argv)
+    warnings.showwarning = _print_warning
     runners = {
         "train": _run_train,
         "evaluate": _run_evaluate,
@@ -267,8 +351,7 @@ def main(argv=None):
 
         return run_zoo(args)
     except EXPECTED_ERRORS as error:
-        message = str(error).strip() or error.__class__.__name__
-        print(f"keras-dml: error: {message}", file=sys.stderr)
+        print(error_message(error), file=sys.stderr)
         return 2
 
 

@@ -7,7 +7,9 @@ the table measures what DML measures: generalisation to classes never seen in tr
 
 import json
 import os
+import shutil
 import time
+import warnings
 
 from keras_dml.models import get_method, list_methods
 from keras_dml.training import load_splits, resolve_config, train
@@ -51,22 +53,28 @@ def demo_config(method, epochs=None):
 def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
     """Trains each method, prints a Recall@1 / MAP@R table and exports the best model.
 
-    The best model is chosen by MAP@R on the validation classes (never on the test classes), at the
-    end of training (the model that is evaluated and exported), and exported
-    to ONNX (`best.onnx`, when the `onnx` extra is installed) and SavedModel (`best_saved_model/`).
+    Selection follows the one rule of every keras-dml run: validation MAP@R on held-out training
+    classes (`keras_dml.training.resumable.SELECTION_METRIC`; Recall@1 saturates at 1.0 on the
+    small validation split). Each run keeps its best epoch in `best.keras`; the method whose best
+    epoch scores highest is exported from that checkpoint to ONNX (`best.onnx`, when the `onnx`
+    extra is installed) and SavedModel (`best_saved_model/`). The table's test columns are the
+    final models' scores on the unseen test classes.
 
     Args:
         output_dir: str. Folder for the runs, `results.json` and the exports.
         methods: list of str. Methods to run. Defaults to every registered method with a demo
             configuration.
         epochs: int. Overrides the epochs of every method.
-        verbose: bool. Print progress and the table.
+        verbose: bool. Print progress (method k of n, each epoch, a time estimate) and the table.
 
     Returns:
-        list of dicts, one per method: `method`, `val_recall@1`, `val_map@r`, test `recall@1`,
-        `map@r`, `nmi`, `seconds`, `run_dir`, `report` (its `report.html`, or `None` when the
-        report could not be drawn: a warning says why).
+        list of dicts, one per method: `method`, `val_recall@1`, `val_map@r` (best epoch),
+        `best_epoch`, test `recall@1`, `map@r`, `nmi`, `seconds`, `run_dir`, `report` (its
+        `report.html`, or `None` when the report could not be drawn: a warning says why).
     """
+    import keras
+
+    from keras_dml.demo_progress import DemoProgress
     from keras_dml.export import export_onnx, export_saved_model
     from keras_dml.utils import is_available
 
@@ -74,23 +82,42 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
     methods = methods or available
     unknown = [m for m in methods if m not in available]
     if unknown:
-        raise ValueError(f"The demo has no configuration for {unknown}. Available: {available}.")
+        raise ValueError(
+            f"The demo has no configuration for {unknown}. Available: {available} "
+            f"(e.g. --methods {','.join(available[:2])})."
+        )
     os.makedirs(output_dir, exist_ok=True)
     splits = load_splits(demo_config(methods[0]))
-    results, models = [], {}
-    for method in methods:
+    results = []
+    for index, method in enumerate(methods):
         config = demo_config(method, epochs)
         run_dir = os.path.join(output_dir, method)
+        progress = DemoProgress(method, index, len(methods), config["epochs"])
         if verbose:
-            print(f"[demo] training {method} for {config['epochs']} epochs ...", flush=True)
+            print(
+                f"[demo] {index + 1} of {len(methods)}: training {method} for "
+                f"{config['epochs']} epochs ...",
+                flush=True,
+            )
         start = time.perf_counter()
-        run = train(config, run_dir, verbose=0, splits=splits)
+        with warnings.catch_warnings():
+            warnings.showwarning = _print_warning
+            run = train(
+                config,
+                run_dir,
+                verbose=0,
+                splits=splits,
+                extra_callbacks=[progress] if verbose else (),
+            )
+        with open(os.path.join(run_dir, "best.keras.json")) as f:
+            best_record = json.load(f)
         history = run["history"]
         results.append(
             {
                 "method": method,
-                "val_recall@1": history["val_recall@1"][-1],
-                "val_map@r": history["val_map@r"][-1],
+                "val_recall@1": history["val_recall@1"][best_record["epoch"]],
+                "val_map@r": best_record["value"],
+                "best_epoch": best_record["epoch"],
                 "recall@1": run["metrics"]["recall@1"],
                 "map@r": run["metrics"]["map@r"],
                 "nmi": run["metrics"]["nmi"],
@@ -99,18 +126,20 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
                 "report": run["report"],
             }
         )
-        models[method] = run["model"]
 
-    # MAP@R separates models that all reach Recall@1 = 1 on the small validation split.
     best = max(results, key=lambda r: (r["val_map@r"], r["val_recall@1"]))
-    exports = {
-        "saved_model": export_saved_model(
-            models[best["method"]], os.path.join(output_dir, "best_saved_model")
-        )
-    }
+    best_model = keras.saving.load_model(os.path.join(best["run_dir"], "best.keras"), compile=False)
+    # The demo owns its output folder: a second `keras-dml demo` replaces the first's exports.
+    saved_model_dir = os.path.join(output_dir, "best_saved_model")
+    onnx_path = os.path.join(output_dir, "best.onnx")
+    shutil.rmtree(saved_model_dir, ignore_errors=True)
+    if os.path.exists(onnx_path):
+        os.remove(onnx_path)
+    exports = {"saved_model": export_saved_model(best_model, saved_model_dir)}
     if is_available("onnx") and is_available("tf2onnx"):
-        exports["onnx"] = export_onnx(models[best["method"]], os.path.join(output_dir, "best.onnx"))
+        exports["onnx"] = export_onnx(best_model, onnx_path)
     summary = {
+        "selection": "best validation MAP@R (held-out training classes), per run and overall",
         "results": results,
         "best_method": best["method"],
         "exports": {k: v.path for k, v in exports.items()},
@@ -120,7 +149,8 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
     if verbose:
         print(format_table(results))
         print(
-            f"[demo] best on validation classes: {best['method']}; exported to "
+            f"[demo] best on validation classes (val MAP@R): {best['method']}, epoch "
+            f"{best['best_epoch'] + 1}; exported to "
             + ", ".join(report.path for report in exports.values())
         )
         pages = [r["report"] for r in results if r["report"]]
@@ -129,12 +159,20 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
     return results
 
 
+def _print_warning(message, category, filename, lineno, file=None, line=None):
+    """Prints a warning as one `[demo] warning:` line, without the source path."""
+    print(f"[demo] warning: {message}", flush=True)
+
+
 def format_table(results):
-    """A plain-text table of the demo's results."""
-    lines = [f"{'method':<10} {'val MAP@R':>9} {'test R@1':>9} {'MAP@R':>7} {'NMI':>6} {'time':>7}"]
+    """A plain-text table of the demo's results (validation: best epoch; test: final model)."""
+    lines = [
+        f"{'method':<10} {'val MAP@R':>9} {'test R@1':>9} {'test MAP@R':>10} {'test NMI':>8} "
+        f"{'time':>7}"
+    ]
     for r in results:
         lines.append(
             f"{r['method']:<10} {r['val_map@r']:>9.3f} {r['recall@1']:>9.3f} "
-            f"{r['map@r']:>7.3f} {r['nmi']:>6.3f} {r['seconds']:>6.0f}s"
+            f"{r['map@r']:>10.3f} {r['nmi']:>8.3f} {r['seconds']:>6.0f}s"
         )
     return "\n".join(lines)

@@ -26,6 +26,30 @@ def test_format_table_lists_every_method():
     ]
     lines = format_table(rows).splitlines()
     assert len(lines) == 3 and lines[1].startswith("baseline") and lines[2].startswith("dc")
+    # Validation and test columns are labelled as such (the second MAP@R column was not).
+    assert lines[0].split() == [
+        "method",
+        "val",
+        "MAP@R",
+        "test",
+        "R@1",
+        "test",
+        "MAP@R",
+        "test",
+        "NMI",
+        "time",
+    ]
+
+
+def test_demo_progress_line_counts_methods_epochs_and_time_left():
+    from keras_dml.demo_progress import DemoProgress
+
+    progress = DemoProgress("dc", index=1, count=6, epochs=8)
+    line = progress.line(epoch=1, elapsed=10.0, logs={"val_map@r": 0.5})
+    assert line == (
+        "[demo] 2 of 6 dc: epoch 2/8, val MAP@R 0.500, 5.0 s/epoch, about 30 s left for dc, "
+        "190 s for the demo"
+    )
 
 
 @pytest.mark.slow
@@ -46,3 +70,17 @@ def test_demo_trains_compares_and_exports(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "best on validation classes" in printed
     assert "one report per method" in printed
+    assert f"[demo] 1 of {len(demo_methods())}" in printed and "s left for" in printed
+    assert ".py:" not in printed  # warnings are printed without source paths
+    for row in results:
+        with open(os.path.join(row["run_dir"], "history.json")) as f:
+            assert row["val_map@r"] == max(json.load(f)["val_map@r"])
+
+
+@pytest.mark.slow
+def test_demo_runs_twice_in_one_folder(tmp_path):
+    # The README runs `keras-dml demo --output demo_output` and later `keras-dml demo` (same
+    # folder): the second run replaces the first's exports instead of refusing to overwrite.
+    for _ in range(2):
+        run_demo(str(tmp_path), methods=["baseline"], epochs=1, verbose=False)
+    assert os.path.isdir(tmp_path / "best_saved_model")

@@ -170,7 +170,7 @@ def test_nmi_separated_and_random(backend):
     noise = rng.normal(size=(320, 16)).astype(np.float32)
     assert nmi(noise, labels, backend=backend) < 0.3
     result = evaluate(separated, labels, metrics=("nmi",), backend=backend)
-    assert set(result) == {"nmi", "num_queries", "num_excluded_queries"}
+    assert set(result) == {"nmi", "nmi_kmeans", "num_queries", "num_excluded_queries"}
 
 
 def test_kmeans_uses_all_points_and_k():

@@ -1,6 +1,6 @@
 """Train a keras-dml model from a JSON recipe with `model.fit`.
 
-Checkpoints the best model on validation Recall@1 (`best.keras`; the test split is never used for
+Checkpoints the best model on validation MAP@R (`best.keras`; the test split is never used for
 model selection), writes TensorBoard logs, and resumes an interrupted run when the same command is
 run again (`keras.callbacks.BackupAndRestore` in `OUTPUT/backup`). The test metrics of the final
 model go to `OUTPUT/metrics.json`.
@@ -10,26 +10,13 @@ Usage:
     python training/train.py --config training/configs/dc_cub200.json --output runs/dc_cub \
         --set data_dir=/data/CUB_200_2011 --set epochs=5
 
-`--set KEY=VALUE` overrides a top-level key (VALUE parsed as JSON when it parses, else a string).
+`--set KEY=VALUE` overrides a key (VALUE parsed as JSON when it parses, else a string); a dotted
+KEY sets a nested one (`--set model.num_learners=2`).
 """
 
 import argparse
 import json
 import sys
-
-
-def parse_overrides(pairs):
-    """Turns `["epochs=3", "data_dir=/x"]` into `{"epochs": 3, "data_dir": "/x"}`."""
-    overrides = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--set needs KEY=VALUE, got {pair!r}")
-        try:
-            overrides[key] = json.loads(value)
-        except json.JSONDecodeError:
-            overrides[key] = value
-    return overrides
 
 
 def main(argv=None):
@@ -40,10 +27,15 @@ def main(argv=None):
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
 
+    from keras_dml.models.config import parse_overrides
     from keras_dml.training import load_config, train
 
-    config = load_config(args.config, parse_overrides(args.set))
-    result = train(config, args.output, verbose=0 if args.quiet else 2)
+    try:
+        config = load_config(args.config, parse_overrides(args.set))
+        result = train(config, args.output, verbose=0 if args.quiet else 2)
+    except (ValueError, OSError, ImportError) as error:
+        print(f"train.py: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
     print(json.dumps(result["metrics"], indent=2))
     return 0
 

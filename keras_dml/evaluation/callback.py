@@ -117,7 +117,7 @@ class RetrievalEvaluation(keras.callbacks.Callback):
         values = {
             f"{self.prefix}{name}": float(value)
             for name, value in results.items()
-            if not name.startswith("num_")
+            if not name.startswith("num_") and not isinstance(value, str)
         }
         if logs is not None:
             logs.update(values)

@@ -10,10 +10,19 @@ Examples:
 >>> export_onnx(model, "exported/model.onnx", opset=17)  # doctest: +SKIP
 """
 
-from keras_dml.export.onnx_model import export_onnx
-from keras_dml.export.report import ExportParityError, ExportReport
-from keras_dml.export.saved_model import export_saved_model
-from keras_dml.export.signature import INPUT_NAME, OUTPUT_NAME, ExportError
+import importlib
+
+# Loaded on first use, so that `keras-dml --help` (which wires in the export command) does not
+# import TensorFlow.
+_LAZY = {
+    "export_onnx": "keras_dml.export.onnx_model",
+    "ExportParityError": "keras_dml.export.report",
+    "ExportReport": "keras_dml.export.report",
+    "export_saved_model": "keras_dml.export.saved_model",
+    "INPUT_NAME": "keras_dml.export.signature",
+    "OUTPUT_NAME": "keras_dml.export.signature",
+    "ExportError": "keras_dml.export.signature",
+}
 
 __all__ = [
     "INPUT_NAME",
@@ -24,3 +33,13 @@ __all__ = [
     "export_onnx",
     "export_saved_model",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'keras_dml.export' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_LAZY])

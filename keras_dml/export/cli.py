@@ -156,7 +156,7 @@ def run_export(args, out=None, err=None):
     try:
         report = export_from_args(args)
     except (*expected, ValueError) as error:
-        print(f"keras-dml export: error: {error}", file=err)
+        print(f"keras-dml: error: {error}", file=err)
         return 1
     print(report.to_json() if args.json else str(report), file=out)
     return 0

@@ -152,6 +152,7 @@ def serving_function(model, image_shape, dtype="float32"):
     # `autograph=False` as in Keras's own export endpoints: `call` is traced as written.
     @tf.function(input_signature=[spec], autograph=False)
     def serve(images):
+        images = checked_images(images, image_shape)
         embedding = model(tf.cast(images, tf.float32), training=False)
         if isinstance(embedding, (list, tuple, dict)) or len(embedding.shape) != 2:
             raise ExportError(
@@ -163,6 +164,49 @@ def serving_function(model, image_shape, dtype="float32"):
 
     serve.get_concrete_function()
     return serve
+
+
+def checked_images(images, image_shape):
+    """`images`, after a run-time check that it is `[N, H, W, C]` with the exported H, W, C.
+
+    A SavedModel signature called with a tensor of another shape runs the graph anyway (convolutions
+    accept any size), returning embeddings of images the model was never meant to see, or fails
+    deep inside with an error naming a convolution node (an empty batch too). The check fails
+    first, naming the expected shape and the received one.
+
+    Args:
+        images: tensor fed to the serving function.
+        image_shape: tuple `(H, W, C)` of the export.
+
+    Returns:
+        `images`, with the check as a control dependency.
+    """
+    expected = tf.constant(image_shape, tf.int32)
+    shape = tf.shape(images)
+    padded = tf.concat([shape, tf.fill([4], -1)], axis=0)
+    valid = tf.reduce_all(
+        tf.stack(
+            [
+                tf.equal(tf.size(shape), 4),
+                tf.reduce_all(tf.equal(padded[1:4], expected)),
+                tf.greater(padded[0], 0),
+            ]
+        )
+    )
+    height, width, channels = image_shape
+    check = tf.debugging.Assert(
+        valid,
+        [
+            f"keras_dml export: `images` must have shape [N, {height}, {width}, {channels}] "
+            "with N >= 1 (raw pixels in [0, 255], the size the model was exported at; resize "
+            "before serving). Received shape:",
+            shape,
+        ],
+        summarize=8,
+        name="check_image_shape",
+    )
+    with tf.control_dependencies([check]):
+        return tf.identity(images)
 
 
 def captured_variables(functions):

@@ -124,7 +124,7 @@ def arcface_loss(
         scale,
         lambda cosine: arcface_target_logit(cosine, margin, easy_margin),
     )
-    return finish(loss, count, return_count)
+    return finish(loss, count, return_count, embeddings=embeddings)
 
 
 def cosface_loss(labels, embeddings, class_weights, scale=64.0, margin=0.35, return_count=False):
@@ -159,7 +159,7 @@ def cosface_loss(labels, embeddings, class_weights, scale=64.0, margin=0.35, ret
     loss, count = margin_softmax_loss(
         labels, embeddings, class_weights, scale, lambda cosine: cosine - margin
     )
-    return finish(loss, count, return_count)
+    return finish(loss, count, return_count, embeddings=embeddings)
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

@@ -2,6 +2,8 @@
 
 import keras
 
+from keras_dml.losses.reduction import propagate_nonfinite
+
 
 class MetricLoss(keras.losses.Loss):
     """A `keras.losses.Loss` over `(y_true=labels [B], y_pred=embeddings [B, D])`.
@@ -30,7 +32,8 @@ class MetricLoss(keras.losses.Loss):
         self._fn_kwargs = fn_kwargs
 
     def call(self, y_true, y_pred):
-        return self.fn(y_true, y_pred, return_count=False, **self._fn_kwargs)
+        loss = self.fn(y_true, y_pred, return_count=False, **self._fn_kwargs)
+        return propagate_nonfinite(loss, y_pred)
 
     def loss_and_count(self, y_true, y_pred):
         """Returns `(loss, num_valid)`: the float32 loss and the int32 count of valid terms.
@@ -46,4 +49,5 @@ class MetricLoss(keras.losses.Loss):
         Returns:
             Tuple of a float32 scalar and an int32 scalar.
         """
-        return self.fn(y_true, y_pred, return_count=True, **self._fn_kwargs)
+        loss, count = self.fn(y_true, y_pred, return_count=True, **self._fn_kwargs)
+        return propagate_nonfinite(loss, y_pred), count

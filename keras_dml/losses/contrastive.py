@@ -117,7 +117,7 @@ def contrastive_loss(
     loss, count = reduce_pair_losses(
         pairs, pos_mask, neg_mask, pair_weights, balance, weight_normalization
     )
-    return finish(loss, count, return_count)
+    return finish(loss, count, return_count, embeddings=embeddings)
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

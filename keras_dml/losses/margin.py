@@ -154,7 +154,7 @@ def margin_loss(
     valid = ops.logical_and(num_pos > 0.0, num_neg > 0.0)
     loss = ops.where(valid, total / ops.maximum(normalizer, 1.0), 0.0)
     count = ops.where(valid, num_pairs, 0.0)
-    return finish(loss, count, return_count)
+    return finish(loss, count, return_count, embeddings=embeddings)
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

@@ -81,7 +81,7 @@ def multi_similarity_loss(
     loss = ops.sum(per_anchor) / ops.maximum(batch_size, 1.0)
     valid_column = ops.expand_dims(anchor_valid, 1)
     count = count_true(ops.logical_and(ops.logical_or(mined_pos, mined_neg), valid_column))
-    return finish(loss, count, return_count)
+    return finish(loss, count, return_count, embeddings=embeddings)
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

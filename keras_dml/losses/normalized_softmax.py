@@ -50,7 +50,7 @@ def normalized_softmax_loss(
     targets = ops.one_hot(labels, class_weights.shape[0], dtype="float32")
     per_sample = ops.logsumexp(logits, axis=1) - ops.sum(targets * logits, axis=1)
     loss, count = mean_over_samples(per_sample, invalid)
-    return finish(loss, count, return_count)
+    return finish(loss, count, return_count, embeddings=embeddings)
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

@@ -81,7 +81,7 @@ def proxy_anchor_loss(labels, embeddings, proxies, alpha=32.0, delta=0.1, return
         negative_terms
     ) / float(num_classes)
     count = ops.shape(labels)[0]
-    return finish(poison_if(loss, invalid), count, return_count)
+    return finish(poison_if(loss, invalid), count, return_count, embeddings=embeddings)
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

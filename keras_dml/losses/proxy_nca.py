@@ -75,7 +75,7 @@ def proxy_nca_loss(
     normalizer = ops.logsumexp(logits, axis=1)
     per_sample = ops.where(valid, positive_distance + normalizer, 0.0)
     loss, _ = masked_mean(per_sample, valid)
-    return finish(loss, count_true(valid), return_count)
+    return finish(loss, count_true(valid), return_count, embeddings=embeddings)
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

@@ -101,9 +101,38 @@ def reduce_pair_losses(
     return loss, ops.cast(num_valid, "int32")
 
 
-def finish(loss, num_valid, return_count):
-    """Returns `loss` or `(loss, num_valid)` as float32 / int32 scalars."""
+def finish(loss, num_valid, return_count, embeddings=None):
+    """Returns `loss` or `(loss, num_valid)` as float32 / int32 scalars.
+
+    With `embeddings`, the loss is NaN when any embedding is NaN or infinite
+    (`propagate_nonfinite`), even where mining or a hinge dropped that embedding from the value.
+    """
     loss = ops.cast(loss, "float32")
+    if embeddings is not None:
+        loss = propagate_nonfinite(loss, embeddings)
     if return_count:
         return loss, ops.cast(num_valid, "int32")
     return loss
+
+
+def propagate_nonfinite(loss, embeddings):
+    """`loss`, made NaN when any embedding is NaN or infinite.
+
+    Mining and hinge terms (`max(0, .)`, masks, hardest-pair selection) can drop a NaN embedding
+    from the value while its gradient stays NaN, so a diverged model would report a finite loss.
+    Adding `0 * sum(embeddings)` keeps the value and gradient of finite inputs unchanged and turns
+    both into NaN otherwise (`0 * inf` and `0 * nan` are NaN), so the training log shows it.
+
+    Args:
+        loss: float scalar tensor.
+        embeddings: float tensor `[B, D]`.
+
+    Returns:
+        float32 scalar tensor.
+
+    Examples:
+    >>> float(propagate_nonfinite(ops.convert_to_tensor(0.2), [[float("nan"), 1.0]]))
+    nan
+    """
+    total = ops.sum(ops.cast(embeddings, "float32"))
+    return ops.cast(loss, "float32") + 0.0 * total

@@ -128,7 +128,7 @@ def triplet_loss(
         negative_distances = ops.where(valid, negative_distances, 0.0)
         values = triplet_values(distances, negative_distances, margin, soft_margin)
         loss, count = masked_mean(values, valid)
-    return finish(loss, count, return_count)
+    return finish(loss, count, return_count, embeddings=embeddings)
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

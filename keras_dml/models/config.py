@@ -18,12 +18,15 @@ Schema (every key but `method` and `dataset` has a default)::
       "loss": {"name": "margin"},        # keras_dml.losses.get(...) arguments; null = the
                                          # method's default (margin loss for most)
       "optimizer": {"name": "adam", "learning_rate": 1e-3},
-      "epochs": 10, "batch_size": 64, "m_per_class": 4, "seed": 0,
+      "epochs": 10, "seed": 0,
+      "batch_size": null, "m_per_class": null,  # null: fitted to the training split (64 images,
+                                         # 4 per class when the split has 16 classes or more)
       "eval_every": 1,                   # validation retrieval metrics every N epochs
       "method_options": {}               # method-specific training options
     }
 """
 
+import contextlib
 import copy
 import json
 import os
@@ -38,8 +41,8 @@ DEFAULTS = {
     "loss": None,
     "optimizer": {"name": "adam", "learning_rate": 1e-3},
     "epochs": 10,
-    "batch_size": 64,
-    "m_per_class": 4,
+    "batch_size": None,
+    "m_per_class": None,
     "seed": 0,
     "eval_every": 1,
     "method_options": {},
@@ -85,11 +88,7 @@ def resolve_config(config):
             resolved[key] = {**resolved[key], **copy.deepcopy(value)}
         else:
             resolved[key] = copy.deepcopy(value)
-    if resolved["batch_size"] % resolved["m_per_class"] != 0:
-        raise ValueError(
-            "`batch_size` must be a multiple of `m_per_class`. Received: "
-            f"batch_size={resolved['batch_size']}, m_per_class={resolved['m_per_class']}"
-        )
+    check_values(resolved)
     return resolved
 
 
@@ -124,8 +123,96 @@ def check_config_augmentation(augmentation):
     )
 
 
+# Settings that must be positive integers (`None` allowed where the default is `None`).
+POSITIVE_INTS = ("epochs", "image_size", "batch_size", "m_per_class", "eval_every")
+DICT_KEYS = ("dataset_options", "backbone", "model", "optimizer", "method_options")
+
+
+def check_values(config):
+    """Checks the types and ranges of a resolved configuration's top-level values.
+
+    Args:
+        config: dict. A configuration with every key present.
+
+    Raises:
+        ValueError: naming the key, the value and the fix (the CLI flag where there is one).
+    """
+    for key in POSITIVE_INTS:
+        value = config[key]
+        if value is None and DEFAULTS.get(key, 0) is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            flag = "--" + key.replace("_", "-")
+            raise ValueError(
+                f'`{key}` must be a positive integer (CLI: {flag} N, config: "{key}": N). '
+                f"Received: {key}={value!r}"
+            )
+    for key in DICT_KEYS:
+        if not isinstance(config[key], dict):
+            raise ValueError(f"`{key}` must be a JSON object. Received: {key}={config[key]!r}")
+    if config["loss"] is not None and not isinstance(config["loss"], dict):
+        raise ValueError(
+            "`loss` must be null (the method's default) or an object such as "
+            f'{{"name": "margin", "margin": 0.2}}. Received: loss={config["loss"]!r}'
+        )
+    batch_size, m = config["batch_size"], config["m_per_class"]
+    if batch_size is not None and m is not None and batch_size % m != 0:
+        raise ValueError(
+            "`batch_size` must be a multiple of `m_per_class` (CLI: --batch-size, "
+            f"--m-per-class). Received: batch_size={batch_size}, m_per_class={m}"
+        )
+
+
+def parse_overrides(pairs):
+    """Turns `--set KEY=VALUE` strings into a nested dict of overrides.
+
+    VALUE is parsed as JSON when it parses, else kept as a string; a dotted KEY sets a nested
+    entry (`model.num_learners=2`, `loss.margin=0.1`).
+
+    Args:
+        pairs: iterable of str, e.g. `["epochs=3", "data_dir=/x", "model.num_learners=2"]`.
+
+    Returns:
+        dict, e.g. `{"epochs": 3, "data_dir": "/x", "model": {"num_learners": 2}}`.
+
+    Raises:
+        ValueError: for an entry without `=`.
+
+    Examples:
+    >>> parse_overrides(["epochs=3", "model.num_learners=2"])
+    {'epochs': 3, 'model': {'num_learners': 2}}
+    """
+    overrides = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(
+                f"--set needs KEY=VALUE, e.g. --set epochs=3 or --set model.num_learners=2. "
+                f"Received: {pair!r}"
+            )
+        with contextlib.suppress(json.JSONDecodeError):
+            value = json.loads(value)
+        *parents, leaf = key.split(".")
+        target = overrides
+        for parent in parents:
+            target = target.setdefault(parent, {})
+        target[leaf] = value
+    return overrides
+
+
+def merge_overrides(config, overrides):
+    """`config` with `overrides` applied; nested dicts are merged key by key."""
+    merged = dict(config)
+    for key, value in (overrides or {}).items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_overrides(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
 def load_config(path, overrides=None):
-    """Reads a JSON run configuration and applies `overrides` (a dict) on top."""
+    """Reads a JSON run configuration and applies `overrides` (a dict, merged) on top."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"No configuration file at {path!r}.")
     with open(path) as f:
@@ -133,5 +220,4 @@ def load_config(path, overrides=None):
             config = json.load(f)
         except json.JSONDecodeError as error:
             raise ValueError(f"{path} is not valid JSON: {error}") from error
-    config.update(overrides or {})
-    return resolve_config(config)
+    return resolve_config(merge_overrides(config, overrides))

@@ -1,19 +1,61 @@
 """The default hooks of a `MethodSpec`: optimizer, loss and class-balanced batches from a config."""
 
+import difflib
+import inspect
+
 import keras
 
 
 def build_optimizer(config):
-    """Builds the Keras optimizer named in `config["optimizer"]` (`name` + keyword arguments)."""
+    """Builds the Keras optimizer named in `config["optimizer"]` (`name` + keyword arguments).
+
+    Raises:
+        ValueError: for an unknown optimizer name or an argument the optimizer does not take;
+            the message names the accepted arguments.
+    """
     options = dict(config["optimizer"])
     name = options.pop("name", "adam")
     try:
-        return keras.optimizers.get({"class_name": name, "config": options})
+        optimizer_class = type(keras.optimizers.get(name))
     except ValueError as error:
         raise ValueError(
             f"Unknown optimizer {name!r} in the run configuration (any keras.optimizers name, "
-            f"e.g. 'adam', 'adamw', 'sgd'). Keras said: {error}"
+            f"e.g. 'adam', 'adamw', 'sgd'). Received: optimizer={config['optimizer']}"
         ) from error
+    check_arguments(optimizer_class, options, f"optimizer {name!r}", "optimizer")
+    return optimizer_class(**options)
+
+
+def check_arguments(callable_, options, what, entry):
+    """Raises a `ValueError` naming the keys of `options` that `callable_` does not accept.
+
+    Args:
+        callable_: a class or function.
+        options: dict of keyword arguments about to be passed.
+        what: str. What is being built, for the message (e.g. `"loss 'margin'"`).
+        entry: str. The configuration entry holding the options (e.g. `"loss"`).
+    """
+    parameters = inspect.signature(callable_).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        if not isinstance(callable_, type):
+            return
+        # A class forwarding **kwargs to its base: accept the base classes' named arguments.
+        names = set()
+        for klass in callable_.__mro__:
+            if "__init__" in vars(klass):
+                names |= set(inspect.signature(klass.__init__).parameters)
+    else:
+        names = set(parameters)
+    names -= {"self", "args", "kwargs"}
+    unknown = sorted(set(options) - names)
+    if unknown:
+        close = {key: difflib.get_close_matches(key, sorted(names), n=1) for key in unknown}
+        hints = ", ".join(f"{key!r} -> {match[0]!r}" for key, match in close.items() if match)
+        hint = f" Did you mean {hints}?" if hints else ""
+        raise ValueError(
+            f"Unknown argument(s) {unknown} for the {what} in the `{entry}` entry of the run "
+            f"configuration.{hint} Accepted: {sorted(names)}."
+        )
 
 
 DEFAULT_LOSS = {"name": "margin"}
@@ -36,13 +78,60 @@ def build_loss(config, default=None, embedding_dim=None):
     )
     if "name" not in options:
         raise ValueError(f"The `loss` entry needs a `name`. Received: loss={config['loss']}")
-    return losses.get(options.pop("name"), **options)
+    name = options.pop("name")
+    check_loss_entry({"name": name, **options})
+    return losses.get(name, **options)
+
+
+def check_loss_entry(entry):
+    """Checks a `loss` entry (`{"name": ..., **arguments}`) against the named loss.
+
+    Every method passes the entry to `keras_dml.losses.get` (directly or through its model), so
+    a misspelt argument is caught here, before a model is built.
+
+    Args:
+        entry: dict. The `loss` entry of a run configuration.
+
+    Raises:
+        ValueError: for a missing or unknown name, or an argument the loss does not take; the
+            message names the accepted arguments and the closest match.
+    """
+    from keras_dml.losses import registry
+
+    if not isinstance(entry, dict) or "name" not in entry:
+        raise ValueError(
+            'The `loss` entry needs a `name`, e.g. {"name": "margin", "margin": 0.2}. '
+            f"Received: loss={entry!r}"
+        )
+    options = dict(entry)
+    name = options.pop("name")
+    key = str(name).strip().lower().replace("-", "_")
+    known = getattr(registry, "LOSSES", None)
+    if known is None:
+        return
+    if key not in known:
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"Unknown loss {name!r}.{hint} Known names: {sorted(known)}.")
+    check_arguments(known[key], options, f"loss {name!r}", "loss")
 
 
 def compile_with_config(config, model):
     """Compiles `model` with the configuration's optimizer and loss."""
     loss = build_loss(config, embedding_dim=getattr(model, "embedding_dim", None))
     model.compile(optimizer=build_optimizer(config), loss=loss)
+
+
+def with_batch_composition(config, labels):
+    """`config` with unset `batch_size` / `m_per_class` fitted to `labels` (a copy if changed)."""
+    if config["batch_size"] is not None and config["m_per_class"] is not None:
+        return config
+    from keras_dml.models.fit_to_data import fit_batch_composition, usable_classes
+
+    batch_size, m = fit_batch_composition(
+        config["batch_size"], config["m_per_class"], usable_classes(labels)
+    )
+    return {**config, "batch_size": batch_size, "m_per_class": m}
 
 
 def m_per_class_batches(config, model, splits):
@@ -54,6 +143,7 @@ def m_per_class_batches(config, model, splits):
     train_data = splits["train"]
     from keras_dml.data import MPerClassSampler
 
+    config = with_batch_composition(config, train_data.labels)
     sampler = MPerClassSampler(
         train_data.labels,
         m=config["m_per_class"],

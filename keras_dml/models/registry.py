@@ -52,6 +52,11 @@ class MethodSpec:
         default_loss: dict or `None`. The run configuration's `loss` when it gives none
             (`keras_dml.training.train` fills it in and saves it in `config.json`). Defaults to
             `None`: the method's own default (e.g. D&C's margin loss).
+        learners_option: str. The `model` argument that `--num-learners` sets. Defaults to
+            `"num_learners"`.
+        classes_per_learner: int. Training classes each learner needs (D&C: 2, every cluster
+            forms positive and negative pairs); `train` then caps an unset learner count to the
+            data. Defaults to `0` (the learner count does not depend on the classes).
     """
 
     name: str
@@ -66,6 +71,8 @@ class MethodSpec:
     training_only_weights: object = None
     demo: dict = dataclasses.field(default_factory=dict)
     default_loss: dict = None
+    learners_option: str = "num_learners"
+    classes_per_learner: int = 0
 
     def parse_options(self, config):
         """The method's options from `config["method_options"]`, defaults filled in.

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import time
 
 import keras
@@ -9,7 +10,9 @@ import keras
 from keras_dml.losses.class_weights import with_class_arguments
 from keras_dml.models import get_method
 from keras_dml.models.config import resolve_config
-from keras_dml.models.hooks import compile_with_config, m_per_class_batches
+from keras_dml.models.fit_to_data import fit_to_data
+from keras_dml.models.hooks import check_loss_entry, compile_with_config, m_per_class_batches
+from keras_dml.training.resumable import BestCheckpoint, HistoryFile
 
 # Datasets whose test protocol is a query set searched against a gallery set.
 QUERY_GALLERY_DATASETS = ("inshop",)
@@ -71,11 +74,16 @@ def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0):
 def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report=True):
     """Trains the configured model with `model.fit`, evaluates it on the test protocol, saves it.
 
-    Writes into `output_dir`: `config.json`, `model.keras` (final weights), `best.keras` (best
-    validation Recall@1; the test split is never used for model selection), `history.json`,
-    `metrics.json` (test metrics of the final model), `logs/` (TensorBoard), `backup/`
-    (`keras.callbacks.BackupAndRestore`: running the same command again resumes an interrupted run)
-    and `report.html` (`keras_dml.visualization.report`; a report that fails only warns).
+    Writes into `output_dir`: `config.json` (with the batch composition and learner count that
+    were fitted to the data), `model.keras` (final weights), `best.keras` (best validation MAP@R
+    on held-out training classes, `keras_dml.training.resumable.SELECTION_METRIC`; the test
+    split is never used for model selection) with `best.keras.json` (its value and epoch),
+    `history.json` (one entry per epoch, written as each epoch ends), `metrics.json` (test
+    metrics of the final model), `logs/` (TensorBoard) and `backup/`
+    (`keras.callbacks.BackupAndRestore`). Running the same command again resumes an interrupted
+    run: weights, optimizer, epoch, method state, the best value and the history carry over.
+    At the end it writes `report.html` (`keras_dml.visualization.report`; a report that fails
+    only warns).
 
     Args:
         config: dict. A run configuration (see `keras_dml.models.config`).
@@ -97,15 +105,26 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
     from keras_dml.evaluation import RetrievalEvaluation
 
     config = resolve_config(config)
+    method = get_method(config["method"])
+    method.parse_options(config)  # unknown method_options fail before any data is loaded
+    if config["loss"] is not None:
+        check_loss_entry(config["loss"])
+    splits = splits or load_splits(config)
+    fit_to_data(config, method, splits["train"].labels)
+    # Class-based losses (proxies, class weights) need the number of training classes; filled in
+    # here, where the training split is known, and kept in the saved config.json.
+    config["loss"] = with_class_arguments(
+        config["loss"] or method.default_loss, num_classes=splits["train"].num_classes
+    )
     os.makedirs(output_dir, exist_ok=True)
     with open(os.path.join(output_dir, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     keras.utils.set_random_seed(config["seed"])
-    method = get_method(config["method"])
-    method.parse_options(config)  # unknown method_options fail before any data is loaded
-    splits = splits or load_splits(config)
     if method.uses_state_dir and not config["method_options"].get("state_dir"):
         config["method_options"]["state_dir"] = os.path.join(output_dir, "state")
+    backup_dir = os.path.join(output_dir, "backup")
+    if not (os.path.isdir(backup_dir) and os.listdir(backup_dir)):
+        _start_fresh(output_dir)
 
     backbone_options = dict(config["backbone"])
     backbone = backbones.get(
@@ -113,35 +132,25 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
         input_shape=(config["image_size"], config["image_size"], 3),
         **backbone_options,
     )
-    # Class-based losses (proxies, class weights) need the number of training classes; filled in
-    # here, where the training split is known, and kept in the saved config.json.
-    config["loss"] = with_class_arguments(
-        config["loss"] or method.default_loss, num_classes=splits["train"].num_classes
-    )
-    with open(os.path.join(output_dir, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)  # with the loss as trained
-    model = method.build(config, backbone, splits)
+    model = _build(method, config, backbone, splits)
     (method.compile or compile_with_config)(config, model)
     train_dataset, method_callbacks = (method.prepare or m_per_class_batches)(config, model, splits)
 
     val_dataset = splits["val"].as_tf_dataset(
         training=False, batch_size=config["batch_size"], image_size=config["image_size"]
     )
+    history_file = HistoryFile(os.path.join(output_dir, "history.json"))
     callbacks = [
         RetrievalEvaluation(val_dataset, every_n_epochs=config["eval_every"]),
         *method_callbacks,
-        keras.callbacks.ModelCheckpoint(
-            os.path.join(output_dir, "best.keras"),
-            monitor="val_recall@1",
-            mode="max",
-            save_best_only=True,
-        ),
-        keras.callbacks.BackupAndRestore(os.path.join(output_dir, "backup")),
+        BestCheckpoint(os.path.join(output_dir, "best.keras")),
+        keras.callbacks.BackupAndRestore(backup_dir),
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs"), write_graph=False),
+        history_file,
         *extra_callbacks,
     ]
     start = time.perf_counter()
-    history = model.fit(
+    model.fit(
         train_dataset, epochs=config["epochs"], callbacks=callbacks, verbose=verbose, shuffle=False
     )
     seconds = time.perf_counter() - start
@@ -151,9 +160,7 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
         model, splits, batch_size=config["batch_size"], image_size=config["image_size"]
     )
     metrics = {key: _plain(value) for key, value in metrics.items()}
-    history_dict = {key: [_plain(v) for v in values] for key, values in history.history.items()}
-    with open(os.path.join(output_dir, "history.json"), "w") as f:
-        json.dump(history_dict, f, indent=2)
+    history_dict = history_file.history()
     with open(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump({"split": "test", "train_seconds": seconds, **metrics}, f, indent=2)
     page = None
@@ -168,6 +175,30 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
         "seconds": seconds,
         "report": page,
     }
+
+
+def _start_fresh(output_dir):
+    """Removes the records of an earlier, finished run in `output_dir` (not a resume)."""
+    for name in ("history.json", "best.keras.json"):
+        path = os.path.join(output_dir, name)
+        if os.path.exists(path):
+            os.remove(path)
+    state = os.path.join(output_dir, "state")
+    if os.path.isdir(state):
+        shutil.rmtree(state)
+
+
+def _build(method, config, backbone, splits):
+    """`method.build`, with a misspelt `model` argument explained in one line."""
+    try:
+        return method.build(config, backbone, splits)
+    except TypeError as error:
+        if "argument" not in str(error):
+            raise
+        raise ValueError(
+            f"Invalid `model` settings for method {config['method']!r}: {error}. Check the "
+            f"spelling of the keys in the `model` entry. Received: model={config['model']}"
+        ) from error
 
 
 def _plain(value):

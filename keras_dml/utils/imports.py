@@ -38,7 +38,8 @@ def optional_import(module_name, feature=None):
     try:
         return importlib.import_module(module_name)
     except ImportError as error:
-        extra, package = _EXTRAS.get(module_name, (None, module_name.split(".")[0]))
+        top_level = module_name.split(".")[0]
+        extra, package = _EXTRAS.get(module_name) or _EXTRAS.get(top_level, (None, top_level))
         what = f" for {feature}" if feature else ""
         hint = (
             f'pip install "keras-dml[{extra}]" (or pip install {package})'

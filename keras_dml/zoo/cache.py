@@ -221,6 +221,12 @@ def fetch_file(
 def primary_filename(card):
     """Returns the file that `load` reads: `model.file` or `model.weights`."""
     model = card.data.get("model")
+    if model is None and not card.published:
+        recipe = card.data["training"].get("recipe")
+        raise ModelNotPublishedError(
+            f"Model '{card.name}' is not published: its weights are not downloadable. "
+            f"Train it yourself with the recipe {recipe} (see {card.source})."
+        )
     if model is None:
         raise ModelNotPublishedError(
             f"Model card '{card.name}' ({card.source}) has no 'model' section: nothing to load."

@@ -175,7 +175,7 @@ def run_zoo(args, out=None, err=None):
     try:
         return _run(args, out)
     except (ZooError, FileNotFoundError, FileExistsError, ValueError, TimeoutError) as error:
-        err.write(f"error: {error}\n")
+        err.write(f"keras-dml: error: {error}\n")
         return 1
 
 

@@ -78,7 +78,9 @@ def find_files(data_dir=None):
         f"Fashion-MNIST IDX files ({', '.join(_FILES.values())}, optionally .gz) not found in "
         f"{search_dirs(data_dir)}. Get them with `apt-get install dataset-fashion-mnist` "
         '(Debian/Ubuntu), or `python -c "import keras; keras.datasets.fashion_mnist.load_data()"` '
-        "(downloads to ~/.keras/datasets/fashion-mnist), or pass `data_dir=` to a folder with them."
+        "(downloads to ~/.keras/datasets/fashion-mnist), or point to a folder with them: "
+        "`--data-dir DIR` on the command line, `data_dir=` in "
+        'Python, `"data_dir"` in a run configuration.'
     )
 
 

@@ -39,5 +39,5 @@ def build_dcml(config, backbone, splits=None):
     """
     del splits
     options = dict(config.get("model", {}))
-    options.setdefault("loss", dict(config.get("loss", {"name": "margin"})))
+    options.setdefault("loss", dict(config.get("loss") or {"name": "margin"}))
     return DCML(backbone, **options)

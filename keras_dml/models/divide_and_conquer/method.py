@@ -85,6 +85,7 @@ def training_only_weights(model):
     prepare=prepare_divide_and_conquer,
     options=DivideAndConquerOptions,
     uses_state_dir=True,
+    classes_per_learner=2,
     tiny=lambda backbone: DivideAndConquer(backbone, embedding_dim=16),
     training_only_weights=training_only_weights,
     demo={

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from keras_dml.models.hooks import sampled_batches
+from keras_dml.models.hooks import sampled_batches, with_batch_composition
 
 # Batch of the inference passes over the training set before a re-clustering: forward only, so a
 # larger batch than training's keeps the division overhead low (D&C target: <= 15% of an epoch).
@@ -26,6 +26,7 @@ def cluster_batches(config, train_data, epoch_length=None):
     """
     from keras_dml.data import ClusterMPerClassSampler
 
+    config = with_batch_composition(config, train_data.labels)
     if epoch_length is None:
         epoch_length = max(1, len(train_data.labels) // config["batch_size"])
     sampler = ClusterMPerClassSampler(

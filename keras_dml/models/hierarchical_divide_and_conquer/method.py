@@ -88,6 +88,8 @@ def training_only_weights(model):
     title="Hierarchical Divide & Conquer with learned soft masks (TPAMI)",
     prepare=prepare_hierarchical_divide_and_conquer,
     options=HierarchicalDivideAndConquerOptions,
+    learners_option="max_learners",
+    classes_per_learner=2,
     tiny=lambda backbone: HierarchicalDivideAndConquer(backbone, embedding_dim=16, max_learners=2),
     training_only_weights=training_only_weights,
     demo={

@@ -1,0 +1,129 @@
+"""Fit the settings a user left unset to the training split: batch composition, learner counts.
+
+A run configuration that leaves `batch_size` / `m_per_class` unset (`None`) gets batches of about
+64 images with at least 4 per class, drawn from as many classes as the split offers up to 16.
+A method whose learners each need their own classes (Divide & Conquer: every cluster needs two
+classes) gets at most `usable classes // classes_per_learner` learners when the user did not
+set the count. Settings the user did set are kept; when they cannot work on the data, the error
+names the CLI flags and configuration keys that fix them.
+"""
+
+import numpy as np
+
+TARGET_BATCH = 64
+MIN_M = 4
+DEFAULT_LEARNERS = 4
+
+
+def usable_classes(labels):
+    """Number of classes with at least two images (only those can form positive pairs)."""
+    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    return int(np.sum(counts >= 2))
+
+
+def fit_batch_composition(batch_size, m_per_class, num_classes):
+    """Chooses `(batch_size, m_per_class)` for a split with `num_classes` usable classes.
+
+    Args:
+        batch_size: int or `None` (unset: about 64).
+        m_per_class: int or `None` (unset: at least 4, more when the split has few classes).
+        num_classes: int. Classes with two or more images in the training split.
+
+    Returns:
+        `(batch_size, m_per_class)` with `batch_size % m_per_class == 0` and
+        `2 <= batch_size / m_per_class <= num_classes`.
+
+    Raises:
+        ValueError: when the split has fewer than 2 usable classes, or the user's settings need
+            more classes than it has; the message names `--batch-size` / `--m-per-class`.
+
+    Examples:
+    >>> fit_batch_composition(None, None, 4)
+    (64, 16)
+    >>> fit_batch_composition(None, None, 100)
+    (64, 4)
+    >>> fit_batch_composition(None, 8, 4)
+    (32, 8)
+    """
+    if num_classes < 2:
+        raise ValueError(
+            "Metric learning needs at least 2 training classes with 2 or more images each, but "
+            f"the training split has {num_classes}. Use a dataset with more classes. "
+            f"Received: num_classes={num_classes}"
+        )
+    if batch_size is None and m_per_class is None:
+        classes = min(TARGET_BATCH // MIN_M, num_classes)
+        m_per_class = TARGET_BATCH // classes
+        return classes * m_per_class, m_per_class
+    if batch_size is None:
+        classes = max(2, min(TARGET_BATCH // m_per_class, num_classes))
+        return classes * m_per_class, m_per_class
+    if m_per_class is None:
+        classes = min(max(2, batch_size // MIN_M), num_classes)
+        while classes > 2 and batch_size % classes:
+            classes -= 1
+        if batch_size % classes or batch_size // classes < 1:
+            raise ValueError(
+                f"--batch-size {batch_size} cannot be split into 2 or more classes of equal "
+                f"size. Use an even --batch-size or set --m-per-class. "
+                f"Received: batch_size={batch_size}"
+            )
+        return batch_size, batch_size // classes
+    classes = batch_size // m_per_class
+    if classes < 2 or classes > num_classes:
+        raise ValueError(
+            f"Batches of {batch_size} images with {m_per_class} per class need {classes} classes, "
+            f"but the training split has {num_classes} classes with 2 or more images (and a "
+            "batch needs at least 2). Set --batch-size / --m-per-class (config keys `batch_size`, "
+            f"`m_per_class`) so that 2 <= batch_size / m_per_class <= {num_classes}, e.g. "
+            f"--batch-size {min(num_classes, 16) * m_per_class} --m-per-class {m_per_class}. "
+            f"Received: batch_size={batch_size}, m_per_class={m_per_class}"
+        )
+    return batch_size, m_per_class
+
+
+def fit_learner_count(config, method, num_classes):
+    """Caps the method's learner count to the data when the user did not set it.
+
+    Args:
+        config: resolved run configuration (its `model` entry is updated in place).
+        method: `MethodSpec` with `learners_option` and `classes_per_learner`.
+        num_classes: int. Usable training classes.
+
+    Raises:
+        ValueError: when the user's own count needs more classes than the split has.
+    """
+    if not method.classes_per_learner:
+        return
+    option = method.learners_option
+    most = max(1, num_classes // method.classes_per_learner)
+    requested = config["model"].get(option)
+    if requested is None:
+        config["model"][option] = min(DEFAULT_LEARNERS, most)
+    elif requested > most:
+        raise ValueError(
+            f"Method {method.name!r} with {option}={requested} needs "
+            f"{method.classes_per_learner} training classes per learner "
+            f"({method.classes_per_learner * requested}), but the training split has "
+            f"{num_classes} with 2 or more images. Use --num-learners {most} (config: "
+            f'"model": {{"{option}": {most}}}). Received: {option}={requested}'
+        )
+
+
+def fit_to_data(config, method, train_labels):
+    """Fills `batch_size`, `m_per_class` and the learner count from the training labels.
+
+    Args:
+        config: resolved run configuration; updated in place and returned.
+        method: the run's `MethodSpec`.
+        train_labels: array of the training split's labels.
+
+    Returns:
+        `config`.
+    """
+    num_classes = usable_classes(train_labels)
+    config["batch_size"], config["m_per_class"] = fit_batch_composition(
+        config["batch_size"], config["m_per_class"], num_classes
+    )
+    fit_learner_count(config, method, num_classes)
+    return config

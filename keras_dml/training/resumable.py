@@ -1,0 +1,110 @@
+"""Callbacks whose record survives an interrupted and resumed run (`keras-dml train` twice).
+
+`keras.callbacks.BackupAndRestore` restores the weights, the optimizer and the epoch counter, but
+a new `ModelCheckpoint` starts with no best value (so the first epoch after a resume overwrites
+`best.keras` even when it is worse) and a new `History` holds only the epochs of the current
+`fit` call. `BestCheckpoint` and `HistoryFile` keep both on disk next to the run's files.
+"""
+
+import json
+import math
+import os
+
+import keras
+
+# The checkpoint-selection rule of every keras-dml run (train, recipes, demo): validation MAP@R
+# on held-out training classes. Recall@1 saturates at 1.0 on small validation splits (digits:
+# after the first epoch), so it cannot tell a good epoch from a better one; MAP@R keeps ranking.
+SELECTION_METRIC = "val_map@r"
+
+
+class BestCheckpoint(keras.callbacks.ModelCheckpoint):
+    """`ModelCheckpoint(save_best_only=True)` that remembers its best value across restarts.
+
+    The best monitored value and its epoch are written to `<filepath>.json` whenever the model
+    is saved; a new instance (a resumed run) starts from that value instead of from nothing.
+
+    Args:
+        filepath: str. Where the best model goes (`.keras`).
+        monitor: str. Log key to maximise. Defaults to `SELECTION_METRIC` (`"val_map@r"`).
+
+    Examples:
+    >>> checkpoint = BestCheckpoint("runs/x/best.keras")  # doctest: +SKIP
+    >>> model.fit(data, epochs=5, callbacks=[evaluation, checkpoint])  # doctest: +SKIP
+    """
+
+    def __init__(self, filepath, monitor=SELECTION_METRIC):
+        super().__init__(filepath, monitor=monitor, mode="max", save_best_only=True)
+        self.record_path = f"{filepath}.json"
+        record = _read_json(self.record_path)
+        if record and record.get("monitor") == monitor and os.path.exists(filepath):
+            self.best = float(record["value"])
+
+    def on_epoch_end(self, epoch, logs=None):
+        previous = self.best
+        super().on_epoch_end(epoch, logs)
+        if self.best != previous and math.isfinite(self.best):
+            _write_json(
+                self.record_path, {"monitor": self.monitor, "value": self.best, "epoch": epoch}
+            )
+
+
+class HistoryFile(keras.callbacks.Callback):
+    """Writes every epoch's logs to a JSON file as it ends, keeping the epochs of earlier runs.
+
+    After a resume, epochs from the resumed epoch on replace what an interrupted run wrote for
+    them, so the file always holds one entry per finished epoch, in order.
+
+    Args:
+        path: str. The JSON file (`history.json`): a dict of metric name -> list of values, plus
+            `"epoch"`, the epoch index of each entry.
+    """
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = path
+
+    def on_epoch_end(self, epoch, logs=None):
+        rows = [row for row in _rows(_read_json(self.path) or {}) if row["epoch"] < epoch]
+        rows.append({"epoch": epoch, **{k: _plain(v) for k, v in (logs or {}).items()}})
+        _write_json(self.path, _columns(rows))
+
+    def history(self):
+        """The file's history: dict of metric name -> list (one value per finished epoch)."""
+        return _read_json(self.path) or {}
+
+
+def _rows(history):
+    epochs = history.get("epoch", [])
+    return [
+        {key: values[i] for key, values in history.items() if i < len(values)}
+        for i in range(len(epochs))
+    ]
+
+
+def _columns(rows):
+    keys = []
+    for row in rows:
+        keys += [key for key in row if key not in keys]
+    return {key: [row.get(key) for row in rows] for key in keys}
+
+
+def _plain(value):
+    try:
+        return value.item()
+    except AttributeError:
+        return float(value) if not isinstance(value, (int, float, str)) else value
+
+
+def _read_json(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def _write_json(path, data):
+    temporary = f"{path}.tmp"
+    with open(temporary, "w") as f:
+        json.dump(data, f, indent=2)
+    os.replace(temporary, path)

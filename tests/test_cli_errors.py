@@ -1,0 +1,220 @@
+"""Bad input gets one `keras-dml: error:` line naming the problem and the fix (issue 13).
+
+Each case used to end in a traceback, a misleading message or a silent success. The runs stop
+before training (or right after building the model), so these tests are fast.
+"""
+
+import json
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from keras_dml.cli import main
+from keras_dml.training import list_methods
+
+TRAIN = ["train", "--dataset", "digits", "--quiet"]
+
+
+def run_cli(argv, capsys):
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.err.strip()
+
+
+def assert_one_line_error(code, err, *fragments):
+    assert code != 0, err
+    lines = err.splitlines()
+    error_lines = [line for line in lines if line.startswith("keras-dml: error:")]
+    assert len(error_lines) == 1, err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in error_lines[0], (fragment, error_lines[0])
+
+
+@pytest.mark.parametrize("epochs", ["-1", "0"])
+def test_non_positive_epochs(epochs, tmp_path, capsys):
+    argv = [*TRAIN, "--method", "baseline", "--epochs", epochs, "--output", str(tmp_path / "r")]
+    code, err = run_cli(argv, capsys)
+    assert_one_line_error(code, err, f"epochs={epochs}", "--epochs N")
+    assert not (tmp_path / "r" / "model.keras").exists()
+
+
+def test_negative_image_size(tmp_path, capsys):
+    argv = [*TRAIN, "--method", "baseline", "--image-size", "-5", "--output", str(tmp_path)]
+    code, err = run_cli(argv, capsys)
+    assert_one_line_error(code, err, "image_size=-5", "--image-size")
+
+
+def test_unknown_top_level_key(tmp_path, capsys):
+    argv = [*TRAIN, "--method", "baseline", "--set", "epoch=3", "--output", str(tmp_path)]
+    code, err = run_cli(argv, capsys)
+    assert_one_line_error(code, err, "Unknown configuration keys ['epoch']")
+
+
+def test_loss_argument_typo(tmp_path, capsys):
+    loss = json.dumps({"name": "margin", "marign": 0.1})
+    argv = [*TRAIN, "--method", "baseline", "--set", f"loss={loss}", "--output", str(tmp_path)]
+    code, err = run_cli(argv, capsys)
+    assert_one_line_error(code, err, "['marign']", "'marign' -> 'margin'", "`loss` entry")
+
+
+def test_unknown_loss_name(tmp_path, capsys):
+    argv = [
+        *TRAIN,
+        "--method",
+        "baseline",
+        "--set",
+        "loss.name=tripplet",
+        "--output",
+        str(tmp_path),
+    ]
+    code, err = run_cli(argv, capsys)
+    assert_one_line_error(code, err, "Unknown loss 'tripplet'", "Did you mean 'triplet'")
+
+
+def test_optimizer_argument_typo_is_not_reported_as_unknown_optimizer(tmp_path, capsys):
+    argv = [*TRAIN, "--method", "baseline", "--epochs", "1"]
+    argv += ["--set", "optimizer.learnin_rate=0.1", "--output", str(tmp_path)]
+    code, err = run_cli(argv, capsys)
+    assert_one_line_error(code, err, "['learnin_rate']", "'learnin_rate' -> 'learning_rate'")
+    assert "Unknown optimizer" not in err
+
+
+def test_unknown_optimizer_name(tmp_path, capsys):
+    argv = [*TRAIN, "--method", "baseline", "--set", "optimizer.name=adamm"]
+    code, err = run_cli([*argv, "--output", str(tmp_path)], capsys)
+    assert_one_line_error(code, err, "Unknown optimizer 'adamm'")
+
+
+@pytest.mark.parametrize("method", list_methods())
+def test_unknown_method_option(method, tmp_path, capsys):
+    argv = [*TRAIN, "--method", method, "--epochs", "1", "--set", "method_options.bogus=1"]
+    code, err = run_cli([*argv, "--output", str(tmp_path)], capsys)
+    assert_one_line_error(code, err, "bogus")
+    assert not (tmp_path / "model.keras").exists()
+
+
+@pytest.mark.parametrize("method", list_methods())
+def test_unknown_model_option(method, tmp_path, capsys):
+    argv = [*TRAIN, "--method", method, "--epochs", "1", "--set", "model.bogus_option=1"]
+    code, err = run_cli([*argv, "--output", str(tmp_path)], capsys)
+    assert_one_line_error(code, err, "bogus_option")
+
+
+def test_batch_composition_the_data_cannot_hold_names_the_flags(tmp_path, capsys):
+    argv = [*TRAIN, "--method", "baseline", "--batch-size", "64", "--m-per-class", "4"]
+    code, err = run_cli([*argv, "--output", str(tmp_path)], capsys)
+    assert_one_line_error(code, err, "need 16 classes", "--batch-size", "--m-per-class")
+
+
+def test_too_many_learners_names_the_flag(tmp_path, capsys):
+    argv = [*TRAIN, "--method", "dc", "--num-learners", "3", "--output", str(tmp_path)]
+    code, err = run_cli(argv, capsys)
+    assert_one_line_error(code, err, "num_learners=3", "--num-learners 2")
+
+
+def test_unknown_zoo_name_in_evaluate_suggests_names(capsys):
+    code, err = run_cli(["evaluate", "digits_dc_convnett", "--dataset", "digits"], capsys)
+    assert_one_line_error(code, err, "digits_dc_convnet")
+
+
+def test_not_published_card_in_evaluate(capsys):
+    code, err = run_cli(["evaluate", "dc_resnet50_cub200", "--dataset", "cub200"], capsys)
+    assert_one_line_error(code, err, "dc_resnet50_cub200", "not published")
+
+
+def test_demo_unknown_method_lists_valid_names(capsys):
+    code, err = run_cli(["demo", "--methods", "dcc", "--output", "unused"], capsys)
+    assert_one_line_error(code, err, "dcc", "baseline", "dcml", "--methods")
+
+
+def test_missing_fashion_mnist_names_the_data_dir_flag(tmp_path, capsys, monkeypatch):
+    from keras_dml.data.datasets import fashion_mnist
+
+    monkeypatch.setattr(fashion_mnist, "DEBIAN_DIR", str(tmp_path / "none"))
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras_home"))
+    argv = ["train", "--method", "baseline", "--dataset", "fashion_mnist"]
+    argv += ["--data-dir", str(tmp_path / "empty"), "--output", str(tmp_path / "r")]
+    code, err = run_cli(argv, capsys)
+    assert_one_line_error(code, err, "--data-dir DIR")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["export", "/nonexistent/m.keras", "--format", "onnx", "--output", "m.onnx"],
+        ["zoo", "info", "no_such_model"],
+        ["evaluate", "/nonexistent/m.keras", "--dataset", "digits"],
+        ["train", "--method", "baseline", "--dataset", "digits", "--epochs", "0", "--output", "x"],
+    ],
+)
+def test_every_subcommand_uses_one_error_prefix(argv, capsys):
+    code, err = run_cli(argv, capsys)
+    assert code != 0 and err.startswith("keras-dml: error:"), err
+
+
+def test_evaluate_with_no_valid_query_warns_with_the_count():
+    from keras_dml.evaluation import evaluate
+
+    embeddings = np.random.default_rng(0).normal(size=(5, 4)).astype("float32")
+    with pytest.warns(UserWarning, match="none of the 5 queries"):
+        metrics = evaluate(embeddings, np.arange(5))
+    assert metrics["num_excluded_queries"] == 5
+    assert np.isnan(metrics["map@r"]) and np.isnan(metrics["recall@1"])
+    assert np.isnan(metrics["nmi"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        evaluate(embeddings, np.array([0, 0, 1, 1, 2]))
+
+
+def test_gradcam_without_tf_keras_vis_names_the_vis_extra(monkeypatch):
+    from keras_dml.utils import MissingDependencyError
+    from keras_dml.visualization.gradcam import gradcam_maps
+
+    monkeypatch.setitem(sys.modules, "tf_keras_vis", None)
+    monkeypatch.setitem(sys.modules, "tf_keras_vis.gradcam", None)
+    with pytest.raises(MissingDependencyError, match=r'pip install "keras-dml\[vis\]"'):
+        gradcam_maps(object(), np.zeros((1, 32, 32, 3)), learner=0)
+
+
+def test_help_imports_no_tensorflow_and_documents_the_options():
+    code = (
+        "import sys; from keras_dml.cli import build_parser; p = build_parser(); "
+        "p.format_help(); print('TF_IMPORTED' if 'tensorflow' in sys.modules else 'NO_TF')"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip().endswith("NO_TF")
+
+    def help_text(*command):
+        argv = [sys.executable, "-m", "keras_dml.cli", *command, "--help"]
+        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+        return " ".join(out.split())
+
+    train_help = help_text("train")
+    for method in list_methods():
+        assert f" {method} " in train_help, method
+    from keras_dml.data import list_datasets
+
+    for name in list_datasets():
+        assert name in train_help, name
+    assert "--image-size PIXELS side of the square images" in train_help
+    assert "--dataset DATASET dataset name:" in train_help
+    assert "--num-learners NUM_LEARNERS learners of an ensemble method" in train_help
+    from keras_dml.demo import demo_methods
+
+    assert f"--methods METHODS comma-separated subset of: {','.join(demo_methods())}" in (
+        help_text("demo")
+    )
+
+
+@pytest.mark.parametrize("backend, name", [("faiss", "faiss"), ("numpy", "scikit-learn")])
+def test_nmi_reports_the_kmeans_that_gave_it(backend, name):
+    pytest.importorskip("faiss")
+    from keras_dml.evaluation import evaluate
+
+    embeddings = np.random.default_rng(0).normal(size=(40, 4)).astype("float32")
+    metrics = evaluate(embeddings, np.arange(40) % 4, backend=backend, seed=3, kmeans_nredo=2)
+    assert metrics["nmi_kmeans"] == f"{name} k-means, seed 3, 20 iterations, best of 2"

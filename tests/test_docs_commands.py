@@ -1,0 +1,174 @@
+"""Every `bash` command and `python` block of the documentation runs as written (issue 13).
+
+The blocks are extracted from README.md, CONTRIBUTING.md, export/README.md and models/README.md,
+so a new documented line is tested the day it is written. The blocks of one document run in
+order in one temporary folder (with `training/`, `export/` and `models/` linked in, as in a
+checkout). Training commands get one epoch (`--epochs 1`, `--set epochs=1`) to stay bounded and
+blocks that train run in the slow suite; `pip install` lines are checked against the extras of
+`pyproject.toml` instead of being run, and the README's test command is checked to be the one
+`.ci/run` runs rather than run recursively.
+"""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOCS = ("README.md", "CONTRIBUTING.md", "export/README.md", "models/README.md")
+LINKED = ("training", "export", "models")
+TIMEOUT = 900
+# A block is slow when it trains or runs the demo.
+SLOW_MARKERS = ("keras-dml train", "keras-dml demo", "training/train.py", "model.fit(")
+
+
+def fenced_blocks(doc):
+    """`(language, first line number, text)` of every fenced block of `doc`."""
+    blocks, language, start, lines = [], None, 0, []
+    with open(os.path.join(ROOT, doc)) as f:
+        for number, line in enumerate(f, 1):
+            fence = re.match(r"^```(\w*)\s*$", line)
+            if fence and language is None:
+                language, start, lines = fence.group(1), number, []
+            elif line.startswith("```") and language is not None:
+                blocks.append((language, start, "".join(lines)))
+                language = None
+            elif language is not None:
+                lines.append(line)
+    return blocks
+
+
+def runnable_blocks():
+    cases = []
+    for doc in DOCS:
+        for language, line, text in fenced_blocks(doc):
+            if language not in ("bash", "python"):
+                continue
+            slow = any(marker in text for marker in SLOW_MARKERS)
+            marks = [pytest.mark.slow] if slow else []
+            cases.append(pytest.param(language, text, id=f"{doc}:{line}", marks=marks))
+    return cases
+
+
+def bash_commands(text):
+    """The commands of a bash block: continuation lines joined, comments dropped, `&&` split."""
+    joined = re.sub(r"\\\n\s*", " ", text)
+    commands = []
+    for line in joined.splitlines():
+        line = line.split(" #")[0].strip()
+        if line and not line.startswith("#"):
+            commands += [part.strip() for part in line.split("&&")]
+    return commands
+
+
+def bounded(argv):
+    """`argv` with the bounds of a test run: one epoch for training and the demo."""
+    if argv[:2] in (["keras-dml", "train"], ["keras-dml", "demo"]):
+        return [*argv, "--epochs", "1"]
+    if argv[:2] == ["python", "training/train.py"]:
+        return [*argv, "--set", "epochs=1"]
+    return argv
+
+
+def read(path):
+    with open(os.path.join(ROOT, path)) as f:
+        return f.read()
+
+
+def check_pip_install(argv):
+    """The extras a documented `pip install` names exist in pyproject.toml."""
+    section = read("pyproject.toml").split("[project.optional-dependencies]")[1].split("\n[")[0]
+    extras = set(re.findall(r"^([\w-]+) = \[", section, re.M))
+    for target in argv[2:]:
+        for group in re.findall(r"\[([\w,\-]+)\]", target):
+            for extra in group.split(","):
+                assert extra in extras, f"{' '.join(argv)}: pyproject.toml has no extra {extra!r}"
+
+
+def check_test_command(command):
+    ci = read(".ci/run").replace("pip install -q", "pip install")
+    assert command in ci, f"The README's test command is not the one .ci/run runs: {command!r}"
+
+
+def run(argv, cwd, env):
+    executable = {"keras-dml": [sys.executable, "-m", "keras_dml.cli"], "python": [sys.executable]}
+    argv = executable.get(argv[0], [argv[0]]) + argv[1:]
+    if argv[0] == "ruff":
+        cwd = ROOT  # linting the checkout, as the README's command does from its root
+    result = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert result.returncode == 0, (
+        f"{' '.join(argv)}\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
+    )
+
+
+FOLDERS = {}
+
+
+@pytest.fixture
+def workdir(request, tmp_path_factory):
+    """One folder per document: its blocks run in order and build on each other's files."""
+    doc = request.node.callspec.id.split(":")[0]
+    if doc not in FOLDERS:
+        FOLDERS[doc] = _make_workdir(tmp_path_factory.mktemp("docs"))
+    return FOLDERS[doc]
+
+
+def _make_workdir(tmp_path):
+    for name in LINKED:
+        os.symlink(os.path.join(ROOT, name), tmp_path / name)
+    # The images the ONNX client example embeds and queries (your own photos in real use).
+    rng = np.random.default_rng(0)
+    (tmp_path / "photos").mkdir()
+    for i in range(4):
+        pixels = rng.integers(0, 256, size=(40, 48, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(tmp_path / "photos" / f"{i}.png")
+    Image.fromarray(rng.integers(0, 256, size=(32, 32, 3), dtype=np.uint8)).save(tmp_path / "q.jpg")
+    env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    return tmp_path, env
+
+
+@pytest.mark.parametrize("language, text", runnable_blocks())
+def test_documented_block_runs(language, text, workdir):
+    cwd, env = workdir
+    if language == "python":
+        result = subprocess.run(
+            [sys.executable, "-c", text],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        return
+    for command in bash_commands(text):
+        argv = shlex.split(command)
+        if argv[:2] == ["pip", "install"]:
+            check_pip_install(argv)
+        elif argv[:3] == ["python", "-m", "pytest"]:
+            check_test_command(text.strip())
+        else:
+            run(bounded(argv), cwd, env)
+
+
+def test_untyped_blocks_hold_no_runnable_command():
+    """Commands outside `bash` blocks would escape this test: only synopses may be untyped."""
+    for doc in DOCS:
+        for language, line, text in fenced_blocks(doc):
+            if language in ("bash", "python", "json"):
+                continue
+            for command in text.splitlines():
+                if not command.startswith(("keras-dml ", "python ")):
+                    continue
+                synopsis = re.search(r"\[|\||\b[A-Z][A-Z_]+\b", command)
+                benchmark = command.startswith("python benchmarks/")
+                assert synopsis or benchmark, f"{doc}:{line}: untyped runnable line {command!r}"
+
+
+def test_every_doc_has_been_scanned():
+    assert sum(1 for _ in runnable_blocks()) >= 8

@@ -1,0 +1,47 @@
+"""`BestCheckpoint` and `HistoryFile` keep their record across a restart (issue 13)."""
+
+import json
+
+import keras
+import numpy as np
+
+from keras_dml.training.resumable import SELECTION_METRIC, BestCheckpoint, HistoryFile
+
+
+def tiny_model():
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    return model
+
+
+def test_best_checkpoint_remembers_its_best_value_after_a_restart(tmp_path):
+    path = str(tmp_path / "best.keras")
+    model = tiny_model()
+    first = BestCheckpoint(path)
+    first.set_model(model)
+    first.on_epoch_end(0, {SELECTION_METRIC: 0.8})
+    saved_at = (tmp_path / "best.keras").stat().st_mtime_ns
+    assert json.loads((tmp_path / "best.keras.json").read_text())["value"] == 0.8
+
+    resumed = BestCheckpoint(path)  # a new process: the value comes from best.keras.json
+    assert resumed.best == 0.8
+    resumed.set_model(model)
+    resumed.on_epoch_end(1, {SELECTION_METRIC: 0.5})  # worse: best.keras must stay
+    assert (tmp_path / "best.keras").stat().st_mtime_ns == saved_at
+    resumed.on_epoch_end(2, {SELECTION_METRIC: 0.9})
+    record = json.loads((tmp_path / "best.keras.json").read_text())
+    assert record == {"monitor": SELECTION_METRIC, "value": 0.9, "epoch": 2}
+
+
+def test_history_file_keeps_earlier_epochs_and_replaces_repeated_ones(tmp_path):
+    path = str(tmp_path / "history.json")
+    first = HistoryFile(path)
+    for epoch in range(3):
+        first.on_epoch_end(epoch, {"loss": np.float32(1.0 - epoch / 10)})
+    resumed = HistoryFile(path)  # resumed at epoch 2 (its first run was cut mid-epoch 2)
+    resumed.on_epoch_end(2, {"loss": 0.5, "val_map@r": 0.7})
+    resumed.on_epoch_end(3, {"loss": 0.4, "val_map@r": 0.8})
+    history = resumed.history()
+    assert history["epoch"] == [0, 1, 2, 3]
+    np.testing.assert_allclose(history["loss"], [1.0, 0.9, 0.5, 0.4], rtol=1e-6)
+    assert history["val_map@r"] == [None, None, 0.7, 0.8]
