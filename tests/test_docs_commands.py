@@ -24,7 +24,13 @@ DOCS = ("README.md", "CONTRIBUTING.md", "export/README.md", "models/README.md")
 LINKED = ("training", "export", "models")
 TIMEOUT = 900
 # A block is slow when it trains or runs the demo.
-SLOW_MARKERS = ("keras-dml train", "keras-dml demo", "training/train.py", "model.fit(")
+SLOW_MARKERS = (
+    "keras-dml train",
+    "keras-dml demo",
+    "training/train.py",
+    "model.fit(",
+    "docs/make_images.py",
+)
 
 
 def fenced_blocks(doc):
@@ -121,6 +127,10 @@ def workdir(request, tmp_path_factory):
 def _make_workdir(tmp_path):
     for name in LINKED:
         os.symlink(os.path.join(ROOT, name), tmp_path / name)
+    # The image script runs from a copy of `docs/` without its images, so a test run never
+    # rewrites the committed pictures.
+    (tmp_path / "docs").mkdir()
+    os.symlink(os.path.join(ROOT, "docs", "make_images.py"), tmp_path / "docs" / "make_images.py")
     # The images the ONNX client example embeds and queries (your own photos in real use).
     rng = np.random.default_rng(0)
     (tmp_path / "photos").mkdir()

@@ -211,8 +211,6 @@ def test_argument_errors():
         BIER(backbone, group_sizes=(4, 4), loss="triplet", boosting="reference")
     with pytest.raises(ValueError, match="Unknown options"):
         BIER(backbone, group_sizes=(4, 4), loss_options={"margin": 0.1})
-    with pytest.raises(ValueError, match="without `loss`"):
-        BIER(backbone, group_sizes=(4, 4)).compile("adam", loss="mse")
     assert BIER(backbone).learner_dims == (96, 160, 256)
 
 
@@ -235,3 +233,26 @@ def test_build_bier_from_the_fashion_mnist_config_with_the_real_convnet():
         assert gpu["model"]["group_sizes"] == [96, 160, 256] and gpu["batch_size"] == 128
     with pytest.raises(ValueError, match="method_options"):
         build_bier({**config, "method_options": {"lr": 1}})
+
+
+def test_a_compiled_loss_replaces_boosting_by_one_loss_per_group():
+    """Any loss passed to compile trains each group on its own slice, without boosting weights."""
+    from keras_dml import losses
+    from keras_dml.losses.pairwise import l2_normalize
+
+    model = BIER(tiny_backbone(), group_sizes=(4, 6))
+    model.compile("adam", loss=losses.MultiSimilarityLoss())
+    images, labels = tiny_images(8), tiny_labels(8)
+    output = model(images)
+    terms = model.loss_terms(labels, output)
+    expected = [
+        losses.MultiSimilarityLoss()(labels, l2_normalize(output[:, a:b]))
+        for a, b in model.learner_slices()
+    ]
+    for m, value in enumerate(expected):
+        np.testing.assert_allclose(float(terms[f"learner_{m}_loss"]), float(value), rtol=1e-5)
+    boosted = BIER(tiny_backbone(), group_sizes=(4, 6))
+    boosted.compile("adam")
+    assert not np.isclose(
+        float(boosted.loss_terms(labels, output)["metric_loss"]), float(terms["metric_loss"])
+    )
