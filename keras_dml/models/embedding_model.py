@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.pairwise import l2_normalize
+from keras_dml.models.distribution import gather_replicas, with_model_losses
 
 POOLINGS = ("avg", "max", "avgmax")
 
@@ -196,6 +197,20 @@ class EmbeddingModel(EnsembleModel):
         """Per-learner head outputs before normalisation: a list of `[N, d_k]` tensors."""
         features = self.dropout_layer(self.features(images, training=training), training=training)
         return [head(features) for head in self.heads]
+
+    # -- training -------------------------------------------------------------------------------
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """Keras' loss, on the global batch under a multi-replica `tf.distribute` strategy.
+
+        In-batch metric losses compare every pair of the batch; with R replicas each replica
+        gathers the labels and embeddings of all (`keras_dml.models.distribution`), so the loss
+        equals one device's on the same global batch. One device: `keras.Model.compute_loss`.
+        """
+        replicas, (y_all, y_pred_all, weights) = gather_replicas(y, y_pred, sample_weight)
+        if replicas == 1 or self.loss is None:
+            return super().compute_loss(x, y, y_pred, sample_weight, training)
+        loss = keras.losses.get(self.loss)(y_all, y_pred_all, weights)
+        return with_model_losses(self, loss, replicas)
 
     # -- serialization --------------------------------------------------------------------------
     def get_config(self):
