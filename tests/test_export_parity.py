@@ -50,6 +50,15 @@ class EmbeddingWithRegressor(EmbeddingModel):
         super().build(input_shape)
 
 
+def embedding_with_loss_layer():
+    """An `EmbeddingModel` that owns a proxy loss through `compile` (training-only proxies)."""
+    from keras_dml.losses import ProxyAnchorLoss
+
+    model = EmbeddingModel(tiny_backbone(4), embedding_dim=16)
+    model.compile(optimizer="adam", loss=ProxyAnchorLoss(num_classes=5, embedding_dim=16))
+    return model
+
+
 def convnet():
     from keras_dml import backbones
 
@@ -75,10 +84,11 @@ FAMILIES = {
     "embedding_with_regressor": lambda: EmbeddingWithRegressor(
         tiny_backbone(2), embedding_dim=12, num_learners=3
     ),
+    "embedding_with_loss_layer": embedding_with_loss_layer,
     **{name: functools.partial(method_family, get_method(name)) for name in list_methods()},
 }
 # Families whose model holds training-only weights that must not be exported.
-WITH_TRAINING_ONLY_PARTS = ("embedding_with_regressor", "bier", "dcml")
+WITH_TRAINING_ONLY_PARTS = ("embedding_with_regressor", "embedding_with_loss_layer", "bier", "dcml")
 BATCH_SIZES = (1, 7)
 
 
@@ -139,6 +149,7 @@ def test_onnx_matches_keras(exported, batch_size):
 # name -> the model's weights that `call` does not read (training-only parts and state).
 TRAINING_ONLY = {
     "embedding_with_regressor": lambda m: m.regressor.weights,
+    "embedding_with_loss_layer": lambda m: m.loss_layer.weights,
     **{
         name: get_method(name).training_only_weights
         for name in list_methods()

@@ -2,19 +2,29 @@
 
 Every loss takes `(labels [B] int, embeddings [B, D])` and computes in float32. Losses without
 trainable parameters are `keras.losses.Loss` classes for `model.compile(loss=...)`; losses with
-trainable parameters (`LearnableMarginLoss`, `ProxyNCALoss`) are layers the model owns. Every
+trainable parameters (`LearnableMarginLoss`, `ProxyNCALoss`, and the class-based
+`NormalizedSoftmaxLoss`, `ProxyAnchorLoss`, `ArcFaceLoss`, `CosFaceLoss`) are layers the model owns
+(`EmbeddingModel.compile(loss=layer)` attaches one). Every
 function accepts `return_count=True` to also return the number of valid pairs / triplets, and
 every class has `loss_and_count(y_true, y_pred)`; a batch with nothing valid gives a finite 0.0.
 Per-pair building blocks (`*_pairs`, masks, distances, `reduce_pair_losses`) are public so
 ensemble methods (BIER boosting, D&C, DCML) can weight and combine pair losses themselves.
 """
 
+from keras_dml.losses.additive_margin import (
+    ArcFaceLoss,
+    CosFaceLoss,
+    arcface_loss,
+    arcface_target_logit,
+    cosface_loss,
+)
 from keras_dml.losses.base import MetricLoss
 from keras_dml.losses.binomial_deviance import (
     BinomialDevianceLoss,
     binomial_deviance_loss,
     binomial_deviance_pairs,
 )
+from keras_dml.losses.class_weights import ClassWeightLoss
 from keras_dml.losses.contrastive import (
     ContrastiveLoss,
     contrastive_loss,
@@ -30,6 +40,7 @@ from keras_dml.losses.margin import MarginLoss, margin_loss, margin_pairs
 from keras_dml.losses.margin_layer import LearnableMarginLoss
 from keras_dml.losses.mining import negative_mask, positive_mask, triplet_mask
 from keras_dml.losses.multi_similarity import MultiSimilarityLoss, multi_similarity_loss
+from keras_dml.losses.normalized_softmax import NormalizedSoftmaxLoss, normalized_softmax_loss
 from keras_dml.losses.pairwise import (
     cosine_similarity_matrix,
     l2_normalize,
@@ -38,6 +49,7 @@ from keras_dml.losses.pairwise import (
     prepare_inputs,
     safe_sqrt,
 )
+from keras_dml.losses.proxy_anchor import ProxyAnchorLoss, proxy_anchor_loss
 from keras_dml.losses.proxy_nca import ProxyNCALoss, proxy_nca_loss
 from keras_dml.losses.reduction import masked_mean, reduce_pair_losses
 from keras_dml.losses.registry import LOSSES, get, list_losses, register_loss
@@ -45,20 +57,28 @@ from keras_dml.losses.triplet import TripletLoss, triplet_loss, triplet_values
 
 __all__ = [
     "LOSSES",
+    "ArcFaceLoss",
     "BinomialDevianceLoss",
+    "ClassWeightLoss",
     "ContrastiveLoss",
+    "CosFaceLoss",
     "LearnableMarginLoss",
     "MarginLoss",
     "MetricLoss",
     "MultiSimilarityLoss",
+    "NormalizedSoftmaxLoss",
+    "ProxyAnchorLoss",
     "ProxyNCALoss",
     "TripletLoss",
+    "arcface_loss",
+    "arcface_target_logit",
     "binomial_deviance_loss",
     "binomial_deviance_pairs",
     "closest_negatives",
     "contrastive_loss",
     "contrastive_pairs",
     "cosine_contrastive_pairs",
+    "cosface_loss",
     "cosine_similarity_matrix",
     "distance_weighted_probabilities",
     "get",
@@ -69,10 +89,12 @@ __all__ = [
     "masked_mean",
     "multi_similarity_loss",
     "negative_mask",
+    "normalized_softmax_loss",
     "pairwise_distances",
     "pairwise_squared_distances",
     "positive_mask",
     "prepare_inputs",
+    "proxy_anchor_loss",
     "proxy_nca_loss",
     "reduce_pair_losses",
     "register_loss",

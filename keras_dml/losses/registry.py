@@ -4,11 +4,14 @@ import difflib
 
 import keras
 
+from keras_dml.losses.additive_margin import ArcFaceLoss, CosFaceLoss
 from keras_dml.losses.binomial_deviance import BinomialDevianceLoss
 from keras_dml.losses.contrastive import ContrastiveLoss
 from keras_dml.losses.margin import MarginLoss
 from keras_dml.losses.margin_layer import LearnableMarginLoss
 from keras_dml.losses.multi_similarity import MultiSimilarityLoss
+from keras_dml.losses.normalized_softmax import NormalizedSoftmaxLoss
+from keras_dml.losses.proxy_anchor import ProxyAnchorLoss
 from keras_dml.losses.proxy_nca import ProxyNCALoss
 from keras_dml.losses.triplet import TripletLoss
 
@@ -20,10 +23,21 @@ LOSSES = {
     "binomial_deviance": BinomialDevianceLoss,
     "proxy_nca": ProxyNCALoss,
     "multi_similarity": MultiSimilarityLoss,
+    "normalized_softmax": NormalizedSoftmaxLoss,
+    "proxy_anchor": ProxyAnchorLoss,
+    "arcface": ArcFaceLoss,
+    "cosface": CosFaceLoss,
 }
 
 # Losses that hold trainable weights: they are `keras.layers.Layer`s the model must own.
-LAYER_LOSSES = ["learnable_margin", "proxy_nca"]
+LAYER_LOSSES = [
+    "learnable_margin",
+    "proxy_nca",
+    "normalized_softmax",
+    "proxy_anchor",
+    "arcface",
+    "cosface",
+]
 
 
 def register_loss(name, layer=False):
@@ -96,16 +110,18 @@ def get(identifier, **kwargs):
     Args:
         identifier: one of
             - a name (`"contrastive"`, `"triplet"`, `"margin"`, `"learnable_margin"`,
-              `"binomial_deviance"`, `"proxy_nca"`, `"multi_similarity"`; `-` and `_` and case
-              are interchangeable), built with `**kwargs`;
+              `"binomial_deviance"`, `"proxy_nca"`, `"multi_similarity"`,
+              `"normalized_softmax"`, `"proxy_anchor"`, `"arcface"`, `"cosface"`; `-` and `_`
+              and case are interchangeable), built with `**kwargs`;
             - a dict `{"name": <name>, **arguments}` (the form used in training configs);
             - a Keras serialized dict `{"class_name": ..., "config": ...}`;
             - a loss or loss-layer instance, returned unchanged.
         **kwargs: constructor arguments, merged over the dict's arguments.
 
     Returns:
-        A `keras.losses.Loss` (usable in `model.compile(loss=...)`), or for `"learnable_margin"`
-        and `"proxy_nca"` a `keras.layers.Layer` the model must own and call in `compute_loss`.
+        A `keras.losses.Loss` (usable in `model.compile(loss=...)`), or for the names in
+        `LAYER_LOSSES` a `keras.layers.Layer` holding trainable weights, which the model must own:
+        `EmbeddingModel.compile(loss=layer)` attaches it; other models call it in `compute_loss`.
 
     Raises:
         ValueError: for an unknown name or an unusable identifier; the message lists the names.
@@ -114,6 +130,7 @@ def get(identifier, **kwargs):
     >>> loss = get("triplet", margin=0.2, mining="batch-hard")
     >>> loss = get({"name": "margin", "beta": 1.2})
     >>> proxy_loss = get("proxy_nca", num_classes=100, embedding_dim=128)
+    >>> arcface = get("arcface", num_classes=100, embedding_dim=128, margin=0.5)
     """
     if isinstance(identifier, (keras.losses.Loss, keras.layers.Layer)):
         if kwargs:

@@ -147,7 +147,20 @@ class EmbeddingModel(EnsembleModel):
         pooling: str. Global pooling of the backbone features: `"avg"`, `"max"` or `"avgmax"`
             (sum of both, as in several DML codebases). Defaults to `"avg"`.
         dropout: float. Dropout rate on pooled features before the heads. Defaults to `0.0`.
+        loss_layer: optional `keras.layers.Layer` loss with trainable weights (e.g.
+            `keras_dml.losses.ProxyAnchorLoss`) for the model to own, as
+            `compile(loss=loss_layer)` does, or its serialized config. Used by `from_config`;
+            usually left `None`.
         **kwargs: passed to `keras.Model` (e.g. `name`).
+
+    Losses with trainable weights (class proxies, classifier weights, learnable margins) are
+    layers, not `keras.losses.Loss` objects. `compile(loss=layer)` makes the model own such a
+    layer: it becomes a tracked sublayer (its weights are in `trainable_variables`, trained by
+    `fit`, stored in `.keras` files and restored by `keras.saving.load_model`), `compute_loss`
+    calls `layer(labels, embeddings)`, and since `call` never reads its weights, SavedModel and
+    ONNX exports leave them out. A plain `keras.losses.Loss` goes to Keras as usual. A loss layer
+    with an `embedding_dim` must match the model's `embedding_dim`; `sample_weight` is not
+    supported with a loss layer.
 
     Examples:
     >>> import keras_dml
@@ -155,6 +168,8 @@ class EmbeddingModel(EnsembleModel):
     >>> model = keras_dml.models.EmbeddingModel(backbone, embedding_dim=64)
     >>> model.compile(optimizer="adam", loss=keras_dml.losses.TripletLoss())
     >>> # model.fit(train_ds, epochs=10)
+    >>> proxies = keras_dml.losses.get("proxy_anchor", num_classes=100, embedding_dim=64)
+    >>> model.compile(optimizer="adam", loss=proxies)  # the model now owns the proxies
 
     References:
         Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019
@@ -170,6 +185,7 @@ class EmbeddingModel(EnsembleModel):
         learner_weights=None,
         pooling="avg",
         dropout=0.0,
+        loss_layer=None,
         **kwargs,
     ):
         super().__init__(
@@ -184,6 +200,15 @@ class EmbeddingModel(EnsembleModel):
             keras.layers.Dense(dim, name=f"learner_{k}_head")
             for k, dim in enumerate(self.learner_dims)
         ]
+        # A loss layer passed to `compile` arrives after the model is built (it builds at the end
+        # of `__init__`), and Keras locks a built layer's state: no sublayer can be added to the
+        # model then. The slot is a sublayer created now and never built, so it stays open; the
+        # loss layer it holds is tracked as part of the model (weights, `.keras` files).
+        self.loss_slot = LossLayerSlot(name="loss_slot")
+        if isinstance(loss_layer, dict):  # a serialized layer, from `get_config`
+            loss_layer = keras.saving.deserialize_keras_object(loss_layer)
+        if loss_layer is not None:
+            self._set_loss_layer(loss_layer)
         self.build(backbone.inputs[0].shape)
 
     # -- building -------------------------------------------------------------------------------
@@ -198,19 +223,92 @@ class EmbeddingModel(EnsembleModel):
         features = self.dropout_layer(self.features(images, training=training), training=training)
         return [head(features) for head in self.heads]
 
-    # -- training -------------------------------------------------------------------------------
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """Keras' loss, on the global batch under a multi-replica `tf.distribute` strategy.
+    # -- losses with trainable weights ----------------------------------------------------------
+    @property
+    def loss_layer(self):
+        """The loss layer this model owns (from `compile(loss=layer)`), or `None`."""
+        return self.loss_slot.held[0] if self.loss_slot.held else None
 
-        In-batch metric losses compare every pair of the batch; with R replicas each replica
-        gathers the labels and embeddings of all (`keras_dml.models.distribution`), so the loss
-        equals one device's on the same global batch. One device: `keras.Model.compute_loss`.
+    def _set_loss_layer(self, loss_layer):
+        """Makes `loss_layer` the model's loss layer (`None` removes the current one)."""
+        if loss_layer is not None:
+            dim = getattr(loss_layer, "embedding_dim", None)
+            if dim is not None and int(dim) != self.embedding_dim:
+                raise ValueError(
+                    f"The loss layer '{loss_layer.name}' expects embeddings of dimension {dim} "
+                    f"but this model outputs {self.embedding_dim}; build the loss with "
+                    f"embedding_dim={self.embedding_dim}. Received: loss={loss_layer!r}"
+                )
+        if self.loss_layer is loss_layer:
+            return
+        self.loss_slot.held.clear()
+        if loss_layer is not None:
+            self.loss_slot.held.append(loss_layer)
+
+    def compile(self, optimizer="rmsprop", loss=None, **kwargs):
+        """`keras.Model.compile`, where `loss` may also be a loss layer with trainable weights.
+
+        Args:
+            optimizer: optimizer instance or name. Defaults to `"rmsprop"` (Keras' default).
+            loss: a `keras.losses.Loss` (or any loss Keras accepts), or a `keras.layers.Layer`
+                loss such as `keras_dml.losses.get("proxy_anchor", num_classes=...,
+                embedding_dim=...)`, which the model then owns (see the class docstring).
+                `None` keeps a loss layer the model already owns. Defaults to `None`.
+            **kwargs: passed to `keras.Model.compile`.
         """
-        replicas, (y_all, y_pred_all, weights) = gather_replicas(y, y_pred, sample_weight)
-        if replicas == 1 or self.loss is None:
-            return super().compute_loss(x, y, y_pred, sample_weight, training)
-        loss = keras.losses.get(self.loss)(y_all, y_pred_all, weights)
-        return with_model_losses(self, loss, replicas)
+        if isinstance(loss, keras.layers.Layer):
+            self._set_loss_layer(loss)
+            loss = None
+        elif loss is not None:
+            self._set_loss_layer(None)
+        super().compile(optimizer=optimizer, loss=loss, **kwargs)
+
+    def compile_from_config(self, config):
+        """Re-compiles a loaded model, so `fit` resumes with the saved optimizer state.
+
+        Keras skips this for models that override `compile`; `EmbeddingModel.compile` only adds
+        loss layers (which the model's own config restores), so its saved compile arguments
+        replay as they are. Subclasses with their own `compile` keep Keras' behaviour.
+        """
+        if type(self).compile is not EmbeddingModel.compile:
+            return super().compile_from_config(config)
+        config = keras.saving.deserialize_keras_object(config)
+        self.compile(**config)
+        if self.built and getattr(self, "optimizer", None) is not None:
+            self.optimizer.build(self.trainable_variables)  # so its saved state can load
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The owned loss layer on `(labels, embeddings)` plus added losses, or Keras' loss.
+
+        In-batch metric losses compare every pair of the batch; with R replicas of a
+        `tf.distribute` strategy each replica gathers the labels and embeddings of all
+        (`keras_dml.models.distribution`), so the loss equals one device's on the same global
+        batch. One device without a loss layer: `keras.Model.compute_loss`.
+        """
+        loss_layer = self.loss_layer
+        if loss_layer is None:
+            replicas, (y_all, y_pred_all, weights) = gather_replicas(y, y_pred, sample_weight)
+            if replicas == 1 or self.loss is None:
+                return super().compute_loss(
+                    x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training
+                )
+            loss = keras.losses.get(self.loss)(y_all, y_pred_all, weights)
+            return with_model_losses(self, loss, replicas)
+        if sample_weight is not None:
+            raise ValueError(
+                f"The loss layer '{loss_layer.name}' takes no per-sample weights; fit without "
+                "`sample_weight` / `class_weight` (or compile with a keras.losses.Loss)."
+            )
+        dim = getattr(loss_layer, "embedding_dim", None)
+        if dim is not None and y_pred.shape[-1] is not None and int(y_pred.shape[-1]) != dim:
+            raise ValueError(
+                f"The loss layer '{loss_layer.name}' was built for embedding_dim={dim} but "
+                f"received embeddings of dimension {y_pred.shape[-1]} (a single learner's "
+                "slice?). Train this model with a loss that takes any dimension. "
+                f"Received: y_pred.shape={tuple(y_pred.shape)}"
+            )
+        replicas, (y, y_pred) = gather_replicas(y, y_pred)
+        return with_model_losses(self, loss_layer(y, y_pred), replicas)
 
     # -- serialization --------------------------------------------------------------------------
     def get_config(self):
@@ -225,6 +323,9 @@ class EmbeddingModel(EnsembleModel):
             "pooling": self.pooling,
             "dropout": self.dropout,
         }
+        if self.loss_layer is not None:
+            # The loss layer's weights are part of the saved model, so it is rebuilt with it.
+            config["loss_layer"] = keras.saving.serialize_keras_object(self.loss_layer)
         return config
 
 
@@ -240,6 +341,20 @@ def check_backbone(backbone):
             "`backbone` must output a 4-D feature map [N, H, W, C] (no pooling). "
             f"Received output shape {backbone.outputs[0].shape}."
         )
+
+
+class LossLayerSlot(keras.layers.Layer):
+    """A weightless sublayer that holds the loss layer an `EmbeddingModel` owns (at most one).
+
+    It is marked built without running `build`, so Keras never locks its state, and a loss layer
+    can be attached to a model that is already built. Its `held` list is tracked: the layer in it
+    counts as a sublayer of the model. The slot is never called.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.held = []
+        self.built = True  # nothing to build; `build` is never run, so the state stays open
 
 
 def resolve_learner_dims(embedding_dim, num_learners, learner_dims=None):

@@ -1,0 +1,196 @@
+"""Shared parts of the class-based losses (one trainable weight vector or proxy per class).
+
+Normalised softmax, ProxyAnchor, ArcFace and CosFace compare each embedding with `[C, D]` class
+vectors. Unlike the in-batch pair losses they cannot ignore a sample whose label has no class
+vector: such a label is a bug in the data or in `num_classes`, so it raises a `ValueError` when the
+labels can be read (eager calls), and turns the loss into NaN inside a traced graph (`fit`,
+`tf.function`), where no Python error can be raised. NaN or Inf in the embeddings also give a NaN
+loss, never a finite loss over NaN gradients.
+"""
+
+import keras
+import numpy as np
+from keras import ops
+
+from keras_dml.losses.pairwise import l2_normalize, prepare_inputs
+
+
+def prepare_class_inputs(labels, embeddings, class_weights, weights_name="class_weights"):
+    """Standardises `(labels, embeddings, class_weights)` and checks their shapes and labels.
+
+    Args:
+        labels: int tensor with `B` elements. Class ids in `[0, C)`.
+        embeddings: float tensor `[B, D]`.
+        class_weights: float tensor `[C, D]`: one weight vector (or proxy) per class.
+        weights_name: str. Name of the class-weight argument in error messages.
+            Defaults to `"class_weights"`.
+
+    Returns:
+        Tuple `(labels, embeddings, class_weights, invalid)`: int32 `[B]`, float32 `[B, D]`,
+        float32 `[C, D]`, and a bool scalar tensor that is True when a label lies outside
+        `[0, C)` (only possible in a traced graph; eager calls raise instead).
+
+    Raises:
+        ValueError: for a non-2-D weight matrix, mismatched dimensions, or (eagerly) labels
+            outside `[0, C)`.
+    """
+    labels, embeddings = prepare_inputs(labels, embeddings)
+    class_weights = ops.cast(ops.convert_to_tensor(class_weights), "float32")
+    if len(class_weights.shape) != 2 or class_weights.shape[0] is None:
+        raise ValueError(
+            f"`{weights_name}` must have shape [num_classes, dim] with a static number of "
+            f"classes. Received: {weights_name}.shape={tuple(class_weights.shape)}"
+        )
+    dims = (class_weights.shape[1], embeddings.shape[1])
+    if None not in dims and dims[0] != dims[1]:
+        raise ValueError(
+            f"`{weights_name}` and embeddings must have the same dimension. Received: "
+            f"{weights_name}.shape={tuple(class_weights.shape)}, "
+            f"embeddings.shape={tuple(embeddings.shape)}"
+        )
+    invalid = check_label_range(labels, class_weights.shape[0])
+    return labels, embeddings, class_weights, invalid
+
+
+def check_label_range(labels, num_classes):
+    """Checks that every label is a class id in `[0, num_classes)`.
+
+    Args:
+        labels: int32 tensor `[B]`.
+        num_classes: int. Number of classes.
+
+    Returns:
+        bool scalar tensor: True when some label is out of range. Eagerly that never happens
+        (it raises); in a traced graph the caller turns the loss into NaN.
+
+    Raises:
+        ValueError: when the labels have values (eager call) and one is out of range.
+    """
+    out_of_range = ops.logical_or(ops.less(labels, 0), ops.greater_equal(labels, num_classes))
+    values = _eager_values(labels)
+    if values is not None:
+        bad = np.unique(values[(values < 0) | (values >= num_classes)])
+        if bad.size:
+            raise ValueError(
+                f"Class-based losses need labels in [0, {num_classes}) (one weight vector per "
+                f"class); remap the labels to 0..num_classes-1 or build the loss with a larger "
+                f"`num_classes`. Received out-of-range labels: {bad[:10].tolist()}"
+            )
+    return ops.any(out_of_range)
+
+
+def _eager_values(tensor):
+    """The NumPy values of an eager tensor, or `None` for a symbolic (traced) one."""
+    try:
+        return np.asarray(ops.convert_to_numpy(tensor))
+    except (RuntimeError, TypeError, ValueError):
+        # tf.function / jax.jit tracers and KerasTensors have no values: checked in-graph.
+        return None
+
+
+def cosine_logits(embeddings, class_weights):
+    """Cosine similarities `[B, C]` between L2-normalised embeddings and class weights.
+
+    A NaN or Inf embedding gives a NaN row (`inf * 0` in the normalisation), so the loss built on
+    it is NaN as well.
+    """
+    return ops.matmul(l2_normalize(embeddings), ops.transpose(l2_normalize(class_weights)))
+
+
+def mean_over_samples(per_sample, invalid):
+    """Mean of the per-sample losses (0.0 for an empty batch); NaN when `invalid` is True.
+
+    Every sample is counted: NaN in any per-sample loss propagates to the result.
+
+    Returns:
+        Tuple `(loss, num_samples)`: float32 scalar and int32 scalar.
+    """
+    per_sample = ops.cast(per_sample, "float32")
+    count = ops.cast(ops.shape(per_sample)[0], "float32")
+    loss = ops.sum(per_sample) / ops.maximum(count, 1.0)
+    return poison_if(loss, invalid), ops.cast(count, "int32")
+
+
+def poison_if(loss, invalid):
+    """`loss`, or NaN where the bool scalar `invalid` is True (out-of-range labels in a graph)."""
+    return loss + ops.where(invalid, float("nan"), 0.0)
+
+
+class ClassWeightLoss(keras.layers.Layer):
+    """Base layer of the class-based losses: owns the trainable `[num_classes, dim]` weights.
+
+    A `keras.losses.Loss` cannot hold weights, so these losses are layers that a model owns
+    (`EmbeddingModel.compile(loss=layer)` attaches one; see `keras_dml.models.EmbeddingModel`).
+    The weights are created in `__init__`, so they exist before an optimizer is built.
+    Subclasses set `WEIGHTS_NAME` (the attribute and variable name of the weights), `loss_fn`
+    (the pure function as a `staticmethod`, called as `loss_fn(labels, embeddings, weights,
+    return_count=..., **self.loss_arguments())`) and `LOSS_ARGUMENTS` (names of the attributes
+    passed to `loss_fn` and stored in `get_config`).
+
+    Args:
+        num_classes: int. Number of training classes; labels must be in `[0, num_classes)`.
+        embedding_dim: int. Dimension of the embeddings.
+        weights_initializer: initializer of the class weights. Defaults to `"random_normal"`.
+        **kwargs: base `keras.layers.Layer` arguments; `dtype` defaults to `"float32"`.
+    """
+
+    WEIGHTS_NAME = "class_weights"
+    LOSS_ARGUMENTS = ()
+
+    def __init__(self, num_classes, embedding_dim, weights_initializer="random_normal", **kwargs):
+        kwargs.setdefault("dtype", "float32")
+        super().__init__(**kwargs)
+        if int(num_classes) < 2:
+            raise ValueError(f"`num_classes` must be >= 2. Received: num_classes={num_classes}")
+        if int(embedding_dim) < 1:
+            raise ValueError(
+                f"`embedding_dim` must be >= 1. Received: embedding_dim={embedding_dim}"
+            )
+        self.num_classes = int(num_classes)
+        self.embedding_dim = int(embedding_dim)
+        self.weights_initializer = keras.initializers.get(weights_initializer)
+        # Shapes are known: create the weights now so an owning model lists them in
+        # `trainable_weights` before `fit` builds the optimizer.
+        self.build()
+
+    def build(self, labels_shape=None, embeddings_shape=None):
+        variable = self.add_weight(
+            name=self.WEIGHTS_NAME,
+            shape=(self.num_classes, self.embedding_dim),
+            initializer=self.weights_initializer,
+            dtype="float32",
+            trainable=True,
+            autocast=False,
+        )
+        setattr(self, self.WEIGHTS_NAME, variable)
+
+    @property
+    def class_weight_variable(self):
+        """The trainable `[num_classes, embedding_dim]` variable (proxies or class weights)."""
+        return getattr(self, self.WEIGHTS_NAME)
+
+    def loss_arguments(self):
+        """Keyword arguments of `loss_fn` besides labels, embeddings and weights."""
+        return {name: getattr(self, name) for name in self.LOSS_ARGUMENTS}
+
+    def call(self, labels, embeddings, return_count=False):
+        return self.loss_fn(
+            labels,
+            embeddings,
+            self.class_weight_variable,
+            return_count=return_count,
+            **self.loss_arguments(),
+        )
+
+    def compute_output_shape(self, labels_shape, embeddings_shape=None):
+        return ()
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            num_classes=self.num_classes,
+            embedding_dim=self.embedding_dim,
+            weights_initializer=keras.initializers.serialize(self.weights_initializer),
+            **self.loss_arguments(),
+        )
+        return config
