@@ -58,3 +58,37 @@ def test_every_method_fits_evaluates_and_loads_on_tensorflow(tmp_path):
     assert result.stdout.count("LOADED") == len(list_methods())
     for name in list_methods():
         assert np.isfinite(np.load(tmp_path / f"{name}.npy")).all()
+
+
+@pytest.mark.skipif(
+    keras.backend.backend() == "tensorflow",
+    reason="run with KERAS_BACKEND=jax or torch (the TensorFlow suite covers TensorFlow)",
+)
+@pytest.mark.parametrize("method", ["dc", "hdc"])
+def test_divisions_run_through_train_on_this_backend(method, tmp_path):
+    """`keras_dml.training.train` with the division callbacks (embedding pass, k-means)."""
+    from keras_dml.data.datasets import from_arrays
+    from keras_dml.training import train
+
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(12), 6)
+    images = (rng.random((labels.size, 32, 32, 3)) * 255).astype("uint8")
+    splits = {
+        split: from_arrays(images, labels, split=split, test_fraction=0.3, val_fraction=0.3)
+        for split in ("train", "val", "test")
+    }
+    learners = {"dc": {"num_learners": 2}, "hdc": {"max_learners": 2}}[method]
+    every = {"dc": "recluster_every", "hdc": "division_every"}[method]
+    config = {
+        "method": method,
+        "dataset": "arrays",
+        "epochs": 2,
+        "batch_size": 8,
+        "m_per_class": 2,
+        "model": {"embedding_dim": 16, **learners},
+        "loss": {"name": "contrastive"},
+        "method_options": {every: 1, "kmeans_nredo": 1},
+    }
+    result = train(config, str(tmp_path / method), 0, (), splits)
+    assert 0.0 < result["metrics"]["recall@1"] <= 1.0
+    assert len(result["history"]["loss"]) == 2
