@@ -1,7 +1,10 @@
 """Stand-alone ONNX Runtime client for a keras-dml embedding model: embed a folder, query it.
 
-Needs only onnxruntime, numpy and Pillow (faiss is used for search when installed, otherwise an
-exact numpy search); it never imports keras_dml or TensorFlow, so it runs on a serving machine.
+Needs only onnxruntime, numpy and Pillow; it never imports keras_dml or TensorFlow, so it runs on
+a serving machine. The search is keras-dml's exact NumPy algorithm, `keras_dml/search/exact_topk.py`
+(NumPy only), loaded by file path from the checkout or installed package next to it without
+importing keras_dml; copy that file next to this one on a machine without keras-dml. Without it,
+a plain NumPy argsort gives the same neighbours (ties by index) using more memory.
 
 The model (from `keras-dml export ... --format onnx`) takes `images` [batch, H, W, 3] raw RGB
 pixels in [0, 255] (float32 or uint8) and returns `embedding` [batch, D] made of L2-normalised
@@ -11,11 +14,16 @@ input size, read from the ONNX input shape.
 Examples:
     python export/onnx_client.py embed --model model.onnx --images photos/ --output emb.npy
     python export/onnx_client.py query --model model.onnx --index emb.npy --image q.jpg -k 5
+    python export/onnx_client.py query --model model.onnx --index gallery_index/ --image q.jpg
 
-`embed` writes `emb.npy` (float32 [N, D]) and `emb.paths.txt` (one image path per row).
+`embed` writes `emb.npy` (float32 [N, D]) and `emb.paths.txt` (one image path per row). `query`
+also reads an exact index folder saved by `keras_dml.search` (`index.save(DIR)` or
+`keras-dml search ... --save-index DIR`): its `embeddings.npy`, `ids.json` and class names.
 """
 
 import argparse
+import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
@@ -189,20 +197,84 @@ def paths_file(index_path):
     return str(Path(index_path).with_suffix("")) + ".paths.txt"
 
 
-def nearest(index, queries, k):
-    """Top-k rows of `index` by inner product for each query: (scores, ids), each [Q, k]."""
-    k = min(int(k), len(index))
+SHARED_SEARCH = "exact_topk.py"
+
+
+def _shared_search_paths():
+    """Where keras-dml's NumPy-only search module may be: next to this file, in the checkout,
+    in the installed package (found without importing keras_dml)."""
+    here = Path(__file__).resolve().parent
+    candidates = [here / SHARED_SEARCH, here.parent / "keras_dml" / "search" / SHARED_SEARCH]
     try:
-        import faiss
-    except ImportError:
-        faiss = None
-    if faiss is not None:
-        searcher = faiss.IndexFlatIP(index.shape[1])
-        searcher.add(np.ascontiguousarray(index, dtype=np.float32))
-        return searcher.search(np.ascontiguousarray(queries, dtype=np.float32), k)
-    scores = queries @ index.T
+        spec = importlib.util.find_spec("keras_dml")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin:
+        candidates.append(Path(spec.origin).parent / "search" / SHARED_SEARCH)
+    return candidates
+
+
+def load_shared_search():
+    """keras-dml's exact NumPy search module, loaded by path (no keras_dml import), or None."""
+    for path in _shared_search_paths():
+        if path.is_file():
+            spec = importlib.util.spec_from_file_location("_keras_dml_exact_topk", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    return None
+
+
+def nearest(index, queries, k):
+    """Top-k rows of `index` by inner product for each query: (scores, ids), each [Q, k].
+
+    Ordered by decreasing score, then row. Uses keras-dml's chunked exact search when its
+    module is found (bounded memory), else one NumPy block and a stable argsort.
+    """
+    k = min(int(k), len(index))
+    queries = np.asarray(queries, dtype=np.float32)
+    shared = load_shared_search()
+    if shared is not None:
+        ids, scores = shared.exact_search(queries, index, k)
+        return scores, ids
+    scores = queries @ np.asarray(index, dtype=np.float32).T
     ids = np.argsort(-scores, axis=1, kind="stable")[:, :k]
     return np.take_along_axis(scores, ids, axis=1), ids
+
+
+def read_index(path):
+    """`(embeddings, names)` from a `.npy` index (+ `.paths.txt`) or a keras-dml index folder."""
+    path = Path(path)
+    if path.is_dir():
+        meta_path = path / "index.json"
+        if not meta_path.is_file():
+            raise ClientError(f"{path} is not a keras-dml index folder (no index.json).")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        embeddings = np.load(path / "embeddings.npy", mmap_mode="r")
+        count = len(embeddings)
+        ids = (
+            json.loads((path / "ids.json").read_text(encoding="utf-8"))
+            if (path / "ids.json").is_file()
+            else [f"row {i}" for i in range(count)]
+        )
+        if (path / "labels.npy").is_file():
+            labels = np.load(path / "labels.npy")
+            classes = meta.get("class_names") or []
+            ids = [
+                f"{classes[label] if label < len(classes) else label}\t{name}"
+                for label, name in zip(labels.tolist(), ids)
+            ]
+        return embeddings, [str(i) for i in ids]
+    if not path.is_file():
+        raise ClientError(f"Index not found: {path}. Build it with the `embed` command.")
+    embeddings = np.load(path)
+    names_path = paths_file(path)
+    names = (
+        Path(names_path).read_text(encoding="utf-8").split("\n")
+        if os.path.isfile(names_path)
+        else [f"row {i}" for i in range(len(embeddings))]
+    )
+    return embeddings, names
 
 
 def run_embed(args):
@@ -218,15 +290,7 @@ def run_embed(args):
 
 
 def run_query(args):
-    if not os.path.isfile(args.index):
-        raise ClientError(f"Index not found: {args.index}. Build it with the `embed` command.")
-    index = np.load(args.index)
-    names_path = paths_file(args.index)
-    names = (
-        Path(names_path).read_text(encoding="utf-8").split("\n")
-        if os.path.isfile(names_path)
-        else [f"row {i}" for i in range(len(index))]
-    )
+    index, names = read_index(args.index)
     client = EmbeddingClient(args.model, num_threads=args.threads, spinning=args.spin)
     query = client.embed_files([args.image])
     if index.ndim != 2 or index.shape[1] != query.shape[1]:
@@ -250,7 +314,9 @@ def build_parser():
     embed.add_argument("--batch-size", type=int, default=32, help="images per run (default 32)")
     query = commands.add_parser("query", help="nearest neighbours of one image in an index")
     query.add_argument("--model", required=True, help="exported .onnx model")
-    query.add_argument("--index", required=True, help=".npy index written by `embed`")
+    query.add_argument(
+        "--index", required=True, help=".npy index written by `embed`, or a keras-dml index folder"
+    )
     query.add_argument("--image", required=True, help="query image file")
     query.add_argument("-k", type=int, default=5, help="neighbours to print (default 5)")
     for sub in (embed, query):

@@ -16,6 +16,7 @@ _SUBPACKAGES = (
     "layers",
     "losses",
     "models",
+    "search",
     "training",
     "utils",
     "visualization",

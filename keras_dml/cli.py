@@ -1,4 +1,4 @@
-"""The `keras-dml` command: train, evaluate, export, zoo and demo."""
+"""The `keras-dml` command: train, evaluate, report, export, zoo, demo and search."""
 
 import argparse
 import json
@@ -65,6 +65,13 @@ def _add_train_parser(subparsers, with_methods=False):
     parser.add_argument("--backbone", help="backbone name, e.g. convnet, resnet50, googlenet")
     parser.add_argument("--weights", help="backbone weights: 'imagenet' or a weights file")
     parser.add_argument("--image-size", type=int)
+    parser.add_argument(
+        "--augmentation",
+        help="training augmentation: none, flip, crop, crop_flip, resized_crop, "
+        "resized_crop_flip (default: the dataset's own, crop_flip for image files such as "
+        "cub200 / cars196 / sop / inshop / vehicleid / tfds:* / image_folder, none for "
+        "in-memory images such as digits / fashion_mnist / hangul)",
+    )
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--batch-size", type=int)
@@ -73,6 +80,9 @@ def _add_train_parser(subparsers, with_methods=False):
     parser.add_argument("--seed", type=int)
     parser.add_argument("--output", required=True, help="run folder (model.keras, metrics.json...)")
     parser.add_argument("--quiet", action="store_true", help="no per-epoch progress")
+    parser.add_argument(
+        "--no-report", action="store_true", help="skip RUN_DIR/report.html (see `report`)"
+    )
 
 
 def _add_evaluate_parser(subparsers):
@@ -95,6 +105,31 @@ def _add_demo_parser(subparsers):
     parser.add_argument("--methods", help="comma-separated subset of methods")
 
 
+def _add_report_parser(subparsers):
+    parser = subparsers.add_parser(
+        "report", help="write a run folder's HTML report (metrics, curves, retrieval, projection)"
+    )
+    parser.add_argument("run_dir", help="a run folder written by `keras-dml train`")
+    parser.add_argument("--output", help="where to write the page (default RUN_DIR/report.html)")
+    parser.add_argument("--queries", type=int, default=16, help="queries in the retrieval grid")
+    parser.add_argument("--points", type=int, default=500, help="test images sampled")
+    parser.add_argument("-k", type=int, default=5, help="neighbours per query")
+
+
+def _run_report(args):
+    from keras_dml.visualization.report import describe_report, write_report
+
+    path = write_report(
+        args.run_dir,
+        output=args.output,
+        num_queries=args.queries,
+        max_points=args.points,
+        k=args.k,
+    )
+    print(describe_report(path, args.run_dir))
+    return 0
+
+
 def _config_from_args(args):
     from keras_dml.training import load_config, resolve_config
 
@@ -104,6 +139,7 @@ def _config_from_args(args):
         "dataset",
         "data_dir",
         "image_size",
+        "augmentation",
         "epochs",
         "batch_size",
         "m_per_class",
@@ -131,7 +167,7 @@ def _run_train(args):
     from keras_dml.training import train
 
     config = _config_from_args(args)
-    result = train(config, args.output, verbose=0 if args.quiet else 2)
+    result = train(config, args.output, verbose=0 if args.quiet else 2, report=not args.no_report)
     print(json.dumps(result["metrics"], indent=2))
     print(f"Saved {os.path.join(args.output, 'model.keras')}")
     return 0
@@ -181,6 +217,7 @@ def build_parser(argv=None):
             imported first so that `keras-dml train --help` lists their methods too.
     """
     from keras_dml.export.cli import add_export_parser
+    from keras_dml.search.cli import add_search_parser
     from keras_dml.zoo.cli import add_zoo_parser
 
     parser = argparse.ArgumentParser(
@@ -193,8 +230,10 @@ def build_parser(argv=None):
     _add_train_parser(subparsers, with_methods=is_train)
     _add_evaluate_parser(subparsers)
     _add_demo_parser(subparsers)
+    _add_report_parser(subparsers)
     add_export_parser(subparsers)
     add_zoo_parser(subparsers)
+    add_search_parser(subparsers)
     return parser
 
 
@@ -207,7 +246,12 @@ def main(argv=None):
         print(f"keras-dml: error: {error}", file=sys.stderr)
         return 2
     args = parser.parse_args(argv)
-    runners = {"train": _run_train, "evaluate": _run_evaluate, "demo": _run_demo}
+    runners = {
+        "train": _run_train,
+        "evaluate": _run_evaluate,
+        "demo": _run_demo,
+        "report": _run_report,
+    }
     try:
         if args.command in runners:
             return runners[args.command](args)
@@ -215,6 +259,10 @@ def main(argv=None):
             from keras_dml.export.cli import run_export
 
             return run_export(args)
+        if args.command == "search":
+            from keras_dml.search.cli import run_search
+
+            return run_search(args)
         from keras_dml.zoo.cli import run_zoo
 
         return run_zoo(args)

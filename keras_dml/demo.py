@@ -64,7 +64,8 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
 
     Returns:
         list of dicts, one per method: `method`, `val_recall@1`, `val_map@r`, test `recall@1`,
-        `map@r`, `nmi`, `seconds`, `run_dir`.
+        `map@r`, `nmi`, `seconds`, `run_dir`, `report` (its `report.html`, or `None` when the
+        report could not be drawn: a warning says why).
     """
     from keras_dml.export import export_onnx, export_saved_model
     from keras_dml.utils import is_available
@@ -95,6 +96,7 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
                 "nmi": run["metrics"]["nmi"],
                 "seconds": time.perf_counter() - start,
                 "run_dir": run_dir,
+                "report": run["report"],
             }
         )
         models[method] = run["model"]
@@ -121,6 +123,9 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
             f"[demo] best on validation classes: {best['method']}; exported to "
             + ", ".join(report.path for report in exports.values())
         )
+        pages = [r["report"] for r in results if r["report"]]
+        if pages:
+            print("[demo] one report per method (open in a browser): " + ", ".join(pages))
     return results
 
 

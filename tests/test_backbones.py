@@ -13,7 +13,11 @@ from keras_dml.layers.image_normalization import ImageNormalization
 from tests.helpers import roundtrip, tiny_images
 
 SMALL = {"convnet": 32, "googlenet": 64, "bn_inception": 64, "mobilenet_v2": 64, "resnet50": 64}
+SMALL["vgg_small"] = 32
 MODES = {"convnet": "tf", "googlenet": "caffe", "mobilenet_v2": "tf", "resnet50": "caffe"}
+MODES["vgg_small"] = "tf"
+# Options giving every backbone BatchNorm layers (GoogLeNet has none by default).
+WITH_BN = {"googlenet": {"batchnorm": True}, "mobilenet_v2": {"alpha": 0.35}}
 
 
 def _np(x):
@@ -90,6 +94,54 @@ def test_convnet_options():
     assert slim.get_layer("block_16_project_BN").output.shape[-1] == 160
 
 
+def test_vgg_small_blocks_and_options():
+    model = backbones.get("vgg_small", input_shape=(32, 32, 3))
+    assert model.output_shape == (None, 4, 4, 256)
+    convs = [la for la in model.layers if isinstance(la, keras.layers.Conv2D)]
+    assert [c.filters for c in convs] == [64, 64, 128, 128, 256, 256]
+    assert model.count_params() == 1_148_096
+    assert tuple(model.get_layer("block2").output.shape[1:]) == (8, 8, 128)
+    slim = backbones.get("vgg_small", input_shape=(64, 64, 1), width=(8, 16), convs_per_block=3)
+    assert slim.output_shape == (None, 16, 16, 16) and len(slim.layers) == 2 + 2 * (3 * 3 + 1)
+    assert backbones.split_points("vgg_small", width=(8, 16))["features"] == "block2"
+    head = backbones.cut(model, end="block2")
+    assert head.output_shape == (None, 8, 8, 128)
+    with pytest.raises(ValueError, match="convs_per_block"):
+        backbones.get("vgg_small", input_shape=(32, 32, 3), convs_per_block=0)
+    with pytest.raises(ValueError, match="no ImageNet weights"):
+        backbones.get("vgg_small", weights="imagenet", input_shape=(32, 32, 3))
+
+
+def _momenta(model):
+    return {la.momentum for la in model.layers if isinstance(la, keras.layers.BatchNormalization)}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_every_backbone_uses_the_batchnorm_momentum_asked_for(name):
+    size = SMALL[name]
+    options = WITH_BN.get(name, {})
+    default = backbones.get(name, input_shape=(size, size, 3), **options)
+    assert _momenta(default) == {0.9}
+    model = backbones.get(name, input_shape=(size, size, 3), batchnorm_momentum=0.7, **options)
+    assert _momenta(model) == {0.7}
+    rebuilt = keras.Model.from_config(model.get_config())
+    assert _momenta(rebuilt) == {0.7}
+
+
+def test_batchnorm_momentum_survives_keras_file_and_drives_the_update():
+    keras.utils.set_random_seed(0)
+    model = backbones.get("convnet", input_shape=(32, 32, 3), width=4, batchnorm_momentum=0.25)
+    assert _momenta(roundtrip(model)) == {0.25}
+    conv = keras.Model(model.input, model.get_layer("block1_conv").output)
+    images = tiny_images(n=4, size=32)
+    batch_mean = _np(keras.ops.mean(conv(images), axis=(0, 1, 2)))
+    model(images, training=True)
+    moving = _np(model.get_layer("block1_conv_bn").moving_mean)
+    np.testing.assert_allclose(moving, 0.75 * batch_mean, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match=r"batchnorm_momentum=1.5"):
+        backbones.get("convnet", input_shape=(32, 32, 3), batchnorm_momentum=1.5)
+
+
 def test_googlenet_lrn_matches_tensorflow_and_batchnorm_variant():
     plain = backbones.get("googlenet", input_shape=(32, 32, 3))
     assert isinstance(plain.get_layer("pool1"), backbones.LocalResponseNormalization)
@@ -105,7 +157,12 @@ def test_googlenet_lrn_matches_tensorflow_and_batchnorm_variant():
 
 @pytest.mark.parametrize(
     "name, size, kwargs",
-    [("convnet", 32, {}), ("googlenet", 32, {}), ("mobilenet_v2", 32, {"alpha": 0.35})],
+    [
+        ("convnet", 32, {}),
+        ("vgg_small", 32, {}),
+        ("googlenet", 32, {}),
+        ("mobilenet_v2", 32, {"alpha": 0.35}),
+    ],
 )
 def test_keras_roundtrip(name, size, kwargs):
     keras.utils.set_random_seed(1)

@@ -38,7 +38,7 @@ def test_train_then_evaluate_on_digits(tmp_path, capsys):
         ]
     )
     assert code == 0
-    for name in ("model.keras", "history.json", "metrics.json", "config.json"):
+    for name in ("model.keras", "history.json", "metrics.json", "config.json", "report.html"):
         assert (run / name).is_file(), name
     metrics = json.loads((run / "metrics.json").read_text())
     assert 0.0 < metrics["recall@1"] <= 1.0 and metrics["split"] == "test"

@@ -47,7 +47,16 @@ def _check_labels(dataset):
 
 def test_registry_lists_every_dataset_and_suggests_close_names():
     names = list_datasets()
-    for name in ("cub200", "cars196", "sop", "inshop", "vehicleid", "digits", "fashion_mnist"):
+    for name in (
+        "cub200",
+        "cars196",
+        "sop",
+        "inshop",
+        "vehicleid",
+        "digits",
+        "fashion_mnist",
+        "hangul",
+    ):
         assert name in names
     assert "tfds:caltech_birds2011" in names and "image_folder" in names
     with pytest.raises(ValueError, match=r"Did you mean \['cub200'\]") as info:

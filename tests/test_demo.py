@@ -37,9 +37,12 @@ def test_demo_trains_compares_and_exports(tmp_path, capsys):
     for row in results:
         assert 0.0 < row["recall@1"] <= 1.0 and np.isfinite(row["map@r"])
         assert os.path.isfile(os.path.join(row["run_dir"], "model.keras"))
+        assert row["report"] == os.path.join(row["run_dir"], "report.html")
+        assert os.path.isfile(row["report"])
     summary = json.loads((tmp_path / "results.json").read_text())
     assert summary["best_method"] in demo_methods()
     assert os.path.isdir(summary["exports"]["saved_model"])
     assert os.path.isfile(summary["exports"]["onnx"])
     printed = capsys.readouterr().out
     assert "best on validation classes" in printed
+    assert "one report per method" in printed

@@ -115,20 +115,49 @@ def test_prepare_checks_arrays(setup):
     assert batch.shape == (3, 16) and batch.dtype == np.float32
 
 
-def test_numpy_search_matches_faiss(monkeypatch):
+def test_search_is_the_shared_exact_algorithm(monkeypatch):
+    """The client loads keras_dml/search/exact_topk.py by path (no keras_dml import) and its
+    result equals the plain-NumPy fallback and a naive sort, ties ordered by row."""
     client_module = load_client()
+    shared = client_module.load_shared_search()
+    assert shared is not None and shared.__name__ == "_keras_dml_exact_topk"
+    assert Path(shared.__file__).resolve() == REPO / "keras_dml" / "search" / "exact_topk.py"
     rng = np.random.default_rng(0)
-    index = rng.standard_normal((50, 8)).astype("float32")
-    queries = rng.standard_normal((4, 8)).astype("float32")
-    monkeypatch.setitem(sys.modules, "faiss", None)
-    scores, ids = client_module.nearest(index, queries, 5)
-    expected = np.argsort(-(queries @ index.T), axis=1)[:, :5]
+    index = rng.integers(-1, 2, size=(50, 4)).astype("float32")  # exact products: real ties
+    queries = rng.integers(-1, 2, size=(6, 4)).astype("float32")
+    scores, ids = client_module.nearest(index, queries, 7)
+    expected = [sorted(range(50), key=lambda j: (-float(q @ index[j]), j))[:7] for q in queries]
     np.testing.assert_array_equal(ids, expected)
-    monkeypatch.undo()
-    pytest.importorskip("faiss")
-    faiss_scores, faiss_ids = client_module.nearest(index, queries, 5)
-    np.testing.assert_array_equal(faiss_ids, ids)
-    np.testing.assert_allclose(faiss_scores, scores, rtol=1e-5, atol=1e-5)
+    monkeypatch.setattr(client_module, "load_shared_search", lambda: None)
+    fallback_scores, fallback_ids = client_module.nearest(index, queries, 7)
+    np.testing.assert_array_equal(fallback_ids, ids)
+    np.testing.assert_array_equal(fallback_scores, scores)
+
+
+def test_query_reads_a_saved_keras_dml_index(setup, tmp_path):
+    """An index folder saved by keras_dml.search answers the client's query (names, classes)."""
+    from keras_dml.search import EmbeddingIndex
+
+    _, root, folder, images = setup
+    gallery = tmp_path / "gallery"
+    for name in ("zero", "one"):
+        (gallery / name).mkdir(parents=True)
+    for i, image in enumerate(images):
+        Image.fromarray(image).save(gallery / ("zero" if i % 2 == 0 else "one") / f"{i}.png")
+    index = EmbeddingIndex.from_model(str(root / "model.onnx"), gallery)
+    index.save(tmp_path / "saved")
+    result = subprocess.run(
+        [sys.executable, str(CLIENT), "query", "--model", str(root / "model.onnx")]
+        + ["--index", str(tmp_path / "saved"), "--image", str(gallery / "one" / "3.png")]
+        + ["-k", "2"],
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    rank, score, label, path = result.stdout.strip().splitlines()[0].split("\t")
+    assert (rank, label, path) == ("1", "one", str(gallery / "one" / "3.png"))
+    assert float(score) > 0.9999
 
 
 def test_missing_model_is_reported(tmp_path, capsys):

@@ -170,6 +170,8 @@ def test_shape_errors_name_the_problem(name):
         fn([0, 1], np.ones((2, 3), "float32"), np.ones((3,), "float32"))
     with pytest.raises(ValueError, match="num_classes"):
         cls(num_classes=1, embedding_dim=4)
+    with pytest.raises(ValueError, match=r"pass num_classes=\.\.\. and embedding_dim=\.\.\."):
+        losses.get(name)
     with pytest.raises(ValueError, match="embedding_dim"):
         cls(num_classes=3, embedding_dim=0)
 

@@ -148,6 +148,20 @@ def test_other_loss_layers_are_owned_too():
     assert not np.allclose(before, margin.beta.numpy())
 
 
+def test_proxies_take_their_own_learning_rate():
+    """`LearningRateMultipliers` reaches the owned proxies by path (0 here: they stay put)."""
+    from keras_dml.optimizers import LearningRateMultipliers
+
+    model = tiny_model()
+    loss_layer = losses.ProxyAnchorLoss(num_classes=NUM_CLASSES, embedding_dim=DIM)
+    optimizer = LearningRateMultipliers(keras.optimizers.Adam(1e-2), {"proxies": 0.0})
+    model.compile(optimizer=optimizer, loss=loss_layer)
+    proxies, head = weights_of(loss_layer)[0], weights_of(model.heads[0])[0]
+    model.fit(tiny_images(8), tiny_labels(8, NUM_CLASSES), batch_size=8, verbose=0)
+    np.testing.assert_array_equal(loss_layer.proxies.numpy(), proxies)
+    assert not np.allclose(model.heads[0].kernel.numpy(), head)
+
+
 def test_mismatched_embedding_dim_is_refused_at_compile():
     model = tiny_model()
     layer = losses.ProxyAnchorLoss(num_classes=NUM_CLASSES, embedding_dim=DIM + 1)

@@ -1,8 +1,9 @@
 """An owned loss layer under `tf.distribute.MirroredStrategy` on two logical CPUs equals one device.
 
-Normalised softmax is a mean over samples, so two replicas with half the batch each must give the
-single device's loss and update once each replica's loss is scaled by 1 / replicas, as Keras
-scales its own losses. Runs in a subprocess: logical devices must be set before TensorFlow starts.
+ProxyAnchor is not a mean of per-sample terms (each proxy's log-sum runs over the whole batch), so
+the two replicas must compute the loss of the gathered global batch, scaled by 1 / replicas, to
+give the single device's loss and update. Runs in a subprocess: logical devices must be set before
+TensorFlow starts.
 """
 
 import os
@@ -21,7 +22,7 @@ SCRIPT = textwrap.dedent(
     )
     import keras
 
-    from keras_dml.losses import NormalizedSoftmaxLoss
+    from keras_dml.losses import ProxyAnchorLoss
     from keras_dml.models import EmbeddingModel
 
 
@@ -31,7 +32,7 @@ SCRIPT = textwrap.dedent(
         x = keras.layers.Rescaling(1.0 / 127.5, offset=-1.0)(inputs)
         x = keras.layers.Conv2D(8, 3, strides=2)(x)
         model = EmbeddingModel(keras.Model(inputs, keras.layers.ReLU()(x)), embedding_dim=4)
-        loss = NormalizedSoftmaxLoss(num_classes=4, embedding_dim=4, temperature=0.5)
+        loss = ProxyAnchorLoss(num_classes=4, embedding_dim=4, alpha=4.0)
         # SGD: the update is proportional to the gradient, so a wrong scale shows.
         model.compile(optimizer=keras.optimizers.SGD(0.5), loss=loss)
         return model

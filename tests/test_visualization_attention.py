@@ -15,23 +15,17 @@ def convnet(seed=0):
     return backbones.get("convnet", input_shape=(32, 32, 3))
 
 
-def test_plot_attention_writes_a_png(tmp_path):
-    model = ABE(convnet(), num_learners=3, embedding_dim=12)
-    path = plot_attention(model, tiny_images(2), str(tmp_path / "grid" / "attention.png"))
-    with open(path, "rb") as f:
-        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
-    plot_attention(model, tiny_images(2), str(tmp_path / "channel.png"), reduce=4)
+def test_gradcam_maps_draw_with_plot_attention():
+    pytest.importorskip("tf_keras_vis")
+    from keras_dml.visualization.gradcam import gradcam_maps
 
-
-def test_plot_attention_with_given_maps_and_errors(tmp_path):
     model = MHeads(convnet(), num_learners=2, embedding_dim=8)
     images = tiny_images(2)
-    maps = np.random.default_rng(0).random((2, 2, 32, 32))
-    plot_attention(model, images, str(tmp_path / "maps.png"), maps=maps)
-    with pytest.raises(ValueError, match="attention masks"):
-        plot_attention(model, images, str(tmp_path / "x.png"))
-    with pytest.raises(ValueError, match="maps"):
-        plot_attention(model, images, str(tmp_path / "x.png"), maps=maps[:, :, :16])
+    maps = np.stack([gradcam_maps(model, images, learner=k) for k in range(2)], axis=1)
+    figure = plot_attention(model, images, maps=maps)
+    overlays = [a.images[1] for a in figure.axes if len(a.images) == 2]
+    assert len(overlays) == 4
+    assert all(o.get_clim() == overlays[0].get_clim() for o in overlays)
 
 
 @pytest.mark.parametrize("layer", ["features", "attended", "spatial"])

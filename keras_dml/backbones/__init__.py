@@ -5,8 +5,15 @@ returns the sub-model between two of them, `list_backbones()` lists the names.
 """
 
 # Importing the backbone modules registers them.
-from keras_dml.backbones import bn_inception, convnet, googlenet, mobilenet_v2, resnet50  # noqa: F401
-from keras_dml.backbones.batchnorm import freeze_batchnorm
+from keras_dml.backbones import (  # noqa: F401
+    bn_inception,
+    convnet,
+    googlenet,
+    mobilenet_v2,
+    resnet50,
+    vgg_small,
+)
+from keras_dml.backbones.batchnorm import freeze_batchnorm, set_batchnorm_momentum
 from keras_dml.backbones.build import get
 from keras_dml.backbones.cut import cut
 from keras_dml.backbones.local_response_normalization import LocalResponseNormalization
@@ -27,5 +34,6 @@ __all__ = [
     "get",
     "list_backbones",
     "register_backbone",
+    "set_batchnorm_momentum",
     "split_points",
 ]

@@ -2,6 +2,11 @@
 
 import keras
 
+from keras_dml.backbones.batchnorm import (
+    DEFAULT_MOMENTUM,
+    check_momentum,
+    set_batchnorm_momentum,
+)
 from keras_dml.backbones.batchnorm import freeze_batchnorm as _freeze_batchnorm
 from keras_dml.backbones.registry import get_spec
 from keras_dml.backbones.weights import check_weights_argument, load_weights_file
@@ -35,7 +40,14 @@ def _check_input_shape(spec, input_shape):
     return shape
 
 
-def get(name, weights=None, input_shape=(224, 224, 3), freeze_batchnorm=False, **kwargs):
+def get(
+    name,
+    weights=None,
+    input_shape=(224, 224, 3),
+    freeze_batchnorm=False,
+    batchnorm_momentum=DEFAULT_MOMENTUM,
+    **kwargs,
+):
     """Builds a backbone: raw pixels in [0, 255] -> last 4-D feature map.
 
     The model is functional and flat: its first layer after the input is
@@ -46,8 +58,8 @@ def get(name, weights=None, input_shape=(224, 224, 3), freeze_batchnorm=False, *
     `cut` can split it (ABE's S / C / G parts).
 
     Args:
-        name: str. One of `list_backbones()`: `"convnet"`, `"resnet50"`, `"googlenet"`,
-            `"mobilenet_v2"`, `"bn_inception"`.
+        name: str. One of `list_backbones()`: `"convnet"`, `"vgg_small"`, `"resnet50"`,
+            `"googlenet"`, `"mobilenet_v2"`, `"bn_inception"`.
         weights: None (random initialisation), `"imagenet"` (Keras download, for `resnet50`
             and `mobilenet_v2`) or the path of a weights file: a `.weights.h5` saved from a
             backbone built with the same name and options, or a Keras 2 `.h5` file such as
@@ -56,7 +68,12 @@ def get(name, weights=None, input_shape=(224, 224, 3), freeze_batchnorm=False, *
             Keras application backbones. Defaults to `(224, 224, 3)`.
         freeze_batchnorm: bool. Set every BatchNormalization layer to `trainable=False`
             (inference mode, statistics frozen). Defaults to `False`.
+        batchnorm_momentum: float in [0, 1). Momentum of the moving statistics of every
+            BatchNormalization layer, the `keras.applications` ones included (they use 0.99
+            or 0.999). Defaults to `0.9`: with Keras' 0.99 a short run's inference-mode
+            embeddings are computed with statistics that have not converged.
         **kwargs: backbone options: `convnet`: `width`, `batchnorm`, `pool_last`;
+            `vgg_small`: `width`, `convs_per_block`, `batchnorm`;
             `googlenet`: `batchnorm`, `lrn`; `mobilenet_v2`: `alpha`.
 
     Returns:
@@ -90,11 +107,13 @@ def get(name, weights=None, input_shape=(224, 224, 3), freeze_batchnorm=False, *
         )
     weights = check_weights_argument(weights)
     shape = _check_input_shape(spec, input_shape)
+    batchnorm_momentum = check_momentum(batchnorm_momentum)
 
     images = keras.Input(shape=shape, name="images")
     normalized = ImageNormalization(**spec.normalization, name="image_normalization")(images)
     features = spec.build(normalized, imagenet=weights == "imagenet", **kwargs)
     model = keras.Model(images, features, name=spec.name)
+    set_batchnorm_momentum(model, batchnorm_momentum)
     if weights not in (None, "imagenet"):
         load_weights_file(model, weights)
     if freeze_batchnorm:

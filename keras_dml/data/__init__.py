@@ -8,12 +8,14 @@ from keras_dml.data.datasets import (
     load_dataset,
     load_digits,
     load_fashion_mnist,
+    load_hangul,
     load_image_folder,
     load_inshop,
     load_sop,
     load_tfds,
     load_vehicleid,
     register_dataset,
+    render_hangul,
 )
 from keras_dml.data.image_dataset import ImageDataset
 from keras_dml.data.pipeline import make_tf_dataset
@@ -36,6 +38,7 @@ __all__ = [
     "load_dataset",
     "load_digits",
     "load_fashion_mnist",
+    "load_hangul",
     "load_image_folder",
     "load_inshop",
     "load_sop",
@@ -45,4 +48,5 @@ __all__ = [
     "preprocess_for_eval",
     "preprocess_for_train",
     "register_dataset",
+    "render_hangul",
 ]

@@ -51,6 +51,11 @@ class ImageDataset:
             (`image_size * 256 / 224`).
         verify: bool. Whether to check every file now with `verify()` so `labels` only holds
             images the pipeline can decode. Defaults to `False`.
+        augmentation: str or callable. Default training augmentation of `as_tf_dataset` (see
+            `keras_dml.data.preprocessing.AUGMENTATIONS`). Defaults to `None`: `"crop_flip"`
+            (the papers' crop + flip) for image files, `"none"` for in-memory arrays (small
+            images such as digits, Fashion-MNIST, rendered characters, where a crop cuts
+            content and a flip changes the class of characters).
 
     Examples:
     >>> ds = ImageDataset(labels=[0, 1], images=np.zeros((2, 8, 8, 3), np.uint8), image_size=8)
@@ -69,6 +74,7 @@ class ImageDataset:
         image_size=224,
         resize_size=None,
         verify=False,
+        augmentation=None,
     ):
         if (paths is None) == (images is None):
             raise ValueError(
@@ -116,6 +122,11 @@ class ImageDataset:
         self.split = str(split)
         self.image_size = image_size
         self.resize_size = resize_size
+        if augmentation is None:
+            augmentation = "none" if self.in_memory else "crop_flip"
+        from keras_dml.data.preprocessing import check_augmentation
+
+        self.augmentation = check_augmentation(augmentation)
         self.skipped_files = []
         self._verified = paths is None
         if verify:
@@ -205,6 +216,7 @@ class ImageDataset:
             split=self.split,
             image_size=self.image_size,
             resize_size=self.resize_size,
+            augmentation=self.augmentation,
             **kwargs,
         )
         out._verified = self._verified
@@ -221,15 +233,15 @@ class ImageDataset:
         seed=None,
         num_parallel_calls=None,
         with_clusters=False,
-        augmentation="crop_flip",
+        augmentation=None,
         drop_remainder=None,
     ):
         """Builds the `tf.data` input pipeline; see `keras_dml.data.pipeline.make_tf_dataset`.
 
         Args:
-            training: bool. Random augmentation (and by default shuffling and dropping the
-                last partial batch) when `True`; resize + center crop when `False`.
-                Defaults to `False`.
+            training: bool. Augmentation (and by default shuffling and dropping the last
+                partial batch) when `True`; when `False`, images at `image_size` pass
+                unchanged and others are resized + center cropped. Defaults to `False`.
             batch_size: int. Batch size without a sampler. Defaults to `32`.
             sampler: object with `batch_size`, `num_batches` and `epoch_batches()` (see the
                 pipeline module); batches then follow the sampler. Defaults to `None`.
@@ -242,8 +254,10 @@ class ImageDataset:
             num_parallel_calls: int. Parallel decode calls. Defaults to `None` (AUTOTUNE).
             with_clusters: bool. Yield `(images, {"labels", "clusters"})` from a sampler with
                 `yields_clusters=True`. Defaults to `False`.
-            augmentation: str. `"crop_flip"` or `"resized_crop_flip"`. Defaults to
-                `"crop_flip"`.
+            augmentation: str or callable. Training augmentation: `"none"`, `"flip"`,
+                `"crop"`, `"crop_flip"`, `"resized_crop"`, `"resized_crop_flip"` or a Keras
+                preprocessing pipeline applied to each batch. Defaults to `None` (the
+                dataset's `augmentation`).
             drop_remainder: bool. Defaults to `None` (`training`).
 
         Returns:

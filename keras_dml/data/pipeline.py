@@ -23,7 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_dml.data.preprocessing import (
-    AUGMENTATIONS,
+    check_augmentation,
     decode_image,
     image_size_hw,
     preprocess_for_eval,
@@ -44,7 +44,7 @@ def make_tf_dataset(
     seed=None,
     num_parallel_calls=None,
     with_clusters=False,
-    augmentation="crop_flip",
+    augmentation=None,
     drop_remainder=None,
 ):
     """Builds a batched, prefetched `tf.data.Dataset` from an `ImageDataset`.
@@ -67,8 +67,15 @@ def make_tf_dataset(
         num_parallel_calls: int. Defaults to `None` (`tf.data.AUTOTUNE`).
         with_clusters: bool. Yield `(images, {"labels": int32 [B], "clusters": int32 [B]})`;
             needs a sampler with `yields_clusters=True`. Defaults to `False`.
-        augmentation: str. One of `"crop_flip"`, `"resized_crop_flip"`. Defaults to
-            `"crop_flip"`.
+        augmentation: str or callable. Training augmentation: one of
+            `keras_dml.data.preprocessing.AUGMENTATIONS` (`"none"`, `"flip"`, `"crop"`,
+            `"crop_flip"`, `"resized_crop"`, `"resized_crop_flip"`, see
+            `preprocess_for_train`), or a Keras preprocessing pipeline (e.g.
+            `keras.Sequential([keras.layers.RandomRotation(0.05)])`) or other callable,
+            applied with `training=True` to every float32 batch `[B, H, W, 3]` in [0, 255]
+            after the evaluation transform; its own layers' seeds govern its randomness.
+            Ignored when `training=False`. Defaults to `None` (`dataset.augmentation`:
+            `"crop_flip"` for image files, `"none"` in memory).
         drop_remainder: bool. Drop the last partial batch (no sampler). Defaults to `None`
             (`training`: in-batch mining wants full batches).
 
@@ -81,11 +88,9 @@ def make_tf_dataset(
     >>> [int(b[1].shape[0]) for b in make_tf_dataset(data, batch_size=2)]
     [2, 1]
     """
-    if augmentation not in AUGMENTATIONS:
-        raise ValueError(
-            f"Unknown `augmentation`; choose one of {AUGMENTATIONS}. "
-            f"Received: augmentation={augmentation!r}"
-        )
+    if augmentation is None:
+        augmentation = getattr(dataset, "augmentation", None) or "crop_flip"
+    check_augmentation(augmentation)
     if sampler is None and (not isinstance(batch_size, int | np.integer) or batch_size < 1):
         raise ValueError(f"`batch_size` must be a positive int. Received: batch_size={batch_size}")
     if with_clusters and not getattr(sampler, "yields_clusters", False):
@@ -101,10 +106,15 @@ def make_tf_dataset(
     resize_size = resize_size or dataset.resize_size
     calls = AUTOTUNE if num_parallel_calls is None else num_parallel_calls
     load = _loader(dataset)
+    batch_augmentation = None
+    per_image = augmentation
+    if training and callable(augmentation):
+        batch_augmentation = _checked_batch_augmentation(augmentation, crop_hw)
+        per_image = "none"
 
     def transform(image, element_seed):
         if training:
-            return preprocess_for_train(image, crop_hw, element_seed, resize_size, augmentation)
+            return preprocess_for_train(image, crop_hw, element_seed, resize_size, per_image)
         return preprocess_for_eval(image, crop_hw, resize_size)
 
     if sampler is None:
@@ -118,6 +128,8 @@ def make_tf_dataset(
         ds = ds.batch(
             batch_size, drop_remainder=training if drop_remainder is None else drop_remainder
         )
+        if batch_augmentation is not None:
+            ds = ds.map(lambda x, y: (batch_augmentation(x), y), num_parallel_calls=calls)
     else:
         ds = _sampler_dataset(dataset, sampler, seed, with_clusters)
         labels = _labels(dataset)
@@ -130,6 +142,8 @@ def make_tf_dataset(
                 fn_output_signature=tf.TensorSpec([crop_hw[0], crop_hw[1], 3], tf.float32),
                 parallel_iterations=16,
             )
+            if batch_augmentation is not None:
+                images = batch_augmentation(images)
             batch_labels = tf.gather(labels, indices)
             if with_clusters:
                 return images, {"labels": batch_labels, "clusters": clusters}
@@ -139,6 +153,34 @@ def make_tf_dataset(
         if not dataset.in_memory and not has_fixed_length(sampler):
             ds = ds.ignore_errors(log_warning=True)
     return ds.prefetch(AUTOTUNE)
+
+
+def _checked_batch_augmentation(augmentation, crop_hw):
+    """Wraps a user pipeline as `float32 batch -> float32 batch` after checking its shape once."""
+    import keras
+
+    def apply(images):
+        if isinstance(augmentation, keras.layers.Layer):
+            out = augmentation(images, training=True)
+        else:
+            out = augmentation(images)
+        return tf.cast(out, tf.float32)
+
+    probe = apply(tf.zeros([2, crop_hw[0], crop_hw[1], 3], tf.float32))
+    if tuple(probe.shape) != (2, crop_hw[0], crop_hw[1], 3):
+        raise ValueError(
+            "The `augmentation` pipeline must keep the batch shape [B, "
+            f"{crop_hw[0]}, {crop_hw[1]}, 3] (the model's input); resize inside it or pass "
+            f"`image_size=`. Received: output shape {tuple(probe.shape)} for [2, {crop_hw[0]}, "
+            f"{crop_hw[1]}, 3]"
+        )
+
+    def checked(images):
+        out = apply(images)
+        out.set_shape(images.shape)
+        return out
+
+    return checked
 
 
 def _labels(dataset):

@@ -1,15 +1,44 @@
 """Image decoding and augmentation for the input pipeline (TensorFlow ops, raw [0, 255] pixels).
 
 Images stay raw pixels in [0, 255] as float32: every backbone normalises inside the model, so the
-pipeline only decodes, resizes and crops. Training uses the standard DML augmentation (resize the
-shorter side, random crop, random horizontal flip; or an Inception-style random resized crop);
-evaluation resizes the shorter side and takes the center crop. Random ops are stateless and take
+pipeline only decodes, resizes and crops. Evaluation passes an image already at the output size
+unchanged, and otherwise resizes the shorter side and takes the center crop. Training applies the
+chosen augmentation (`AUGMENTATIONS`): none (the evaluation transform), random horizontal flip,
+random crop after resizing the shorter side (the reference DML pipelines' crop + flip), or an
+Inception-style random resized crop, with or without the flip. Random ops are stateless and take
 an explicit `seed` tensor of shape [2], so a seeded pipeline is reproducible.
 """
 
 import tensorflow as tf
 
-AUGMENTATIONS = ("crop_flip", "resized_crop_flip")
+AUGMENTATIONS = ("none", "flip", "crop", "crop_flip", "resized_crop", "resized_crop_flip")
+
+
+def check_augmentation(augmentation):
+    """Returns `augmentation` if it is one of `AUGMENTATIONS` or a callable, else raises.
+
+    Args:
+        augmentation: str or callable. A name, or a Keras preprocessing pipeline (e.g. a
+            `keras.Sequential` of `keras.layers.RandomRotation`, ...) / any callable mapping a
+            float32 batch `[B, H, W, 3]` in [0, 255] to a batch of the same shape.
+
+    Returns:
+        The argument unchanged.
+
+    Raises:
+        ValueError: an unknown name or another type.
+
+    Examples:
+    >>> check_augmentation("flip")
+    'flip'
+    """
+    if callable(augmentation) or augmentation in AUGMENTATIONS:
+        return augmentation
+    raise ValueError(
+        f"Unknown `augmentation`; choose one of {AUGMENTATIONS} or pass a Keras preprocessing "
+        f"pipeline (e.g. keras.Sequential([keras.layers.RandomRotation(0.05)])). "
+        f"Received: augmentation={augmentation!r}"
+    )
 
 
 def image_size_hw(image_size):
@@ -83,15 +112,13 @@ def center_crop(image, crop_hw):
     return crop
 
 
-def random_crop_flip(image, crop_hw, seed):
-    """Random `crop_hw` window then random horizontal flip (stateless, `seed` shape [2])."""
-    seeds = tf.random.experimental.stateless_split(seed, num=2)
-    crop = tf.image.stateless_random_crop(image, [crop_hw[0], crop_hw[1], 3], seed=seeds[0])
-    return tf.image.stateless_random_flip_left_right(crop, seed=seeds[1])
+def random_crop(image, crop_hw, seed):
+    """Random `crop_hw` window (stateless, `seed` shape [2])."""
+    return tf.image.stateless_random_crop(image, [crop_hw[0], crop_hw[1], 3], seed=seed)
 
 
-def random_resized_crop_flip(image, crop_hw, seed, scale=(0.16, 1.0), ratio=(3 / 4, 4 / 3)):
-    """Inception-style crop (random area and aspect ratio) resized to `crop_hw`, then flip.
+def random_resized_crop(image, crop_hw, seed, scale=(0.16, 1.0), ratio=(3 / 4, 4 / 3)):
+    """Inception-style crop: a random area and aspect ratio, resized to `crop_hw`.
 
     Args:
         image: `[H, W, 3]` tensor.
@@ -103,12 +130,14 @@ def random_resized_crop_flip(image, crop_hw, seed, scale=(0.16, 1.0), ratio=(3 /
 
     Returns:
         float32 `[height, width, 3]` tensor in [0, 255].
+
+    References:
+        Szegedy et al., "Going Deeper with Convolutions", CVPR 2015 (the crop sampling).
     """
-    seeds = tf.random.experimental.stateless_split(seed, num=2)
     begin, size, _ = tf.image.stateless_sample_distorted_bounding_box(
         tf.shape(image),
         bounding_boxes=tf.constant([[[0.0, 0.0, 1.0, 1.0]]]),
-        seed=seeds[0],
+        seed=seed,
         min_object_covered=0.0,
         aspect_ratio_range=ratio,
         area_range=scale,
@@ -119,11 +148,15 @@ def random_resized_crop_flip(image, crop_hw, seed, scale=(0.16, 1.0), ratio=(3 /
     crop = tf.image.resize(tf.cast(crop, tf.float32), crop_hw, antialias=True)
     crop = tf.clip_by_value(crop, 0.0, 255.0)
     crop.set_shape([crop_hw[0], crop_hw[1], 3])
-    return tf.image.stateless_random_flip_left_right(crop, seed=seeds[1])
+    return crop
 
 
 def preprocess_for_eval(image, image_size, resize_size=None):
-    """Evaluation transform: resize the shorter side to `resize_size`, center crop `image_size`.
+    """Evaluation transform: keep an image at `image_size`, else resize and center crop.
+
+    An image whose height and width already equal `image_size` passes unchanged (as float32),
+    so small images stored at the model's size lose no content. Any other image has its shorter
+    side resized to `resize_size` and the central `image_size` window taken.
 
     Args:
         image: uint8 or float `[H, W, C]` tensor, C in {1, 3}.
@@ -141,37 +174,71 @@ def preprocess_for_eval(image, image_size, resize_size=None):
     """
     crop_hw = image_size_hw(image_size)
     resize_size = _checked_resize_size(crop_hw, resize_size)
-    image = resize_shorter_side(ensure_rgb(image), resize_size)
-    return center_crop(image, crop_hw)
+    image = ensure_rgb(image)
+    shape = tf.shape(image)
+    at_size = tf.logical_and(tf.equal(shape[0], crop_hw[0]), tf.equal(shape[1], crop_hw[1]))
+
+    def keep():
+        # An identity here (the sizes match); written so that the graph also builds when the
+        # static shape differs and this branch is never taken.
+        kept = tf.cast(image, tf.float32)
+        return tf.image.resize_with_crop_or_pad(kept, crop_hw[0], crop_hw[1])
+
+    def resize_and_crop():
+        return center_crop(resize_shorter_side(image, resize_size), crop_hw)
+
+    out = tf.cond(at_size, keep, resize_and_crop)
+    out.set_shape([crop_hw[0], crop_hw[1], 3])
+    return out
 
 
 def preprocess_for_train(image, image_size, seed, resize_size=None, augmentation="crop_flip"):
-    """Training transform with random crop and horizontal flip.
+    """Training transform: the chosen augmentation of one image.
 
     Args:
         image: uint8 or float `[H, W, C]` tensor, C in {1, 3}.
         image_size: int or (height, width). Output size.
         seed: int tensor of shape [2] for the stateless random ops.
-        resize_size: int. Shorter side before the random crop (`"crop_flip"` only).
-            Defaults to `None` (`default_resize_size(image_size)`).
-        augmentation: str. `"crop_flip"`: resize shorter side, random crop, flip (the reference
-            D&C / BIER pipelines); `"resized_crop_flip"`: random resized crop, flip.
-            Defaults to `"crop_flip"`.
+        resize_size: int. Shorter side before the random crop (`"crop"`, `"crop_flip"`) or the
+            evaluation crop (`"none"`, `"flip"`). Defaults to `None`
+            (`default_resize_size(image_size)`).
+        augmentation: str. One of `AUGMENTATIONS`: `"none"` (the evaluation transform, no
+            randomness), `"flip"` (evaluation transform, random horizontal flip), `"crop"`
+            (resize the shorter side, random crop), `"crop_flip"` (the reference D&C / BIER
+            pipelines), `"resized_crop"` (Inception-style random resized crop),
+            `"resized_crop_flip"`. Defaults to `"crop_flip"`.
 
     Returns:
         float32 `[height, width, 3]` tensor in [0, 255].
+
+    Examples:
+    >>> image = tf.reshape(tf.range(16 * 16 * 3) % 256, [16, 16, 3])
+    >>> out = preprocess_for_train(image, 16, tf.constant([0, 1]), augmentation="none")
+    >>> bool(tf.reduce_all(out == tf.cast(image, tf.float32)))
+    True
     """
+    if callable(augmentation) or augmentation not in AUGMENTATIONS:
+        raise ValueError(
+            f"Unknown `augmentation` for one image; choose one of {AUGMENTATIONS} (a Keras "
+            "pipeline is applied to whole batches by `make_tf_dataset`). "
+            f"Received: augmentation={augmentation!r}"
+        )
     crop_hw = image_size_hw(image_size)
     image = ensure_rgb(image)
-    if augmentation == "crop_flip":
+    if augmentation in ("none", "flip"):
+        out = preprocess_for_eval(image, crop_hw, resize_size)
+    elif augmentation in ("crop", "crop_flip"):
         image = resize_shorter_side(image, _checked_resize_size(crop_hw, resize_size))
-        return random_crop_flip(image, crop_hw, seed)
-    if augmentation == "resized_crop_flip":
-        return random_resized_crop_flip(image, crop_hw, seed)
-    raise ValueError(
-        f"Unknown `augmentation`; choose one of {AUGMENTATIONS}. "
-        f"Received: augmentation={augmentation!r}"
-    )
+        out = random_crop(image, crop_hw, tf.random.experimental.stateless_split(seed, 2)[0])
+    else:
+        out = random_resized_crop(
+            image, crop_hw, tf.random.experimental.stateless_split(seed, 2)[0]
+        )
+    if augmentation.endswith("flip"):
+        out = tf.image.stateless_random_flip_left_right(
+            out, seed=tf.random.experimental.stateless_split(seed, 2)[1]
+        )
+    return out
 
 
 def _checked_resize_size(crop_hw, resize_size):

@@ -1,5 +1,7 @@
 """`embed`: run a model over a dataset or an array and collect embeddings and labels."""
 
+import os
+
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -55,7 +57,84 @@ def _batches(data, batch_size):
     )
 
 
-def embed(model, data, batch_size=256, verbose=True):
+class _MemmapWriter:
+    """Appends float32 rows to a `.npy` file: straight into a memory map when the row count is
+    known, else through a raw temporary file turned into `.npy` at the end (chunked copy)."""
+
+    def __init__(self, path, total_rows):
+        self.path = os.fspath(path)
+        if not self.path.endswith(".npy"):
+            raise ValueError(f"`out_path` must end with .npy. Received: out_path={self.path!r}")
+        self.total_rows = total_rows
+        self.rows = 0
+        self.array = None
+        self.raw = None
+        self.dim = None
+
+    def write(self, batch):
+        if self.dim is None:
+            self.dim = batch.shape[1]
+            if self.total_rows is not None:
+                self.array = np.lib.format.open_memmap(
+                    self.path, mode="w+", dtype=np.float32, shape=(self.total_rows, self.dim)
+                )
+            else:
+                self.raw = open(self.path + ".part", "wb")  # noqa: SIM115 (closed in finish)
+        if self.array is not None:
+            if self.rows + batch.shape[0] > self.total_rows:
+                raise ValueError(
+                    f"The data yielded more than the {self.total_rows} rows it announced."
+                )
+            self.array[self.rows : self.rows + batch.shape[0]] = batch
+        else:
+            self.raw.write(np.ascontiguousarray(batch, dtype=np.float32).tobytes())
+        self.rows += batch.shape[0]
+
+    def finish(self):
+        if self.array is not None:
+            if self.rows != self.total_rows:
+                raise ValueError(
+                    f"The data yielded {self.rows} rows but announced {self.total_rows}."
+                )
+            self.array.flush()
+            del self.array
+        else:
+            self.raw.close()
+            out = np.lib.format.open_memmap(
+                self.path, mode="w+", dtype=np.float32, shape=(self.rows, self.dim)
+            )
+            step = max(1, (64 << 20) // (4 * self.dim))
+            with open(self.path + ".part", "rb") as raw:
+                for start in range(0, self.rows, step):
+                    count = min(step, self.rows - start)
+                    block = np.frombuffer(raw.read(4 * self.dim * count), np.float32)
+                    out[start : start + count] = block.reshape(count, self.dim)
+            out.flush()
+            del out
+            os.remove(self.path + ".part")
+        return np.load(self.path, mmap_mode="r")
+
+    def abort(self):
+        if self.raw is not None and not self.raw.closed:
+            self.raw.close()
+        self.array = None
+        for path in (self.path + ".part",):
+            if os.path.exists(path):
+                os.remove(path)
+
+
+def _known_rows(data):
+    """The number of rows `data` will yield when known without iterating, else None."""
+    if isinstance(data, tuple) and len(data) == 2 and not hasattr(data[0], "element_spec"):
+        return len(data[0])
+    if hasattr(data, "as_tf_dataset"):
+        return len(data)
+    if hasattr(data, "element_spec"):
+        return None
+    return len(data)
+
+
+def embed(model, data, batch_size=256, verbose=True, out_path=None):
     """Computes the embeddings of `data` with `model` (inference mode) and collects the labels.
 
     Args:
@@ -66,10 +145,13 @@ def embed(model, data, batch_size=256, verbose=True):
         batch_size: int. Batch size for arrays and `ImageDataset`s; a `tf.data.Dataset` keeps its
             own batching. Defaults to `256`.
         verbose: bool. Show a tqdm progress bar. Defaults to `True`.
+        out_path: str or None. A `.npy` file to stream the embeddings to, batch by batch, instead
+            of holding them in memory; the result is then a read-only memory map of it (open it
+            later with `np.load(out_path, mmap_mode="r")`). Defaults to `None` (in memory).
 
     Returns:
-        `(embeddings, labels)`: float32 array [N, D] and an array [N] of labels, or `None` when the
-        data carries no labels.
+        `(embeddings, labels)`: float32 array [N, D] (a `np.memmap` with `out_path`) and an
+        array [N] of labels, or `None` when the data carries no labels.
 
     Examples:
     >>> import keras
@@ -81,21 +163,35 @@ def embed(model, data, batch_size=256, verbose=True):
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"`batch_size` must be a positive integer. Received: {batch_size!r}")
     predict = getattr(model, "predict_on_batch", None) or model
+    writer = None if out_path is None else _MemmapWriter(out_path, _known_rows(data))
     batches, total = _batches(data, int(batch_size))
     embeddings, labels = [], []
-    for images, batch_labels in tqdm(batches, total=total, disable=not verbose, desc="embed"):
-        output = predict(images)
-        if isinstance(output, (list, tuple, dict)):
-            raise ValueError(
-                "`embed` needs a model with ONE output tensor [B, D] (the concatenated embedding). "
-                f"Received a {type(output).__name__} of outputs."
-            )
-        embeddings.append(np.asarray(output, dtype=np.float32))
-        if batch_labels is not None:
-            labels.append(np.asarray(batch_labels).reshape(-1))
-    if not embeddings:
-        raise ValueError("`embed` received no data: the dataset or array is empty.")
-    if labels and len(labels) != len(embeddings):
-        raise ValueError("Some dataset elements carry labels and others do not.")
-    embeddings = np.concatenate(embeddings, axis=0).reshape(-1, embeddings[0].shape[-1])
-    return embeddings, (np.concatenate(labels) if labels else None)
+    try:
+        for images, batch_labels in tqdm(batches, total=total, disable=not verbose, desc="embed"):
+            output = predict(images)
+            if isinstance(output, (list, tuple, dict)):
+                raise ValueError(
+                    "`embed` needs a model with ONE output tensor [B, D] (the concatenated "
+                    f"embedding). Received a {type(output).__name__} of outputs."
+                )
+            output = np.asarray(output, dtype=np.float32)
+            if writer is None:
+                embeddings.append(output)
+            else:
+                writer.write(output.reshape(output.shape[0], -1))
+                embeddings.append(None)
+            if batch_labels is not None:
+                labels.append(np.asarray(batch_labels).reshape(-1))
+        if not embeddings:
+            raise ValueError("`embed` received no data: the dataset or array is empty.")
+        if labels and len(labels) != len(embeddings):
+            raise ValueError("Some dataset elements carry labels and others do not.")
+        if writer is not None:
+            result = writer.finish()
+        else:
+            result = np.concatenate(embeddings, axis=0).reshape(-1, embeddings[0].shape[-1])
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    return result, (np.concatenate(labels) if labels else None)

@@ -24,7 +24,12 @@ from keras_dml.losses.binomial_deviance import (
     binomial_deviance_loss,
     binomial_deviance_pairs,
 )
-from keras_dml.losses.class_weights import ClassWeightLoss
+from keras_dml.losses.class_weights import (
+    ClassWeightLoss,
+    class_loss_with_weights,
+    is_class_loss,
+    with_class_arguments,
+)
 from keras_dml.losses.contrastive import (
     ContrastiveLoss,
     contrastive_loss,
@@ -60,6 +65,9 @@ __all__ = [
     "ArcFaceLoss",
     "BinomialDevianceLoss",
     "ClassWeightLoss",
+    "class_loss_with_weights",
+    "is_class_loss",
+    "with_class_arguments",
     "ContrastiveLoss",
     "CosFaceLoss",
     "LearnableMarginLoss",

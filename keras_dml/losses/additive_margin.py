@@ -201,7 +201,13 @@ class ArcFaceLoss(ClassWeightLoss):
     loss_fn = staticmethod(arcface_loss)
 
     def __init__(
-        self, num_classes, embedding_dim, scale=64.0, margin=0.5, easy_margin=False, **kwargs
+        self,
+        num_classes=None,
+        embedding_dim=None,
+        scale=64.0,
+        margin=0.5,
+        easy_margin=False,
+        **kwargs,
     ):
         check_scale_and_margin(scale, margin, max_margin=math.pi / 2)
         kwargs.setdefault("name", "arcface_loss")
@@ -247,7 +253,7 @@ class CosFaceLoss(ClassWeightLoss):
     LOSS_ARGUMENTS = ("scale", "margin")
     loss_fn = staticmethod(cosface_loss)
 
-    def __init__(self, num_classes, embedding_dim, scale=64.0, margin=0.35, **kwargs):
+    def __init__(self, num_classes=None, embedding_dim=None, scale=64.0, margin=0.35, **kwargs):
         check_scale_and_margin(scale, margin)
         kwargs.setdefault("name", "cosface_loss")
         super().__init__(num_classes, embedding_dim, **kwargs)

@@ -129,7 +129,8 @@ class ClassWeightLoss(keras.layers.Layer):
 
     Args:
         num_classes: int. Number of training classes; labels must be in `[0, num_classes)`.
-        embedding_dim: int. Dimension of the embeddings.
+            Required (the default `None` raises a `ValueError` saying so).
+        embedding_dim: int. Dimension of the embeddings. Required.
         weights_initializer: initializer of the class weights. Defaults to `"random_normal"`.
         **kwargs: base `keras.layers.Layer` arguments; `dtype` defaults to `"float32"`.
     """
@@ -137,9 +138,19 @@ class ClassWeightLoss(keras.layers.Layer):
     WEIGHTS_NAME = "class_weights"
     LOSS_ARGUMENTS = ()
 
-    def __init__(self, num_classes, embedding_dim, weights_initializer="random_normal", **kwargs):
+    def __init__(
+        self, num_classes=None, embedding_dim=None, weights_initializer="random_normal", **kwargs
+    ):
         kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
+        if num_classes is None or embedding_dim is None:
+            raise ValueError(
+                f"{type(self).__name__} holds one weight vector per class, so it needs the number "
+                "of training classes and the embedding size: pass num_classes=... and "
+                "embedding_dim=... (e.g. keras_dml.losses.get(name, num_classes=100, "
+                f"embedding_dim=128)). Received: num_classes={num_classes}, "
+                f"embedding_dim={embedding_dim}"
+            )
         if int(num_classes) < 2:
             raise ValueError(f"`num_classes` must be >= 2. Received: num_classes={num_classes}")
         if int(embedding_dim) < 1:
@@ -194,3 +205,71 @@ class ClassWeightLoss(keras.layers.Layer):
             **self.loss_arguments(),
         )
         return config
+
+
+def is_class_loss(loss):
+    """Whether `loss` compares embeddings with trainable per-class vectors (proxies, weights).
+
+    Such a loss needs `num_classes` and `embedding_dim` to be built, and an ensemble can give each
+    learner its own class vectors by slicing the columns of one `[C, D]` matrix.
+
+    Args:
+        loss: a loss instance, a registered name or a `{"name": ...}` config dict.
+
+    Returns:
+        bool.
+    """
+    if isinstance(loss, dict):
+        loss = loss.get("name")
+    if isinstance(loss, str):
+        from keras_dml.losses.registry import LOSSES
+
+        loss = LOSSES.get(loss.strip().lower().replace("-", "_"))
+    cls = loss if isinstance(loss, type) else type(loss)
+    return hasattr(cls, "loss_fn") and hasattr(cls, "class_weight_variable")
+
+
+def with_class_arguments(loss_config, num_classes=None, embedding_dim=None):
+    """`loss_config` with `num_classes` / `embedding_dim` filled in for a class-based loss.
+
+    Values already in the config are kept (and checked by the loss itself); other losses are
+    returned unchanged.
+
+    Args:
+        loss_config: dict `{"name": ..., **arguments}` or `None`.
+        num_classes: int or `None`. Number of training classes.
+        embedding_dim: int or `None`. Size of the embeddings the loss will receive.
+
+    Returns:
+        A new dict (or `None`).
+
+    Examples:
+    >>> with_class_arguments({"name": "proxy_anchor"}, num_classes=10, embedding_dim=64)
+    {'name': 'proxy_anchor', 'num_classes': 10, 'embedding_dim': 64}
+    """
+    if not loss_config or not is_class_loss(loss_config):
+        return loss_config
+    filled = dict(loss_config)
+    for key, value in (("num_classes", num_classes), ("embedding_dim", embedding_dim)):
+        if value is not None and filled.get(key) is None:
+            filled[key] = int(value)
+    return filled
+
+
+def class_loss_with_weights(loss, labels, embeddings, class_weights):
+    """Evaluates a class-based loss layer with other class vectors than its own variable.
+
+    Ensembles give learner k the columns of its embedding slice (`W[:, a:b]`) or the masked
+    vectors of its subspace, so each learner has its own class vectors inside one `[C, D]`
+    variable the model owns.
+
+    Args:
+        loss: a class-based loss layer (`is_class_loss(loss)`).
+        labels: int tensor `[B]`.
+        embeddings: float tensor `[B, d]`.
+        class_weights: float tensor `[C, d]`, usually derived from `loss.class_weight_variable`.
+
+    Returns:
+        float32 scalar loss.
+    """
+    return loss.loss_fn(labels, embeddings, class_weights, **loss.loss_arguments())

@@ -88,7 +88,7 @@ class NormalizedSoftmaxLoss(ClassWeightLoss):
     LOSS_ARGUMENTS = ("temperature",)
     loss_fn = staticmethod(normalized_softmax_loss)
 
-    def __init__(self, num_classes, embedding_dim, temperature=0.05, **kwargs):
+    def __init__(self, num_classes=None, embedding_dim=None, temperature=0.05, **kwargs):
         if temperature <= 0:
             raise ValueError(f"`temperature` must be > 0. Received: temperature={temperature}")
         super().__init__(num_classes, embedding_dim, **kwargs)

@@ -90,7 +90,9 @@ class ProxyAnchorLoss(ClassWeightLoss):
 
     Pass it to `EmbeddingModel.compile(loss=...)`: the model then owns the layer (its proxies
     train with the model, are saved in `.keras` files and are left out of exports). The paper
-    trains the proxies with a learning rate 100x the network's.
+    trains the proxies with a learning rate 100x the network's:
+    `keras_dml.optimizers.LearningRateMultipliers(keras.optimizers.AdamW(1e-4),
+    {"proxies": 100.0})` does that (the proxies' variable path ends in `proxies`).
 
     Args:
         num_classes: int. Number of training classes (labels in `[0, num_classes)`).
@@ -120,7 +122,7 @@ class ProxyAnchorLoss(ClassWeightLoss):
     LOSS_ARGUMENTS = ("alpha", "delta")
     loss_fn = staticmethod(proxy_anchor_loss)
 
-    def __init__(self, num_classes, embedding_dim, alpha=32.0, delta=0.1, **kwargs):
+    def __init__(self, num_classes=None, embedding_dim=None, alpha=32.0, delta=0.1, **kwargs):
         if alpha <= 0:
             raise ValueError(f"`alpha` must be > 0. Received: alpha={alpha}")
         super().__init__(num_classes, embedding_dim, **kwargs)

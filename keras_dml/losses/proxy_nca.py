@@ -151,14 +151,20 @@ class ProxyNCALoss(keras.layers.Layer):
             autocast=False,
         )
 
+    loss_fn = staticmethod(proxy_nca_loss)
+
+    @property
+    def class_weight_variable(self):
+        """The trainable `[num_classes, embedding_dim]` proxies."""
+        return self.proxies
+
+    def loss_arguments(self):
+        """Keyword arguments of `loss_fn` besides labels, embeddings and proxies."""
+        return {"scale": self.scale, "exclude_positive": self.exclude_positive}
+
     def call(self, labels, embeddings, return_count=False):
         return proxy_nca_loss(
-            labels,
-            embeddings,
-            self.proxies,
-            scale=self.scale,
-            exclude_positive=self.exclude_positive,
-            return_count=return_count,
+            labels, embeddings, self.proxies, return_count=return_count, **self.loss_arguments()
         )
 
     def compute_output_shape(self, labels_shape, embeddings_shape=None):

@@ -8,6 +8,11 @@ Schema (every key but `method` and `dataset` has a default)::
       "data_dir": null,                  # folder in the dataset's official layout
       "dataset_options": {},             # extra keyword arguments of load_dataset
       "image_size": 32,
+      "augmentation": null,              # training augmentation: "none", "flip", "crop",
+                                         # "crop_flip", "resized_crop", "resized_crop_flip",
+                                         # a serialized Keras preprocessing pipeline, or null
+                                         # (the dataset's default: crop_flip for image files,
+                                         # none for in-memory arrays)
       "backbone": {"name": "convnet", "weights": null, "freeze_batchnorm": false},
       "model": {"embedding_dim": 64},    # constructor keyword arguments of the method's model
       "loss": {"name": "margin"},        # keras_dml.losses.get(...) arguments; null = the
@@ -27,6 +32,7 @@ DEFAULTS = {
     "data_dir": None,
     "dataset_options": {},
     "image_size": 32,
+    "augmentation": None,
     "backbone": {"name": "convnet", "weights": None, "freeze_batchnorm": False},
     "model": {},
     "loss": None,
@@ -73,6 +79,8 @@ def resolve_config(config):
     for key, value in config.items():
         if key == "backbone" and isinstance(value, str):
             value = {"name": value}
+        if key == "augmentation":
+            value = check_config_augmentation(value)
         if isinstance(resolved.get(key), dict) and isinstance(value, dict):
             resolved[key] = {**resolved[key], **copy.deepcopy(value)}
         else:
@@ -83,6 +91,37 @@ def resolve_config(config):
             f"batch_size={resolved['batch_size']}, m_per_class={resolved['m_per_class']}"
         )
     return resolved
+
+
+def check_config_augmentation(augmentation):
+    """Validates the `augmentation` entry; a Keras layer is stored in its serialized form.
+
+    Args:
+        augmentation: `None`, a name of `keras_dml.data.preprocessing.AUGMENTATIONS`, a Keras
+            preprocessing layer or pipeline (e.g. `keras.Sequential` of random layers), or its
+            `keras.saving.serialize_keras_object` dict.
+
+    Returns:
+        `None`, the name, or the serialized dict (JSON-friendly, saved in `config.json`).
+
+    Raises:
+        ValueError: anything else, naming the accepted values.
+    """
+    import keras
+
+    from keras_dml.data.preprocessing import AUGMENTATIONS
+
+    if isinstance(augmentation, keras.layers.Layer):
+        return keras.saving.serialize_keras_object(augmentation)
+    if augmentation is None or augmentation in AUGMENTATIONS:
+        return augmentation
+    if isinstance(augmentation, dict) and "class_name" in augmentation:
+        return augmentation
+    raise ValueError(
+        f"Unknown `augmentation` in the run configuration; use null, one of {AUGMENTATIONS}, "
+        "or a Keras preprocessing pipeline (a layer or its serialized dict). "
+        f"Received: augmentation={augmentation!r}"
+    )
 
 
 def load_config(path, overrides=None):

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_dml.losses.class_weights import class_loss_with_weights, is_class_loss
 from keras_dml.losses.pairwise import l2_normalize
 from keras_dml.models.distribution import gather_replicas, with_model_losses
 
@@ -52,6 +53,16 @@ class EnsembleModel(keras.Model):
         self.pooling = pooling
         self.dropout = float(dropout)
         self.dropout_layer = keras.layers.Dropout(self.dropout, name="feature_dropout")
+        # A loss layer (class proxies, learnable margins) arrives after the model is built
+        # (models build at the end of `__init__`), and Keras locks a built layer's state: no
+        # sublayer can be added then. The slot is a sublayer created now and never built, so it
+        # stays open; the loss layer it holds is tracked as part of the model (weights, files).
+        self.loss_slot = LossLayerSlot(name="loss_slot")
+
+    @property
+    def loss_layer(self):
+        """The loss layer this model owns (e.g. from `compile(loss=layer)`), or `None`."""
+        return self.loss_slot.held[0] if self.loss_slot.held else None
 
     @property
     def feature_dim(self):
@@ -200,11 +211,6 @@ class EmbeddingModel(EnsembleModel):
             keras.layers.Dense(dim, name=f"learner_{k}_head")
             for k, dim in enumerate(self.learner_dims)
         ]
-        # A loss layer passed to `compile` arrives after the model is built (it builds at the end
-        # of `__init__`), and Keras locks a built layer's state: no sublayer can be added to the
-        # model then. The slot is a sublayer created now and never built, so it stays open; the
-        # loss layer it holds is tracked as part of the model (weights, `.keras` files).
-        self.loss_slot = LossLayerSlot(name="loss_slot")
         if isinstance(loss_layer, dict):  # a serialized layer, from `get_config`
             loss_layer = keras.saving.deserialize_keras_object(loss_layer)
         if loss_layer is not None:
@@ -224,11 +230,6 @@ class EmbeddingModel(EnsembleModel):
         return [head(features) for head in self.heads]
 
     # -- losses with trainable weights ----------------------------------------------------------
-    @property
-    def loss_layer(self):
-        """The loss layer this model owns (from `compile(loss=layer)`), or `None`."""
-        return self.loss_slot.held[0] if self.loss_slot.held else None
-
     def _set_loss_layer(self, loss_layer):
         """Makes `loss_layer` the model's loss layer (`None` removes the current one)."""
         if loss_layer is not None:
@@ -277,6 +278,36 @@ class EmbeddingModel(EnsembleModel):
         if self.built and getattr(self, "optimizer", None) is not None:
             self.optimizer.build(self.trainable_variables)  # so its saved state can load
 
+    def metric_loss(self, labels, embeddings, sample_weight=None, class_weights=None):
+        """The model's metric loss on `embeddings` (the whole output or one learner's part).
+
+        With a compiled `keras.losses.Loss` this is that loss. With an owned loss layer whose
+        class vectors are a `[C, D]` variable (proxies, class weights), `class_weights` maps that
+        variable to the vectors of the embeddings given: an ensemble passes the columns of a
+        learner's slice (`lambda w: w[:, a:b]`), so every learner has its own class vectors.
+
+        Args:
+            labels: int tensor `[B]`.
+            embeddings: float tensor `[B, d]`.
+            sample_weight: optional per-example weights (compiled losses only).
+            class_weights: callable `[C, D] -> [C, d]` or `None` (the variable as it is).
+
+        Returns:
+            float32 scalar.
+        """
+        layer = self.loss_layer
+        if layer is None:
+            if self.loss is None:
+                raise ValueError(
+                    f"{type(self).__name__} has no metric loss: compile it with one, e.g. "
+                    "model.compile(optimizer='adam', loss=keras_dml.losses.MarginLoss())."
+                )
+            return ops.cast(self.loss(labels, embeddings, sample_weight), "float32")
+        if class_weights is not None and is_class_loss(layer):
+            weights = class_weights(ops.cast(layer.class_weight_variable, "float32"))
+            return ops.cast(class_loss_with_weights(layer, labels, embeddings, weights), "float32")
+        return ops.cast(layer(labels, embeddings), "float32")
+
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """The owned loss layer on `(labels, embeddings)` plus added losses, or Keras' loss.
 
@@ -307,8 +338,10 @@ class EmbeddingModel(EnsembleModel):
                 "slice?). Train this model with a loss that takes any dimension. "
                 f"Received: y_pred.shape={tuple(y_pred.shape)}"
             )
-        replicas, (y, y_pred) = gather_replicas(y, y_pred)
-        return with_model_losses(self, loss_layer(y, y_pred), replicas)
+        # Under tf.distribute: the loss of the global batch (a proxy loss is not a mean of
+        # per-replica losses), plus the regularisers and `add_loss` terms Keras would add.
+        replicas, (labels, embeddings) = gather_replicas(y, y_pred)
+        return with_model_losses(self, loss_layer(labels, embeddings), replicas)
 
     # -- serialization --------------------------------------------------------------------------
     def get_config(self):

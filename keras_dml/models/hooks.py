@@ -19,17 +19,21 @@ def build_optimizer(config):
 DEFAULT_LOSS = {"name": "margin"}
 
 
-def build_loss(config, default=None):
+def build_loss(config, default=None, embedding_dim=None):
     """Builds the loss named in `config["loss"]` (or `default`) through `keras_dml.losses.get`.
 
     Args:
         config: resolved run configuration.
         default: dict. The method's loss when `config["loss"]` is `None`. Defaults to the
             margin loss with distance-weighted sampling (Wu et al. 2017).
+        embedding_dim: int or `None`. Size of the embeddings a class-based loss (proxies,
+            class weights) receives, filled in when the config does not give it.
     """
     from keras_dml import losses
 
-    options = dict(config["loss"] or default or DEFAULT_LOSS)
+    options = losses.with_class_arguments(
+        dict(config["loss"] or default or DEFAULT_LOSS), embedding_dim=embedding_dim
+    )
     if "name" not in options:
         raise ValueError(f"The `loss` entry needs a `name`. Received: loss={config['loss']}")
     return losses.get(options.pop("name"), **options)
@@ -37,7 +41,8 @@ def build_loss(config, default=None):
 
 def compile_with_config(config, model):
     """Compiles `model` with the configuration's optimizer and loss."""
-    model.compile(optimizer=build_optimizer(config), loss=build_loss(config))
+    loss = build_loss(config, embedding_dim=getattr(model, "embedding_dim", None))
+    model.compile(optimizer=build_optimizer(config), loss=loss)
 
 
 def m_per_class_batches(config, model, splits):
@@ -58,11 +63,25 @@ def m_per_class_batches(config, model, splits):
     return sampled_batches(config, train_data, sampler), []
 
 
+def build_augmentation(config):
+    """The training augmentation of `config["augmentation"]` for `ImageDataset.as_tf_dataset`.
+
+    Returns:
+        `None` (the dataset's default), a name, or the Keras pipeline deserialized from its
+        config dict.
+    """
+    augmentation = config.get("augmentation")
+    if isinstance(augmentation, dict):
+        return keras.saving.deserialize_keras_object(augmentation)
+    return augmentation
+
+
 def sampled_batches(config, train_data, sampler, with_clusters=False):
     """The augmented training `tf.data.Dataset` of `train_data` in `sampler`'s batch order.
 
     Args:
-        config: resolved run configuration (`batch_size`, `image_size`, `seed`).
+        config: resolved run configuration (`batch_size`, `image_size`, `seed`,
+            `augmentation`).
         train_data: training `ImageDataset`.
         sampler: a batch sampler of `keras_dml.data`.
         with_clusters: bool. Targets `{"labels", "clusters"}` (cluster samplers). Defaults to
@@ -75,6 +94,7 @@ def sampled_batches(config, train_data, sampler, with_clusters=False):
         image_size=config["image_size"],
         seed=config["seed"],
         with_clusters=with_clusters,
+        augmentation=build_augmentation(config),
     )
 
 

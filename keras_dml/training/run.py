@@ -6,6 +6,7 @@ import time
 
 import keras
 
+from keras_dml.losses.class_weights import with_class_arguments
 from keras_dml.models import get_method
 from keras_dml.models.config import resolve_config
 from keras_dml.models.hooks import compile_with_config, m_per_class_batches
@@ -67,13 +68,14 @@ def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0):
     return evaluate(embeddings, labels)
 
 
-def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
+def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report=True):
     """Trains the configured model with `model.fit`, evaluates it on the test protocol, saves it.
 
     Writes into `output_dir`: `config.json`, `model.keras` (final weights), `best.keras` (best
     validation Recall@1; the test split is never used for model selection), `history.json`,
-    `metrics.json` (test metrics of the final model), `logs/` (TensorBoard) and `backup/`
-    (`keras.callbacks.BackupAndRestore`: running the same command again resumes an interrupted run).
+    `metrics.json` (test metrics of the final model), `logs/` (TensorBoard), `backup/`
+    (`keras.callbacks.BackupAndRestore`: running the same command again resumes an interrupted run)
+    and `report.html` (`keras_dml.visualization.report`; a report that fails only warns).
 
     Args:
         config: dict. A run configuration (see `keras_dml.models.config`).
@@ -81,9 +83,11 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
         verbose: int. Keras verbosity.
         extra_callbacks: sequence of Keras callbacks added to the method's own.
         splits: dict of already loaded splits (as `load_splits` returns), to skip loading.
+        report: bool. Write `report.html` at the end. Defaults to `True`.
 
     Returns:
-        dict with `model`, `history` (dict of lists), `metrics` (dict) and `seconds`.
+        dict with `model`, `history` (dict of lists), `metrics` (dict), `seconds` and `report`
+        (the page's path, or `None`).
 
     Examples:
     >>> result = train({"method": "baseline", "dataset": "digits", "epochs": 2}, "runs/x")
@@ -109,6 +113,9 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
         input_shape=(config["image_size"], config["image_size"], 3),
         **backbone_options,
     )
+    # Class-based losses (proxies, class weights) need the number of training classes; filled in
+    # here, where the training split is known, and kept in the saved config.json.
+    config["loss"] = with_class_arguments(config["loss"], num_classes=splits["train"].num_classes)
     model = method.build(config, backbone, splits)
     (method.compile or compile_with_config)(config, model)
     train_dataset, method_callbacks = (method.prepare or m_per_class_batches)(config, model, splits)
@@ -145,7 +152,18 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None):
         json.dump(history_dict, f, indent=2)
     with open(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump({"split": "test", "train_seconds": seconds, **metrics}, f, indent=2)
-    return {"model": model, "history": history_dict, "metrics": metrics, "seconds": seconds}
+    page = None
+    if report:
+        from keras_dml.visualization.report import report_after_training
+
+        page = report_after_training(output_dir, model, splits, verbose=bool(verbose))
+    return {
+        "model": model,
+        "history": history_dict,
+        "metrics": metrics,
+        "seconds": seconds,
+        "report": page,
+    }
 
 
 def _plain(value):

@@ -1,63 +1,90 @@
-"""`plot_attention`: a grid of images and each learner's attention map (ABE, Fig. 6)."""
-
-import os
+"""`plot_attention`: each learner's attention map over the images, on one shared scale (ABE)."""
 
 import numpy as np
 
-from keras_dml.utils import optional_import
+from keras_dml.visualization._common import check_labels, display_images, label_name, new_figure
+
+
+def attention_value_range(maps, value_range=None):
+    """`(vmin, vmax)` shared by every panel: `value_range`, else the maps' overall min and max."""
+    if value_range is not None:
+        low, high = (float(v) for v in value_range)
+        if not high > low:
+            raise ValueError(
+                f"`value_range` must be (low, high) with high > low. Received: {value_range}"
+            )
+        return low, high
+    low, high = float(np.min(maps)), float(np.max(maps))
+    if high - low < 1e-6:  # constant maps: centre the one value in a unit range
+        low, high = low - 0.5, high + 0.5
+    return low, high
 
 
 def plot_attention(
     model,
     images,
-    path,
+    labels=None,
+    class_names=None,
     reduce="mean",
     maps=None,
     alpha=0.5,
     cmap="jet",
     titles=None,
-    cell_size=2.0,
-    normalize=True,
+    cell_size=1.6,
+    value_range=None,
+    ax=None,
 ):
-    """Writes a PNG grid: one row per image, the image then one overlay column per learner.
+    """A grid: one row per image, the image then one overlay per learner, one colour scale.
+
+    All learners and images share one colour scale (the maps' overall min and max, or
+    `value_range`) with a colourbar, so a brighter region means a larger mask value whichever
+    learner it belongs to; each row is labelled with the image's class.
 
     Args:
         model: a model with `attention_maps(images, reduce=...)` (e.g. `keras_dml.models.ABE`),
             or any model when `maps` is given.
         images: float array `[N, H, W, 3]`, raw pixels in [0, 255].
-        path: str. Output PNG path (folders are created).
+        labels: int array `[N]` or `None`. Class of every image, written on its row. Defaults
+            to `None`.
+        class_names: sequence of str. Names of the labels. Defaults to `None`.
         reduce: `"mean"` or one channel index, passed to `model.attention_maps`.
             Defaults to `"mean"` (the bottom row of Fig. 6).
-        maps: float array `[N, M, H, W]` in [0, 1] to draw instead of the model's attention
-            maps, e.g. stacked `gradcam_maps` of each learner (works for `MHeads` too).
-            Defaults to `None`.
+        maps: float array `[N, M, H, W]` to draw instead of the model's attention maps, e.g.
+            stacked `gradcam_maps` of each learner (works for `MHeads` too). Defaults to `None`.
         alpha: float. Opacity of the map over the image. Defaults to `0.5`.
         cmap: str. Matplotlib colormap of the maps. Defaults to `"jet"`.
         titles: sequence of M str. Column titles. Defaults to `"learner 1"`, ...
-        cell_size: float. Size of one grid cell in inches. Defaults to `2.0`.
-        normalize: bool. Stretch each map to [0, 1] before drawing (sigmoid masks averaged
-            over channels often span a narrow range). Defaults to `True`.
+        cell_size: float. Size of one grid cell in inches. Defaults to `1.6`.
+        value_range: `(low, high)` of the shared colour scale. Defaults to `None` (the maps'
+            min and max over all images and learners).
+        ax: a sequence of `N * (M + 1)` matplotlib Axes, row-major. Defaults to `None`.
 
     Returns:
-        str, the written path.
+        `matplotlib.figure.Figure` (save it with `figure.savefig("attention.png")`).
 
     Raises:
-        ValueError: for maps whose shape does not match the images.
+        ValueError: for maps whose shape does not match the images, a model without
+            attention masks and no `maps`, or labels of the wrong length.
         MissingDependencyError: when matplotlib is not installed (`pip install keras-dml[vis]`).
 
     Examples:
-    >>> plot_attention(abe_model, images[:4], "attention.png")  # doctest: +SKIP
+    >>> figure = plot_attention(abe_model, images[:4], labels[:4])  # doctest: +SKIP
+    >>> figure.savefig("attention.png")  # doctest: +SKIP
 
     References:
         Kim et al., "Attention-based Ensemble for Deep Metric Learning", ECCV 2018, Fig. 6.
     """
-    optional_import("matplotlib", feature="plot_attention")
-    figure_module = optional_import("matplotlib.figure", feature="plot_attention")
-    backend = optional_import("matplotlib.backends.backend_agg", feature="plot_attention")
-
+    if isinstance(labels, str):
+        raise ValueError(
+            "plot_attention returns a matplotlib Figure; save it with "
+            f"figure.savefig({labels!r}). The third argument is the labels. "
+            f"Received: labels={labels!r}"
+        )
     images = np.asarray(images, dtype="float32")
     if images.ndim != 4:
         raise ValueError(f"`images` must be [N, H, W, C]. Received shape {images.shape}.")
+    if labels is not None:
+        labels = check_labels(labels, len(images))
     if maps is None:
         if not hasattr(model, "attention_maps"):
             raise ValueError(
@@ -74,38 +101,33 @@ def plot_attention(
             f"{images.shape[2]}]. Received shape {maps.shape}."
         )
     num_images, num_learners = maps.shape[:2]
-    if normalize:
-        low = maps.min(axis=(2, 3), keepdims=True)
-        span = maps.max(axis=(2, 3), keepdims=True) - low
-        maps = np.where(span > 1e-12, (maps - low) / np.maximum(span, 1e-12), 0.5)
     titles = (
         list(titles) if titles is not None else [f"learner {m + 1}" for m in range(num_learners)]
     )
     if len(titles) != num_learners:
         raise ValueError(f"`titles` needs {num_learners} entries. Received: {titles}")
+    low, high = attention_value_range(maps, value_range)
 
-    shown = np.clip(images / 255.0, 0.0, 1.0)
-    if shown.shape[-1] == 1:
-        shown = np.repeat(shown, 3, axis=-1)
-    figure = figure_module.Figure(
-        figsize=(cell_size * (num_learners + 1), cell_size * num_images), dpi=100
+    shown = display_images(images)
+    figure, axes = new_figure(
+        (num_images, num_learners + 1), ax, (cell_size, cell_size), "plot_attention"
     )
-    backend.FigureCanvasAgg(figure)
-    axes = figure.subplots(num_images, num_learners + 1, squeeze=False)
+    axes = np.asarray(axes, dtype=object).reshape(num_images, num_learners + 1)
+    overlay = None
     for row in range(num_images):
         axes[row, 0].imshow(shown[row])
         for m in range(num_learners):
             axis = axes[row, m + 1]
             axis.imshow(shown[row])
-            axis.imshow(maps[row, m], cmap=cmap, alpha=alpha, vmin=0.0, vmax=1.0)
+            overlay = axis.imshow(maps[row, m], cmap=cmap, alpha=alpha, vmin=low, vmax=high)
         for axis in axes[row]:
             axis.set_xticks([])
             axis.set_yticks([])
-    axes[0, 0].set_title("image")
+        if labels is not None:
+            axes[row, 0].set_ylabel(label_name(labels[row], class_names), fontsize=9)
+    axes[0, 0].set_title("image", fontsize=9)
     for m, title in enumerate(titles):
-        axes[0, m + 1].set_title(title)
-    figure.tight_layout()
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    figure.savefig(path, format="png")
-    return path
+        axes[0, m + 1].set_title(title, fontsize=9)
+    colorbar = figure.colorbar(overlay, ax=list(axes[:, 1:].ravel()), shrink=0.8)
+    colorbar.set_label("attention (shared scale)")
+    return figure

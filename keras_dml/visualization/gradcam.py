@@ -38,8 +38,8 @@ def gradcam_maps(model, images, learner=0, layer="features", target=None, batch_
 
     Examples:
     >>> heat = gradcam_maps(abe_model, images, learner=2)  # doctest: +SKIP
-    >>> plot_attention(abe_model, images, "gradcam.png",  # doctest: +SKIP
-    ...                maps=np.stack([gradcam_maps(abe_model, images, k) for k in range(4)], 1))
+    >>> maps = np.stack([gradcam_maps(abe_model, images, k) for k in range(4)], 1)  # doctest: +SKIP
+    >>> plot_attention(abe_model, images, maps=maps).savefig("gradcam.png")  # doctest: +SKIP
 
     References:
         Selvaraju et al., "Grad-CAM: Visual Explanations from Deep Networks via Gradient-based

@@ -8,6 +8,7 @@ from keras_dml.data.datasets import (
     cub200,
     digits,
     fashion_mnist,
+    hangul,
     image_folder,
     inshop,
     sop,
@@ -19,6 +20,7 @@ from keras_dml.data.datasets.cars196 import load_cars196
 from keras_dml.data.datasets.cub200 import load_cub200
 from keras_dml.data.datasets.digits import load_digits
 from keras_dml.data.datasets.fashion_mnist import load_fashion_mnist
+from keras_dml.data.datasets.hangul import load_hangul, render_hangul
 from keras_dml.data.datasets.image_folder import load_image_folder
 from keras_dml.data.datasets.inshop import load_inshop
 from keras_dml.data.datasets.registry import list_datasets, load_dataset, register_dataset
@@ -26,7 +28,18 @@ from keras_dml.data.datasets.sop import load_sop
 from keras_dml.data.datasets.tfds_datasets import load_tfds
 from keras_dml.data.datasets.vehicleid import load_vehicleid
 
-del cars196, cub200, digits, fashion_mnist, image_folder, inshop, sop, tfds_datasets, vehicleid
+del (
+    cars196,
+    cub200,
+    digits,
+    fashion_mnist,
+    hangul,
+    image_folder,
+    inshop,
+    sop,
+    tfds_datasets,
+    vehicleid,
+)
 
 __all__ = [
     "from_arrays",
@@ -36,10 +49,12 @@ __all__ = [
     "load_dataset",
     "load_digits",
     "load_fashion_mnist",
+    "load_hangul",
     "load_image_folder",
     "load_inshop",
     "load_sop",
     "load_tfds",
     "load_vehicleid",
     "register_dataset",
+    "render_hangul",
 ]

@@ -4,6 +4,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_dml.losses.class_weights import class_loss_with_weights
 from keras_dml.models.abe.losses import DIVERGENCE_PAIRS, abe_contrastive_loss, divergence_loss
 from keras_dml.models.embedding_model import EnsembleModel, l2_normalize
 
@@ -43,11 +44,22 @@ class SplitEnsembleBase(EnsembleModel):
         if metric_loss is not None:
             from keras_dml import losses
 
-            self._metric_loss_fn = losses.get(metric_loss)
-            if not isinstance(self._metric_loss_fn, keras.losses.Loss):
+            if isinstance(metric_loss, dict):  # a class-based loss covers the whole output
+                metric_loss = losses.with_class_arguments(
+                    metric_loss, embedding_dim=self.embedding_dim
+                )
+                self.metric_loss = metric_loss
+            loss = losses.get(metric_loss)
+            if losses.is_class_loss(loss):
+                # One [C, D] variable; learner m uses the columns of its slice (its own proxies).
+                self.loss_slot.held.append(loss)
+            elif isinstance(loss, keras.losses.Loss):
+                self._metric_loss_fn = loss
+            else:
                 raise ValueError(
-                    "`metric_loss` must name a loss without trainable weights (e.g. "
-                    f"'contrastive', 'triplet', 'margin'). Received: metric_loss={metric_loss!r}"
+                    "`metric_loss` must be a loss without trainable weights (e.g. 'contrastive', "
+                    "'margin') or a class-based one (e.g. 'proxy_anchor', 'normalized_softmax'). "
+                    f"Received: metric_loss={metric_loss!r}"
                 )
         self.lambda_div = float(lambda_div)
         self.divergence_margin = float(divergence_margin)
@@ -73,8 +85,18 @@ class SplitEnsembleBase(EnsembleModel):
         return ops.reshape(normalised, (-1, self.embedding_dim))
 
     # -- training -------------------------------------------------------------------------------
-    def metric_term(self, labels, embeddings):
-        """`L_metric,(m)` of one learner: Eq. 10, or `metric_loss` when set."""
+    def metric_term(self, labels, embeddings, learner=0):
+        """`L_metric,(m)` of one learner: Eq. 10, or `metric_loss` when set.
+
+        A class-based `metric_loss` gives learner m the columns of its slice of the class
+        vectors, so every learner has its own proxies.
+        """
+        if self.loss_layer is not None:
+            start, stop = self.learner_slices()[learner]
+            weights = ops.cast(self.loss_layer.class_weight_variable, "float32")[:, start:stop]
+            return ops.cast(
+                class_loss_with_weights(self.loss_layer, labels, embeddings, weights), "float32"
+            )
         if self._metric_loss_fn is None:
             return abe_contrastive_loss(labels, embeddings, margin=self.margin)
         return ops.cast(self._metric_loss_fn(labels, embeddings), "float32")
@@ -92,7 +114,9 @@ class SplitEnsembleBase(EnsembleModel):
         """
         labels = ops.reshape(labels, (-1,))
         learners = self.split_output(ops.cast(embeddings, "float32"))
-        terms = {f"learner_{m}_loss": self.metric_term(labels, e) for m, e in enumerate(learners)}
+        terms = {
+            f"learner_{m}_loss": self.metric_term(labels, e, m) for m, e in enumerate(learners)
+        }
         terms["metric_loss"] = sum(terms.values())
         total = terms["metric_loss"]
         if self.uses_divergence:

@@ -3,7 +3,8 @@
 import dataclasses
 
 from keras_dml.models.bier.model import BIER
-from keras_dml.models.hooks import build_optimizer
+from keras_dml.models.bier.pair_losses import LOSSES
+from keras_dml.models.hooks import build_loss, build_optimizer
 from keras_dml.models.registry import get_method, register_method
 
 
@@ -22,9 +23,16 @@ class BIEROptions:
 def compile_bier(config, model):
     """Compiles with `config["optimizer"]`; `method_options.embedding_lr_multiplier` (paper: 10)."""
     options = get_method("bier").parse_options(config)
+    loss = config.get("loss")
+    if loss and loss.get("name") not in LOSSES:
+        # Not a Table 1 form: each group trains with this loss, without boosting weights.
+        loss = build_loss(config, embedding_dim=model.embedding_dim)
+    else:
+        loss = None
     model.compile(
         optimizer=build_optimizer(config),
         embedding_lr_multiplier=float(options.embedding_lr_multiplier),
+        loss=loss,
     )
 
 
@@ -51,13 +59,15 @@ def tiny_bier(backbone):
 def build_bier_model(config, backbone, splits=None):
     """Builds an uncompiled `BIER` from `config["model"]` (constructor keyword arguments).
 
-    BIER's loss is part of the model: a top-level `config["loss"]` (`{"name": ..., **options}`)
-    becomes `BIER(loss=name, loss_options=options)` unless `config["model"]` sets `loss` itself.
+    BIER's boosted loss is part of the model: a top-level `config["loss"]` naming a Table 1 form
+    (`binomial_deviance`, `contrastive`, `triplet`) becomes `BIER(loss=name,
+    loss_options=options)` unless `config["model"]` sets `loss` itself. Any other registered loss
+    is compiled (`compile_bier`): each group trains with it on its own slice, without boosting.
     """
     del splits
     model_options = dict(config.get("model", {}))
     loss = config.get("loss")
-    if loss:
+    if loss and loss.get("name") in LOSSES:  # a Table 1 form: boosted (other losses: compile)
         if "loss" in model_options:
             raise ValueError(
                 "BIER's loss is set twice: in `loss` and in `model.loss`. Keep one of them."

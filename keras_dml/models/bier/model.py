@@ -177,7 +177,14 @@ class BIER(EmbeddingModel):
 
     # -- training -------------------------------------------------------------------------------
     def compile(self, optimizer="adam", embedding_lr_multiplier=1.0, **kwargs):
-        """Configures training. The metric loss is built in: pass no `loss`.
+        """Configures training. The boosted metric loss is built in (`BIER(loss=...)`).
+
+        Online boosting needs each pair's loss derivative, which the Table 1 forms give. Any
+        other loss, passed here as `loss` (a `keras.losses.Loss`, or a loss layer such as
+        `ProxyAnchorLoss(num_classes, embedding_dim=D)` whose class vectors are split into one
+        column block per group), trains each group on its own slice with that loss, unweighted:
+        the groups then form a plain ensemble without boosting weights, and the diversity loss
+        still applies.
 
         Args:
             optimizer: optimizer instance or name. Defaults to `"adam"`.
@@ -185,13 +192,8 @@ class BIER(EmbeddingModel):
                 paper: 10). The optimizer is then wrapped in
                 `keras_dml.optimizers.LearningRateMultipliers` (pattern `HEAD_PATTERN`), whose
                 state `.keras` files store. Defaults to `1.0`.
-            **kwargs: passed to `keras.Model.compile` (`loss` must be `None`).
+            **kwargs: passed to `keras.Model.compile`; `loss` replaces boosting (see above).
         """
-        if kwargs.get("loss") is not None:
-            raise ValueError(
-                "BIER computes its boosted metric loss itself; choose it with BIER(loss=...) and "
-                f"compile without `loss`. Received: loss={kwargs['loss']!r}"
-            )
         multiplier = float(embedding_lr_multiplier)
         if multiplier <= 0:
             raise ValueError(
@@ -242,9 +244,15 @@ class BIER(EmbeddingModel):
         replicas, (labels, y_pred) = gather_replicas(labels, y_pred)
         # The groups of the output are normalised groups times fixed positive weights.
         embeddings = [l2_normalize(e) for e in self.split_output(ops.cast(y_pred, "float32"))]
-        learner_losses, _ = boosted_learner_losses(
-            embeddings, labels, self.loss_form, variant=self.boosting, shrinkage=self.shrinkage
-        )
+        if self.loss is None and self.loss_layer is None:
+            learner_losses, _ = boosted_learner_losses(
+                embeddings, labels, self.loss_form, variant=self.boosting, shrinkage=self.shrinkage
+            )
+        else:  # a compiled loss: one unweighted loss per group, on its own class vectors
+            learner_losses = [
+                self.metric_loss(labels, e, class_weights=lambda w, a=a, b=b: w[:, a:b])
+                for e, (a, b) in zip(embeddings, self.learner_slices())
+            ]
         result = {f"learner_{m}_loss": v for m, v in enumerate(learner_losses)}
         result["metric_loss"] = sum(learner_losses)
         total = result["metric_loss"]

@@ -33,6 +33,8 @@ def resolve_loss(identifier, argument, embedding_dim):
     """
     from keras_dml import losses
 
+    if isinstance(identifier, dict):  # class-based losses get the size of what they receive
+        identifier = losses.with_class_arguments(identifier, embedding_dim=embedding_dim)
     try:
         loss = losses.get(identifier)
     except ValueError as error:
@@ -56,5 +58,7 @@ def resolve_losses(loss, subtask_loss, num_learners, learner_dim):
     if subtask_loss is None:
         copy_config = dis_loss.get_config()
         copy_config["name"] = f"subtask_{copy_config.get('name') or 'loss'}"
+        if "embedding_dim" in copy_config:  # class vectors of J_T live in the composites' space
+            copy_config["embedding_dim"] = learner_dim
         subtask_loss = type(dis_loss).from_config(copy_config)
     return dis_loss, resolve_loss(subtask_loss, "subtask_loss", learner_dim)

@@ -130,7 +130,7 @@ class DivideAndConquer(EmbeddingModel):
         The optimizer is built on every trainable variable right away, so the per-learner
         updates inside the compiled step never create optimizer state.
         """
-        if loss is None:
+        if loss is None and self.loss_layer is None:
             from keras_dml.losses.margin import MarginLoss
 
             loss = MarginLoss(beta=1.2, margin=0.2, sampling="distance_weighted")
@@ -160,12 +160,10 @@ class DivideAndConquer(EmbeddingModel):
             Scalar float32 loss.
         """
         del x
-        if self.loss is None:
-            raise ValueError("Compile DivideAndConquer with a metric loss before training.")
         labels, clusters = split_targets(y)
         replicas, (labels, y_pred, sample_weight) = gather_replicas(labels, y_pred, sample_weight)
         if clusters is None or not training:
-            loss = self.loss(labels, y_pred, sample_weight)
+            loss = self.metric_loss(labels, y_pred, sample_weight)
             return with_model_losses(self, loss, replicas)
         num = self.num_learners
         cluster = ops.cast(ops.reshape(clusters, (-1,))[0], "int32")
@@ -173,17 +171,30 @@ class DivideAndConquer(EmbeddingModel):
         divide = ops.logical_and(ops.equal(self.stage_variable, DIVIDE), in_range)
         one_hot = ops.one_hot(ops.clip(cluster, 0, num - 1), num, dtype="float32")
         learners = self.split_output(ops.cast(y_pred, "float32"))
+        slices = self.learner_slices()
 
         def learner_loss():
+            # A class-based loss (proxies) gives learner k the columns of its slice: each learner
+            # has its own class vectors inside the one [C, D] variable, the whole in conquer.
             if len(set(self.learner_dims)) == 1:
                 # Equal slices: one loss evaluation on the one-hot-selected slice.
                 active = ops.sum(ops.stack(learners) * one_hot[:, None, None], axis=0)
-                return self.loss(labels, active, sample_weight)
-            losses = ops.stack([self.loss(labels, e, sample_weight) for e in learners])
+
+                def active_columns(w):
+                    parts = ops.stack([w[:, a:b] for a, b in slices])
+                    return ops.sum(parts * one_hot[:, None, None], axis=0)
+
+                return self.metric_loss(labels, active, sample_weight, active_columns)
+            losses = ops.stack(
+                [
+                    self.metric_loss(labels, e, sample_weight, lambda w, a=a, b=b: w[:, a:b])
+                    for e, (a, b) in zip(learners, slices)
+                ]
+            )
             return ops.sum(losses * one_hot)
 
         def full_loss():
-            return ops.cast(self.loss(labels, y_pred, sample_weight), "float32")
+            return self.metric_loss(labels, y_pred, sample_weight)
 
         # One loss evaluation per step: the branch not taken is not computed.
         loss = ops.cond(divide, lambda: ops.cast(learner_loss(), "float32"), full_loss)

@@ -169,7 +169,7 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
                 "settings at `mask_lr_multiplier` times its learning rate; set "
                 "`mask_lr_multiplier` instead of passing `mask_optimizer`."
             )
-        if loss is None:
+        if loss is None and self.loss_layer is None:
             from keras_dml.losses.margin import MarginLoss
 
             loss = MarginLoss(beta=1.2, margin=0.2, sampling="distance_weighted")
@@ -216,6 +216,11 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
             labels, y_pred, raw, sample_weight
         )
         embedding = ops.cast(y_pred, "float32")
+        masks = self.soft_mask.relu_masks()
+        active = ops.cast(ops.arange(self.max_learners) < self.num_active, "float32")
+        # The mask of the embedding the loss sees: a class-based loss (proxies) compares it with
+        # class vectors under the same mask, so each subspace has its own class vectors.
+        mask = ops.sum(masks * active[:, None], axis=0)
         if clusters is not None and training:
             cluster = ops.cast(ops.reshape(clusters, (-1,))[0], "int32")
             cluster = ops.clip(cluster, 0, ops.cast(self.num_active, "int32") - 1)
@@ -223,8 +228,12 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
                 subspace = self.soft_mask.subspace(raw, cluster)
             else:  # an output computed elsewhere: the same function of f(x) and the masks
                 subspace = self._subspace_of_final(embedding, cluster)
-            embedding = ops.where(ops.equal(self.stage_variable, FINETUNE), embedding, subspace)
-        metric_loss = ops.cast(self.loss(labels, embedding, sample_weight), "float32")
+            finetune = ops.equal(self.stage_variable, FINETUNE)
+            embedding = ops.where(finetune, embedding, subspace)
+            mask = ops.where(finetune, mask, ops.take(masks, cluster, axis=0))
+        metric_loss = self.metric_loss(
+            labels, embedding, sample_weight, lambda w: w * ops.cast(mask, w.dtype)[None, :]
+        )
         orthogonality = self.soft_mask.orthogonality_loss(self.num_active)
         self.metric_loss_tracker.update_state(metric_loss)
         self.orthogonality_tracker.update_state(orthogonality)
@@ -253,4 +262,9 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
             "num_train_samples": self.num_train_samples,
             "pooling": self.pooling,
             "dropout": self.dropout,
+            **(
+                {}
+                if self.loss_layer is None
+                else {"loss_layer": keras.saving.serialize_keras_object(self.loss_layer)}
+            ),
         }

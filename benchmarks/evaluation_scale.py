@@ -1,0 +1,190 @@
+"""Evaluation at scale: exact and approximate search over N x 128 embeddings, against the compute
+bound measured in the same run.
+
+Data: N x 128 float32 embeddings, `--num-classes` classes (default N / 10) of random sizes, each
+embedding its class centre plus Gaussian noise, L2-normalised, generated chunk by chunk into a
+memory-mapped .npy file (so the data never sits in RAM twice) and evaluated from that memory map.
+
+Measured, in this order, in one process:
+1. compute bound: the FLOPs of exact search alone, a plain float32 matrix product N x D @ D x N
+   in the same blocks the exact search uses (`np.matmul` into a preallocated buffer, BLAS on all
+   cores), nothing else;
+2. `evaluate(..., index="exact")`: Recall@K, MAP@R, R-Precision (NMI is left out: k-means with
+   N / 10 centroids costs more than the search itself and is not what this measures);
+3. for each approximate index asked for (`--approximate ivf,hnsw`): `evaluate(..., index=name)`
+   with its build time included, its metric error against exact on a 1,000-query sample
+   (reported by `evaluate`), and the metric difference against the full exact run.
+For each: wall time, peak RSS (psutil, sampled every 10 ms) and the load average (the machine
+is shared: the ratio exact / bound is what to compare, absolute times move with the load).
+
+Run:
+    python benchmarks/evaluation_scale.py --num-samples 1000000          # the issue's size
+    python benchmarks/evaluation_scale.py --num-samples 50000 --tile-size 16384   # tiled path
+"""
+
+import argparse
+import os
+import resource
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+from keras_dml.evaluation import evaluate
+from keras_dml.search import EmbeddingIndex
+from keras_dml.search.exact_topk import plan_blocks
+
+
+def make_data(path, num_samples, num_classes, dim, noise, seed, chunk=65536):
+    """Writes normalised centre + noise embeddings to a .npy memory map; returns it and labels."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, num_classes, size=num_samples)
+    centres = rng.normal(size=(num_classes, dim)).astype(np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(num_samples, dim))
+    for start in range(0, num_samples, chunk):
+        rows = labels[start : start + chunk]
+        x = centres[rows] + noise * rng.normal(size=(rows.size, dim)).astype(np.float32)
+        out[start : start + rows.size] = x / np.linalg.norm(x, axis=1, keepdims=True)
+    out.flush()
+    del out
+    return np.load(path, mmap_mode="r"), labels
+
+
+def compute_bound(x, tile_size=None):
+    """Seconds of the exact search's matrix products alone, in its own blocks."""
+    chunk, tile = plan_blocks(x.shape[0], tile_size=tile_size)
+    out = np.empty((chunk, min(tile, x.shape[0])), np.float32)
+    start_time = time.perf_counter()
+    for start in range(0, x.shape[0], chunk):
+        queries = np.asarray(x[start : start + chunk])
+        for ref_start in range(0, x.shape[0], tile):
+            refs = x[ref_start : ref_start + tile]
+            np.matmul(queries, refs.T, out=out[: queries.shape[0], : refs.shape[0]])
+    return time.perf_counter() - start_time, chunk, tile
+
+
+def cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measured(fn):
+    """(result, wall seconds, peak RSS bytes sampled every 10 ms, load average after).
+
+    Also prints the process CPU time of the call: on a shared machine the wall time grows with
+    the other jobs' load, the CPU time much less.
+    """
+    import psutil
+
+    process = psutil.Process()
+    peak = [process.memory_info().rss]
+    done = threading.Event()
+
+    def sample():
+        while not done.wait(0.01):
+            peak[0] = max(peak[0], process.memory_info().rss)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    start, cpu_start = time.perf_counter(), cpu_seconds()
+    result = fn()
+    seconds = time.perf_counter() - start
+    print(f"        (process CPU time {cpu_seconds() - cpu_start:.1f} s)", flush=True)
+    done.set()
+    thread.join()
+    return result, seconds, max(peak[0], process.memory_info().rss), os.getloadavg()[0]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--num-samples", type=int, default=1_000_000)
+    parser.add_argument("--num-classes", type=int, help="default: num_samples / 10")
+    parser.add_argument("--dim", type=int, default=128)
+    parser.add_argument("--noise", type=float, default=0.12)
+    parser.add_argument("--recall-at", default="1,2,4,8", help="comma-separated K values")
+    parser.add_argument("--approximate", default="ivf,hnsw", help="approximate indexes to run")
+    parser.add_argument("--skip-exact", action="store_true", help="approximate indexes only")
+    parser.add_argument(
+        "--tile-size",
+        type=int,
+        help="references per block: tiles (the large-gallery path, 16384 above 131,072 rows) "
+        "at any size; default: the library's own plan",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    exact_index = "exact" if args.tile_size is None else EmbeddingIndex(tile_size=args.tile_size)
+    num_classes = args.num_classes or max(1, args.num_samples // 10)
+    recall_at = tuple(int(k) for k in args.recall_at.split(","))
+    metrics = ("recall", "map@r", "r_precision")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.1f}; "
+        f"data: {args.num_samples} x {args.dim} float32, {num_classes} classes"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        x, labels = make_data(
+            os.path.join(folder, "embeddings.npy"),
+            args.num_samples,
+            num_classes,
+            args.dim,
+            args.noise,
+            args.seed,
+        )
+        print(f"  class sizes {np.bincount(labels).min()}-{np.bincount(labels).max()}")
+        exact = None
+        if not args.skip_exact:
+            (bound, chunk, tile), bound_wall, bound_rss, load = measured(
+                lambda: compute_bound(x, args.tile_size)
+            )
+            flops = 2.0 * args.num_samples**2 * args.dim
+            print(
+                f"compute bound (matmul only, blocks {chunk} x {tile}): {bound:.1f} s "
+                f"({flops / bound / 1e9:.0f} GFLOP/s), peak RSS {bound_rss / 2**30:.2f} GiB, "
+                f"load {load:.1f}"
+            )
+            exact, seconds, rss, load = measured(
+                lambda: evaluate(
+                    x,
+                    labels,
+                    recall_at=recall_at,
+                    metrics=metrics,
+                    normalize=False,
+                    index=exact_index,
+                )
+            )
+            print(
+                f"exact : {seconds:.1f} s = {seconds / bound:.2f}x the compute bound, "
+                f"peak RSS {rss / 2**30:.2f} GiB, load {load:.1f}"
+            )
+            print(
+                "        "
+                + ", ".join(
+                    f"{k}={v:.4f}"
+                    for k, v in exact.items()
+                    if "@" in k or "r" in k and isinstance(v, float)
+                )
+            )
+        for name in [n for n in args.approximate.split(",") if n]:
+            result, seconds, rss, load = measured(
+                lambda name=name: evaluate(
+                    x, labels, recall_at=recall_at, metrics=metrics, normalize=False, index=name
+                )
+            )
+            print(
+                f"{name:6s}: {seconds:.1f} s (build + search + exact sample), peak RSS "
+                f"{rss / 2**30:.2f} GiB, load {load:.1f}"
+            )
+            for key, value in result.items():
+                if key.startswith("approx_"):
+                    print(f"        {key} = {value:.4g}")
+            if exact is not None:
+                diffs = {k: result[k] - exact[k] for k in exact if isinstance(exact[k], float)}
+                print(
+                    "        vs full exact run: "
+                    + ", ".join(f"{k} {v:+.4f}" for k, v in diffs.items())
+                )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""Search a gallery with a trained model: `EmbeddingIndex`, `ShardedIndex`, threshold matching.
+
+Examples:
+>>> import numpy as np
+>>> from keras_dml.search import EmbeddingIndex
+>>> index = EmbeddingIndex.from_embeddings(np.eye(4, dtype="float32"), labels=[0, 1, 2, 3])
+>>> index.search(np.eye(4, dtype="float32")[:1], k=2).labels.tolist()
+[[0, 1]]
+"""
+
+from keras_dml.search.calibration import select_threshold
+from keras_dml.search.embedder import Embedder
+from keras_dml.search.errors import IndexFormatError
+from keras_dml.search.index import BACKENDS, EmbeddingIndex
+from keras_dml.search.results import SearchResult
+from keras_dml.search.sharded import ShardedIndex
+from keras_dml.search.storage import load_index
+
+__all__ = [
+    "BACKENDS",
+    "Embedder",
+    "EmbeddingIndex",
+    "IndexFormatError",
+    "SearchResult",
+    "ShardedIndex",
+    "load_index",
+    "select_threshold",
+]

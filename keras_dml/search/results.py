@@ -1,0 +1,54 @@
+"""`SearchResult`: the neighbours of a batch of queries."""
+
+import dataclasses
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class SearchResult:
+    """Neighbours of `Q` queries, best first (decreasing score, then gallery row).
+
+    Attributes:
+        indices: int64 `[Q, k]` gallery rows (-1 where an approximate index found fewer than k).
+        scores: float32 `[Q, k]` inner-product similarities (-inf where the row is -1).
+        labels: int64 `[Q, k]` gallery labels (-1 for missing rows), or None without labels.
+        ids: object `[Q, k]` gallery ids (file paths or user ids; None for missing rows), or None.
+        class_names: list of str naming each label, or None.
+        matched: bool `[Q]` from `EmbeddingIndex.match`: the best score reaches the calibrated
+            threshold; None otherwise.
+    """
+
+    indices: np.ndarray
+    scores: np.ndarray
+    labels: np.ndarray | None = None
+    ids: np.ndarray | None = None
+    class_names: list | None = None
+    matched: np.ndarray | None = None
+
+    def label_names(self):
+        """`[Q, k]` nested lists of class names (or label numbers as str when unnamed)."""
+        if self.labels is None:
+            return None
+        names = self.class_names
+        return [
+            [
+                "" if label < 0 else (names[label] if names and label < len(names) else str(label))
+                for label in row
+            ]
+            for row in self.labels.tolist()
+        ]
+
+
+def gather(values, indices):
+    """`values[indices]` with -1 rows mapped to a missing value (-1 or None)."""
+    if values is None:
+        return None
+    missing = indices < 0
+    safe = np.where(missing, 0, indices)
+    out = np.asarray(values)[safe]
+    if out.dtype == object:
+        out[missing] = None
+    else:
+        out = np.where(missing, -1, out)
+    return out

@@ -1,0 +1,125 @@
+"""`ShardedIndex`: one search over several index shards (folders or objects), merged exactly."""
+
+import os
+
+import numpy as np
+
+from keras_dml.search.exact_topk import drop_self, merge_topk
+from keras_dml.search.results import SearchResult, gather
+
+
+class ShardedIndex:
+    """Several `EmbeddingIndex` shards searched as one gallery (rows numbered shard by shard).
+
+    Each shard returns its own top-k; merging them by (decreasing score, global row) gives
+    exactly the top-k of one index over all rows when the shards are exact, so a gallery too
+    large for one file or one machine's memory can be split into saved shards.
+
+    Args:
+        shards: list of `EmbeddingIndex` objects or saved index folders.
+        model: model to embed queries with (see `Embedder`), for shards loaded from folders.
+            Defaults to `None`.
+
+    Examples:
+    >>> from keras_dml.search import EmbeddingIndex
+    >>> x = np.random.default_rng(0).normal(size=(10, 4)).astype("float32")
+    >>> x /= np.linalg.norm(x, axis=1, keepdims=True)
+    >>> parts = [EmbeddingIndex.from_embeddings(x[:6]), EmbeddingIndex.from_embeddings(x[6:])]
+    >>> ShardedIndex(parts).search(x[7:8], k=1).indices.tolist()
+    [[7]]
+    """
+
+    def __init__(self, shards, model=None):
+        from keras_dml.search.index import EmbeddingIndex
+
+        loaded = []
+        for shard in shards:
+            if isinstance(shard, (str, os.PathLike)):
+                shard = EmbeddingIndex.load(shard, model=model)
+            loaded.append(shard)
+        if not loaded:
+            raise ValueError("A ShardedIndex needs at least one shard. Received: shards=[]")
+        dims = {shard.dim for shard in loaded}
+        if len(dims) != 1:
+            raise ValueError(
+                f"All shards must hold embeddings of one size. Received dims {sorted(dims)}."
+            )
+        if len({shard.labels is None for shard in loaded}) != 1:
+            raise ValueError("Either every shard has labels or none does.")
+        self.shards = loaded
+        self.dim = loaded[0].dim
+        self.offsets = np.cumsum([0] + [len(shard) for shard in loaded])
+        self.embedder = next((s.embedder for s in loaded if s.embedder is not None), None)
+        self.normalize = loaded[0].normalize
+        self.learner_slices = loaded[0].learner_slices
+        self.class_names = loaded[0].class_names
+        self.labels = (
+            None if loaded[0].labels is None else np.concatenate([s.labels for s in loaded])
+        )
+        has_ids = all(s.ids is not None for s in loaded)
+        self.ids = [i for s in loaded for i in s.ids] if has_ids else None
+
+    def __len__(self):
+        return int(self.offsets[-1])
+
+    @property
+    def exact(self):
+        return all(shard.exact for shard in self.shards)
+
+    def embed(self, queries, batch_size=64):
+        return (
+            self.shards[0].embed(queries, batch_size)
+            if self.embedder is None
+            else (_with_embedder(self.shards[0], self.embedder).embed(queries, batch_size))
+        )
+
+    def search_embeddings(self, queries, k, learner=None, exclude_self=False, start=0):
+        """Exact merge of every shard's top-k `(indices, scores)` for query vectors `[c, D]`."""
+        wanted = k + 1 if exclude_self else k
+        indices, scores = [], []
+        for shard, offset in zip(self.shards, self.offsets[:-1]):
+            part_k = min(wanted, len(shard))
+            part_indices, part_scores = shard.search_embeddings(queries, part_k, learner=learner)
+            indices.append(np.where(part_indices >= 0, part_indices + offset, -1))
+            scores.append(part_scores)
+        indices, scores = merge_topk(np.concatenate(indices, 1), np.concatenate(scores, 1), wanted)
+        if exclude_self:
+            indices, scores = drop_self(indices, scores, np.arange(start, start + len(queries)))
+        return indices, scores
+
+    def iter_search(self, queries, k, exclude_self=False, chunk_size=None):
+        """Yields `(start, indices, scores)` over chunks of query vectors."""
+        _check_k(k, len(self), exclude_self)
+        chunk_size = chunk_size or 1024
+        for start in range(0, queries.shape[0], chunk_size):
+            chunk = np.asarray(queries[start : start + chunk_size], dtype=np.float32)
+            yield (start, *self.search_embeddings(chunk, k, exclude_self=exclude_self, start=start))
+
+    def search(self, queries, k=5, learner=None, batch_size=64):
+        """Nearest items over all shards; same arguments and result as `EmbeddingIndex.search`."""
+        _check_k(k, len(self))
+        vectors = self.embed(queries, batch_size)
+        indices, scores = self.search_embeddings(vectors, int(k), learner=learner)
+        ids = None if self.ids is None else np.asarray(self.ids, dtype=object)
+        return SearchResult(
+            indices=indices,
+            scores=scores,
+            labels=gather(self.labels, indices),
+            ids=gather(ids, indices),
+            class_names=self.class_names,
+        )
+
+
+def _with_embedder(shard, embedder):
+    if shard.embedder is None:
+        shard.embedder = embedder
+    return shard
+
+
+def _check_k(k, count, exclude_self=False):
+    available = count - (1 if exclude_self else 0)
+    if not isinstance(k, (int, np.integer)) or not 1 <= k <= available:
+        raise ValueError(
+            f"`k` must be an integer in [1, {available}] (the shards hold {count} items). "
+            f"Received: k={k!r}"
+        )

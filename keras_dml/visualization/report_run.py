@@ -1,0 +1,116 @@
+"""What a run report needs from a run folder: its files, its model, a bounded test sample."""
+
+import glob
+import json
+import os
+import re
+
+import numpy as np
+
+RUN_FILES = ("config.json", "metrics.json", "history.json")
+
+
+def read_json(path):
+    """The parsed JSON file at `path`, or `None` when it does not exist."""
+    if not os.path.isfile(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_run(run_dir):
+    """`config`, `metrics` and `history` of a run folder (`None` for a missing file).
+
+    Raises:
+        ValueError: when `run_dir` holds no `config.json` (not a `keras-dml train` folder).
+    """
+    config = read_json(os.path.join(run_dir, "config.json"))
+    if config is None:
+        raise ValueError(
+            f"{run_dir} has no config.json; pass a run folder written by `keras-dml train` "
+            "(or keras_dml.training.train). Received: run_dir="
+            f"{run_dir!r}"
+        )
+    return {
+        "config": config,
+        "metrics": read_json(os.path.join(run_dir, "metrics.json")),
+        "history": read_json(os.path.join(run_dir, "history.json")),
+    }
+
+
+def load_run_model(run_dir):
+    """`(model, file name)`: the run's `model.keras` (final weights), else `best.keras`.
+
+    Loaded with `safe_mode=True` and without compiling.
+
+    Raises:
+        ValueError: when the folder holds neither file.
+    """
+    import keras
+
+    import keras_dml.models  # noqa: F401 (registers the model classes)
+
+    for name in ("model.keras", "best.keras"):
+        path = os.path.join(run_dir, name)
+        if os.path.isfile(path):
+            return keras.saving.load_model(path, safe_mode=True, compile=False), name
+    raise ValueError(
+        f"{run_dir} holds no model.keras or best.keras; the run did not finish saving a model."
+    )
+
+
+def sample_images(data, count, image_size, seed=0, batch_size=64):
+    """A seeded random sample of an `ImageDataset` as evaluation-preprocessed arrays.
+
+    Args:
+        data: `ImageDataset`.
+        count: int. Images wanted (all of them when the split is smaller).
+        image_size: int. Crop size (the run's `image_size`).
+        seed: int. Defaults to `0`.
+        batch_size: int. Decoding batch size. Defaults to `64`.
+
+    Returns:
+        `(images float32 [n, H, W, 3] raw pixels, labels int64 [n], positions int64 [n])`,
+        positions sorted and relative to `data`.
+    """
+    total = len(data)
+    positions = np.arange(total)
+    if total > count:
+        positions = np.sort(np.random.default_rng(seed).choice(total, count, replace=False))
+    subset = data.subset(positions)
+    images = [
+        np.asarray(batch[0], dtype=np.float32)
+        for batch in subset.as_tf_dataset(
+            training=False, batch_size=batch_size, image_size=image_size
+        )
+    ]
+    return np.concatenate(images), subset.labels.astype(np.int64), positions.astype(np.int64)
+
+
+def training_clusters(run_dir, model, config, num_train):
+    """The training-set cluster (learner) of every training image, when the run kept one.
+
+    Divide & Conquer writes the assignment of division n to `state_dir/division_<n>.npz`
+    (the latest one is used); hierarchical D&C keeps it in the model (`get_cluster_assignment`).
+
+    Returns:
+        int64 array `[num_train]` or `None`.
+    """
+    if hasattr(model, "get_cluster_assignment"):
+        assignment = model.get_cluster_assignment()
+        if assignment is not None and len(assignment) == num_train:
+            return np.asarray(assignment, dtype=np.int64)
+    state_dir = (config.get("method_options") or {}).get("state_dir") or os.path.join(
+        run_dir, "state"
+    )
+    files = glob.glob(os.path.join(state_dir, "division_*.npz"))
+    if not files:
+        return None
+
+    def number(path):
+        found = re.search(r"division_(\d+)\.npz$", path)
+        return int(found.group(1)) if found else -1
+
+    with np.load(max(files, key=number)) as state:
+        assignment = state["assignment"].astype(np.int64)
+    return assignment if len(assignment) == num_train else None

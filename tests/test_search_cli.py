@@ -1,0 +1,137 @@
+"""`keras-dml search` and the README's Search section, run as written on a tiny model."""
+
+import os
+import re
+import shlex
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from keras_dml.cli import main
+from keras_dml.models import EmbeddingModel
+from keras_dml.search import EmbeddingIndex
+from tests.test_export_parity import tiny_backbone
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COLOURS = {"cat": (220, 40, 40), "dog": (40, 40, 220), "owl": (40, 200, 40)}
+
+
+def _readme_section():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as file:
+        readme = file.read()
+    return readme.split("## Search\n", 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.fixture()
+def workspace(tmp_path, monkeypatch):
+    """runs/baseline/model.keras (two learners) and photos/<class>/<i>.png, as the README uses."""
+    monkeypatch.chdir(tmp_path)
+    model = EmbeddingModel(tiny_backbone(), learner_dims=(8, 8))
+    os.makedirs("runs/baseline")
+    model.save("runs/baseline/model.keras")
+    rng = np.random.default_rng(0)
+    for name, colour in COLOURS.items():
+        os.makedirs(f"photos/{name}")
+        for i in range(4):
+            pixels = np.clip(np.array(colour) + rng.normal(0, 20, (32, 32, 3)), 0, 255)
+            Image.fromarray(pixels.astype(np.uint8)).save(f"photos/{name}/{i}.png")
+    return tmp_path, model
+
+
+def test_readme_search_command_runs(workspace, capsys):
+    tmp_path, model = workspace
+    commands = re.findall(r"```bash\n(.*?)```", _readme_section(), re.S)
+    assert len(commands) == 1
+    argv = shlex.split(commands[0].strip())
+    assert argv[:2] == ["keras-dml", "search"]
+    assert main(argv[1:]) == 0
+    out = capsys.readouterr().out
+    neighbours = [line.split("\t") for line in out.splitlines() if line.startswith("  ")]
+    assert len(neighbours) == 3
+    rank, score, label, path = neighbours[0]
+    # The query is in the gallery: it is its own nearest neighbour, at similarity 2 (the sum of
+    # the two learners' cosine similarities).
+    assert (rank.strip(), label, path) == ("1", "cat", os.path.join("photos", "cat", "0.png"))
+    assert float(score) == pytest.approx(2.0, abs=1e-4)
+    # Scores are what the model gives: the inner product of its embeddings.
+    images = np.stack(
+        [
+            np.asarray(Image.open(f"photos/{label}/{p.split(os.sep)[-1]}"), "float32")
+            for _, _, label, p in neighbours
+        ]
+    )
+    query = np.asarray(Image.open("photos/cat/0.png"), "float32")[None]
+    expected = np.asarray(model(images)) @ np.asarray(model(query))[0]
+    np.testing.assert_allclose([float(n[1]) for n in neighbours], expected, atol=1e-4)
+    assert (tmp_path / "neighbours.png").stat().st_size > 1000
+    assert (
+        Image.open(tmp_path / "neighbours.png").size[0]
+        > Image.open(tmp_path / "neighbours.png").size[1]
+    )
+    saved = EmbeddingIndex.load(tmp_path / "photos_index")
+    assert len(saved) == 12 and saved.class_names == ["cat", "dog", "owl"]
+
+    # The saved index answers the same query.
+    argv = ["search", "runs/baseline/model.keras", "--load-index", "photos_index"]
+    assert main(argv + ["--query", "photos/cat/0.png", "-k", "3"]) == 0
+    again = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
+    assert again == [line for line in out.splitlines() if line.startswith("  ")]
+
+
+def test_readme_search_python_block_runs(workspace, capsys):
+    blocks = re.findall(r"```python\n(.*?)```", _readme_section(), re.S)
+    assert len(blocks) == 1
+    namespace = {"__name__": "__readme__"}
+    exec(compile(blocks[0], "README search", "exec"), namespace)
+    index = namespace["index"]
+    assert len(index) == 12 and index.threshold is not None
+    assert namespace["first_learner"].indices.shape == (1, 3)
+    assert os.path.isfile("photos_index/index.json")
+
+
+def test_search_errors_are_one_line_messages(workspace, capsys):
+    argv = ["search", "runs/baseline/model.keras", "--gallery", "photos"]
+    assert main(argv + ["--query", "nope.png"]) == 2
+    assert "Query image not found" in capsys.readouterr().err
+    assert main(argv + ["--query", "photos/cat/0.png", "-k", "13"]) == 2
+    err = capsys.readouterr().err
+    assert "`k` must be an integer in [1, 12]" in err and "Traceback" not in err
+    assert (
+        main(
+            [
+                "search",
+                "runs/baseline/model.keras",
+                "--gallery",
+                "nowhere",
+                "--query",
+                "photos/cat/0.png",
+            ]
+        )
+        == 2
+    )
+    assert "gallery folder does not exist" in capsys.readouterr().err
+    os.makedirs("empty")
+    assert (
+        main(
+            [
+                "search",
+                "runs/baseline/model.keras",
+                "--gallery",
+                "empty",
+                "--query",
+                "photos/cat/0.png",
+            ]
+        )
+        == 2
+    )
+    assert "No images" in capsys.readouterr().err
+
+
+def test_help_lists_search():
+    from keras_dml.cli import build_parser
+
+    help_text = build_parser().format_help()
+    assert "search" in help_text
+    search_help = build_parser().parse_args(["search", "m", "--gallery", "g", "--query", "q"])
+    assert (search_help.k, search_help.index) == (5, "exact")
