@@ -29,8 +29,16 @@ def gather_replicas(*tensors):
     context = tf.distribute.get_replica_context()
     if context is None or context.num_replicas_in_sync == 1:
         return 1, list(tensors)
-    gathered = [None if t is None else context.all_gather(t, axis=0) for t in tensors]
-    return context.num_replicas_in_sync, gathered
+
+    def gather(tensor):
+        if tensor is None:
+            return None
+        gathered = context.all_gather(tensor, axis=0)
+        if None not in tuple(tensor.shape[1:]):  # keep the static feature dimensions
+            gathered = tf.ensure_shape(gathered, (None, *tensor.shape[1:]))
+        return gathered
+
+    return context.num_replicas_in_sync, [gather(t) for t in tensors]
 
 
 def with_model_losses(model, loss, replicas=1):
@@ -40,3 +48,28 @@ def with_model_losses(model, loss, replicas=1):
         extra = ops.sum(ops.stack([ops.cast(ops.sum(v), "float32") for v in model.losses]))
         total = total + extra / float(replicas)
     return total
+
+
+class ForwardCache:
+    """What a training `call` computed besides its output, for the `compute_loss` of that step.
+
+    Keras' step is `y_pred = model(x, training=True)` followed by `model.compute_loss(x, y,
+    y_pred)`. Some losses need intermediate tensors of that forward pass (hierarchical D&C's
+    unmasked embedding, BIER's diversity loss). `call` stores them under its output tensor and
+    `compute_loss` takes them back only for exactly that tensor, so a stale entry is never used,
+    and replicas running in parallel threads (`MirroredStrategy`) each find their own.
+    """
+
+    def __init__(self):
+        self._entries = {}
+
+    def put(self, output, value):
+        """Stores `value` for the output tensor `output`."""
+        self._entries[id(output)] = (output, value)
+
+    def take(self, output):
+        """The value stored for exactly `output` (removed), or `None`."""
+        entry = self._entries.pop(id(output), None)
+        if entry is None or entry[0] is not output:
+            return None
+        return entry[1]

@@ -311,14 +311,20 @@ class EmbeddingModel(EnsembleModel):
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """The owned loss layer on `(labels, embeddings)` plus added losses, or Keras' loss.
 
-        With a loss layer, the loss under `tf.distribute` is that of the global batch (labels and
-        embeddings gathered from every replica, as the ensemble methods do).
+        In-batch metric losses compare every pair of the batch; with R replicas of a
+        `tf.distribute` strategy each replica gathers the labels and embeddings of all
+        (`keras_dml.models.distribution`), so the loss equals one device's on the same global
+        batch. One device without a loss layer: `keras.Model.compute_loss`.
         """
         loss_layer = self.loss_layer
         if loss_layer is None:
-            return super().compute_loss(
-                x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training
-            )
+            replicas, (y_all, y_pred_all, weights) = gather_replicas(y, y_pred, sample_weight)
+            if replicas == 1 or self.loss is None:
+                return super().compute_loss(
+                    x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training
+                )
+            loss = keras.losses.get(self.loss)(y_all, y_pred_all, weights)
+            return with_model_losses(self, loss, replicas)
         if sample_weight is not None:
             raise ValueError(
                 f"The loss layer '{loss_layer.name}' takes no per-sample weights; fit without "

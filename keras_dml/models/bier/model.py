@@ -14,7 +14,7 @@ from keras_dml.models.bier.arguments import (  # noqa: F401 (re-exported)
 from keras_dml.models.bier.boosted_loss import boosted_learner_losses
 from keras_dml.models.bier.boosting import boosting_weights
 from keras_dml.models.bier.diversity import get_diversity
-from keras_dml.models.distribution import gather_replicas, with_model_losses
+from keras_dml.models.distribution import ForwardCache, gather_replicas, with_model_losses
 from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
 from keras_dml.optimizers import LearningRateMultipliers
 
@@ -131,6 +131,7 @@ class BIER(EmbeddingModel):
         self.shrinkage = float(shrinkage)
         self.output_weighting = output_weighting
         self.embedding_lr_multiplier = 1.0
+        self.forward_cache = ForwardCache()
         super().__init__(
             backbone,
             learner_dims=group_sizes,
@@ -161,17 +162,18 @@ class BIER(EmbeddingModel):
         """The weighted concatenation of the normalised groups; adds the diversity loss in training.
 
         In training mode the diversity loss (Eq. 4-9) of the heads applied to `stop_gradient`
-        features is added with `add_loss` (times `lambda_div`), so it trains the heads and the
-        regressors but never the backbone, and Keras' step adds it to the metric loss (Eq. 11).
+        features is computed and kept for the step's `compute_loss` (`forward_cache`), which adds
+        it times `lambda_div` to the metric loss (Eq. 11): it trains the heads and the regressors
+        but never the backbone.
         """
         features = self.dropout_layer(self.features(images, training=training), training=training)
-        learners = [l2_normalize(head(features)) for head in self.heads]
+        output = self.combine([l2_normalize(head(features)) for head in self.heads])
         if training and self.diversity_layer is not None:
             fixed = ops.cast(ops.stop_gradient(features), "float32")
             kernels = [head.kernel for head in self.heads]
             raw = [ops.matmul(fixed, ops.cast(w, "float32")) for w in kernels]
-            self.add_loss(self.lambda_div * self.diversity_layer(raw, kernels=kernels))
-        return self.combine(learners)
+            self.forward_cache.put(output, self.diversity_layer(raw, kernels=kernels))
+        return output
 
     # -- training -------------------------------------------------------------------------------
     def compile(self, optimizer="adam", embedding_lr_multiplier=1.0, **kwargs):
@@ -231,12 +233,14 @@ class BIER(EmbeddingModel):
 
         Returns:
             dict with `loss` (total, Eq. 11), `metric_loss`, `learner_{m}_loss` and
-            `diversity_loss` (when enabled: the added losses over `lambda_div`), scalar float32.
+            `diversity_loss` (when enabled: the one of the training `call` that produced
+            `y_pred`, 0 for another output), scalar float32.
 
         References:
             Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Algorithm 1, Eq. 4-11.
         """
         labels = ops.reshape(labels, (-1,))
+        diversity = self.forward_cache.take(y_pred)
         replicas, (labels, y_pred) = gather_replicas(labels, y_pred)
         # The groups of the output are normalised groups times fixed positive weights.
         embeddings = [l2_normalize(e) for e in self.split_output(ops.cast(y_pred, "float32"))]
@@ -251,10 +255,15 @@ class BIER(EmbeddingModel):
             ]
         result = {f"learner_{m}_loss": v for m, v in enumerate(learner_losses)}
         result["metric_loss"] = sum(learner_losses)
-        result["loss"] = with_model_losses(self, result["metric_loss"], replicas)
+        total = result["metric_loss"]
         if self.diversity_layer is not None:
-            added = result["loss"] * float(replicas) - result["metric_loss"]
-            result["diversity_loss"] = added / self.lambda_div if self.lambda_div > 0 else added
+            if diversity is None:  # an output this model's training call did not produce
+                diversity = ops.zeros((), "float32")
+            # This replica's diversity: divided by the replica count below, the replicas' summed
+            # gradients are those of the diversity of the global batch (a mean over examples).
+            result["diversity_loss"] = ops.cast(diversity, "float32")
+            total = total + self.lambda_div * result["diversity_loss"]
+        result["loss"] = with_model_losses(self, total, replicas)
         return result
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):

@@ -1,15 +1,23 @@
 """The embedding pass over the training set before each division (D&C and hierarchical D&C)."""
 
+import keras
 import numpy as np
 import tensorflow as tf
+
+from keras_dml.losses.pairwise import l2_normalize
 
 
 class Forward:
     """Adapter giving a compiled forward function the `predict_on_batch` interface of `embed`."""
 
     def __init__(self, fn):
-        self.predict_on_batch = lambda images: self.fn(tf.convert_to_tensor(images, tf.float32))
         self.fn = fn
+        if keras.backend.backend() == "tensorflow":
+            self.predict_on_batch = lambda images: fn(tf.convert_to_tensor(images, tf.float32))
+        else:  # JAX, PyTorch: Keras tensors in, NumPy out
+            self.predict_on_batch = lambda images: keras.ops.convert_to_numpy(
+                fn(keras.ops.convert_to_tensor(np.asarray(images), "float32"))
+            )
 
     def __call__(self, images):
         return self.predict_on_batch(images)
@@ -17,6 +25,8 @@ class Forward:
 
 def compiled_forward(model, features):
     """A compiled inference function: the model output or L2-normalised pooled features.
+
+    A `tf.function` on TensorFlow; on JAX and PyTorch the model's eager forward pass.
 
     Args:
         model: a `DivideAndConquer` (any `EmbeddingModel`).
@@ -27,14 +37,23 @@ def compiled_forward(model, features):
         `Forward`, callable `images -> float32 tensor [N, D]` with a `predict_on_batch` method.
     """
 
+    if keras.backend.backend() != "tensorflow":
+
+        def forward(images):
+            if features:
+                return l2_normalize(model.features(images, training=False))
+            return model(images, training=False)
+
+        return Forward(forward)
+
     @tf.function(reduce_retracing=True)
-    def forward(images):
+    def compiled(images):
         if features:
             pooled = model.features(images, training=False)
             return tf.math.l2_normalize(tf.cast(pooled, "float32"), axis=-1)
         return model(images, training=False)
 
-    return Forward(forward)
+    return Forward(compiled)
 
 
 # Evaluation-preprocessed training images up to this size stay in memory between divisions.

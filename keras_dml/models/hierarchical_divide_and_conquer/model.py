@@ -5,7 +5,7 @@ import re
 import keras
 from keras import ops
 
-from keras_dml.models.distribution import gather_replicas, with_model_losses
+from keras_dml.models.distribution import ForwardCache, gather_replicas, with_model_losses
 from keras_dml.models.division.targets import split_targets
 from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
 from keras_dml.models.hierarchical_divide_and_conquer.state import FINETUNE, DivisionStateMixin
@@ -115,6 +115,7 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
         self.orthogonality_weight = float(orthogonality_weight)
         self.mask_lr_multiplier = float(mask_lr_multiplier)
         self.num_train_samples = None if num_train_samples is None else int(num_train_samples)
+        self.forward_cache = ForwardCache()
         super().__init__(
             backbone,
             embedding_dim=embedding_dim,
@@ -135,7 +136,7 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
         if training:
             # `compute_loss` of the same step embeds a divide-stage batch in its subspace from
             # `f(x)`; the pair is used only when it receives exactly this output tensor.
-            self._last_training_pass = (output, raw)
+            self.forward_cache.put(output, raw)
         return output
 
     def learner_embeddings(self, images, training=False):
@@ -210,10 +211,7 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
         """
         del x
         labels, clusters = split_targets(y)
-        output, raw = getattr(self, "_last_training_pass", (None, None))
-        if output is not y_pred:
-            raw = None
-        self._last_training_pass = (None, None)
+        raw = self.forward_cache.take(y_pred)
         replicas, (labels, y_pred, raw, sample_weight) = gather_replicas(
             labels, y_pred, raw, sample_weight
         )
