@@ -30,6 +30,7 @@ SLOW_MARKERS = (
     "training/train.py",
     "model.fit(",
     "docs/make_images.py",
+    "runs/baseline/model.keras",  # uses the model an earlier (slow) block trained
 )
 
 
@@ -120,11 +121,11 @@ def workdir(request, tmp_path_factory):
     """One folder per document: its blocks run in order and build on each other's files."""
     doc = request.node.callspec.id.split(":")[0]
     if doc not in FOLDERS:
-        FOLDERS[doc] = _make_workdir(tmp_path_factory.mktemp("docs"))
+        FOLDERS[doc] = _make_workdir(tmp_path_factory.mktemp("docs"), doc)
     return FOLDERS[doc]
 
 
-def _make_workdir(tmp_path):
+def _make_workdir(tmp_path, doc=None):
     for name in LINKED:
         os.symlink(os.path.join(ROOT, name), tmp_path / name)
     # The image script runs from a copy of `docs/` without its images, so a test run never
@@ -136,7 +137,12 @@ def _make_workdir(tmp_path):
     (tmp_path / "photos").mkdir()
     for i in range(4):
         pixels = rng.integers(0, 256, size=(40, 48, 3), dtype=np.uint8)
-        Image.fromarray(pixels).save(tmp_path / "photos" / f"{i}.png")
+        if doc == "README.md":  # the search gallery: `photos/<class>/<image>`
+            folder = tmp_path / "photos" / ("cat" if i < 2 else "dog")
+            folder.mkdir(exist_ok=True)
+            Image.fromarray(pixels).save(folder / f"{i % 2}.png")
+        else:
+            Image.fromarray(pixels).save(tmp_path / "photos" / f"{i}.png")
     Image.fromarray(rng.integers(0, 256, size=(32, 32, 3), dtype=np.uint8)).save(tmp_path / "q.jpg")
     env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "2"}
     return tmp_path, env

@@ -16,6 +16,8 @@ CLASS_ARGUMENTS = {"num_classes": 4, "embedding_dim": 4}
 
 def build(name):
     """The registered loss `name`; losses with class weights or proxies get 4 classes x 4-d."""
+    if losses.is_class_loss(name):
+        return losses.get(name, **CLASS_ARGUMENTS)
     try:
         return losses.get(name)
     except TypeError:
