@@ -1,0 +1,155 @@
+"""`EnsembleModel`: the base of every keras-dml model (backbone, learners, one embedding)."""
+
+import keras
+from keras import ops
+
+from keras_dml.losses.pairwise import l2_normalize
+
+POOLINGS = ("avg", "max", "avgmax")
+
+
+class EnsembleModel(keras.Model):
+    """The base of every model in keras-dml: a backbone, learners, one concatenated embedding.
+
+    It owns what every ensemble shares: the argument checks, global pooling, dropout on pooled
+    features, `image_shape`, the per-learner normalisation and concatenation (`call`), the
+    learner slices and the backbone's (de)serialization. Subclasses create their learner parts
+    and implement `raw_learner_embeddings(images, training)`; `EmbeddingModel` (one `Dense`
+    head per learner) and ABE's split ensembles are the two kinds. Not registered itself.
+
+    Args:
+        backbone: `keras.Model`. A functional model from raw pixels to a 4-D feature map.
+        learner_dims: tuple of int. Size of each learner's embedding.
+        learner_weights: tuple of float or `None`. Fixed multipliers of the normalised learner
+            embeddings in the output. Defaults to `None` (all ones).
+        pooling: str. `"avg"`, `"max"` or `"avgmax"`. Defaults to `"avg"`.
+        dropout: float. Dropout rate on pooled features. Defaults to `0.0`.
+        **kwargs: passed to `keras.Model` (e.g. `name`).
+    """
+
+    def __init__(
+        self, backbone, learner_dims, learner_weights=None, pooling="avg", dropout=0.0, **kwargs
+    ):
+        if learner_weights is not None:
+            learner_weights = tuple(float(w) for w in learner_weights)
+            if len(learner_weights) != len(learner_dims):
+                raise ValueError(
+                    "`learner_weights` needs one weight per learner "
+                    f"({len(learner_dims)}). Received: learner_weights={learner_weights}"
+                )
+        if pooling not in POOLINGS:
+            raise ValueError(f"`pooling` must be one of {POOLINGS}. Received: pooling={pooling!r}")
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"`dropout` must be in [0, 1). Received: dropout={dropout}")
+        check_backbone(backbone)
+        super().__init__(**kwargs)
+        self.backbone = backbone
+        self.learner_dims = tuple(learner_dims)
+        self.learner_weights = learner_weights
+        self.embedding_dim = sum(self.learner_dims)
+        self.num_learners = len(self.learner_dims)
+        self.pooling = pooling
+        self.dropout = float(dropout)
+        self.dropout_layer = keras.layers.Dropout(self.dropout, name="feature_dropout")
+        # A loss layer (class proxies, learnable margins) arrives after the model is built
+        # (models build at the end of `__init__`), and Keras locks a built layer's state: no
+        # sublayer can be added then. The slot is a sublayer created now and never built, so it
+        # stays open; the loss layer it holds is tracked as part of the model (weights, files).
+        self.loss_slot = LossLayerSlot(name="loss_slot")
+
+    @property
+    def loss_layer(self):
+        """The loss layer this model owns (e.g. from `compile(loss=layer)`), or `None`."""
+        return self.loss_slot.held[0] if self.loss_slot.held else None
+
+    @property
+    def feature_dim(self):
+        """Size of the pooled backbone features."""
+        return int(self.backbone.outputs[0].shape[-1])
+
+    @property
+    def image_shape(self):
+        """The (H, W, C) input shape the model was built for."""
+        return tuple(self.backbone.inputs[0].shape[1:])
+
+    def pool(self, feature_map):
+        """Global pooling of a `[N, H, W, C]` map to `[N, C]`."""
+        if self.pooling == "avg":
+            return ops.mean(feature_map, axis=(1, 2))
+        if self.pooling == "max":
+            return ops.max(feature_map, axis=(1, 2))
+        return ops.mean(feature_map, axis=(1, 2)) + ops.max(feature_map, axis=(1, 2))
+
+    def features(self, images, training=False):
+        """Pooled backbone features `[N, feature_dim]` (what D&C's reference code clusters)."""
+        return self.pool(self.backbone(images, training=training))
+
+    def raw_learner_embeddings(self, images, training=False):
+        """Per-learner outputs before normalisation (implemented by subclasses)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement raw_learner_embeddings.")
+
+    def learner_embeddings(self, images, training=False):
+        """Per-learner L2-normalised embeddings: a list of `[N, d_k]` tensors."""
+        return [l2_normalize(e) for e in self.raw_learner_embeddings(images, training=training)]
+
+    def combine(self, learner_embeddings):
+        """Concatenates normalised learner embeddings, applying `learner_weights` if set."""
+        if self.learner_weights is not None:
+            learner_embeddings = [
+                e * weight for e, weight in zip(learner_embeddings, self.learner_weights)
+            ]
+        if len(learner_embeddings) == 1:
+            return learner_embeddings[0]
+        return ops.concatenate(learner_embeddings, axis=-1)
+
+    def call(self, images, training=False):
+        return self.combine(self.learner_embeddings(images, training=training))
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], self.embedding_dim)
+
+    def learner_slices(self):
+        """`(start, stop)` column ranges of each learner inside the output embedding."""
+        bounds, start = [], 0
+        for dim in self.learner_dims:
+            bounds.append((start, start + dim))
+            start += dim
+        return bounds
+
+    def split_output(self, embeddings):
+        """Splits a model output `[N, D]` into the learner embeddings `[N, d_k]`."""
+        return [embeddings[:, start:stop] for start, stop in self.learner_slices()]
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)
+
+
+def check_backbone(backbone):
+    """Raises a `ValueError` unless `backbone` is a functional model with one 4-D output."""
+    if not isinstance(backbone, keras.Model) or len(backbone.outputs or []) != 1:
+        raise ValueError(
+            "`backbone` must be a functional keras.Model with one 4-D output, e.g. "
+            f"keras_dml.backbones.get('convnet'). Received: backbone={backbone!r}"
+        )
+    if len(backbone.outputs[0].shape) != 4:
+        raise ValueError(
+            "`backbone` must output a 4-D feature map [N, H, W, C] (no pooling). "
+            f"Received output shape {backbone.outputs[0].shape}."
+        )
+
+
+class LossLayerSlot(keras.layers.Layer):
+    """A weightless sublayer that holds the loss layer an `EmbeddingModel` owns (at most one).
+
+    It is marked built without running `build`, so Keras never locks its state, and a loss layer
+    can be attached to a model that is already built. Its `held` list is tracked: the layer in it
+    counts as a sublayer of the model. The slot is never called.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.held = []
+        self.built = True  # nothing to build; `build` is never run, so the state stays open
