@@ -131,6 +131,8 @@ def test_learner_k_trains_only_its_own_columns_of_the_class_vectors(method_name,
     with tf.GradientTape() as tape:
         if method_name == "abe":
             loss = model.metric_term(labels, learner, 0)
+        elif method_name == "bier":  # the method's own per-group loss, not a helper
+            loss = model.loss_terms(labels, model(images))["learner_0_loss"]
         else:
             loss = model.metric_loss(labels, learner, class_weights=lambda w: w[:, a:b])
     gradient = keras.ops.convert_to_numpy(tape.gradient(loss, proxies))
