@@ -36,7 +36,8 @@ def _batches(data, batch_size):
         total = cardinality if cardinality >= 0 else None
 
         def generate():
-            for element in data:
+            # NumPy batches: the JAX and torch backends' predict functions do not take TF tensors.
+            for element in data.as_numpy_iterator():
                 images, labels = _split_element(element)
                 yield images, (None if labels is None else np.asarray(labels))
 
