@@ -54,10 +54,13 @@ def _topk_partition(block, k):
     return indices, sims, exact
 
 
-def _topk_candidates(block, k):
-    """Exact top-k through `_candidates` (fast for small k), ties at the k-th to lower indices."""
+def _topk_of_candidates(block, rows, cols, k):
+    """Top-k `(indices, sims)` [c, k] of each row of `block` among the candidates `(rows, cols)`.
+
+    Every row's candidates must include its top-k (ties at the k-th value included): they are
+    sorted by row, decreasing value, increasing column, and the first k of each row are kept.
+    """
     rows_count = block.shape[0]
-    rows, cols = _candidates(block, k)
     rows, cols, values = _sorted_by_row_score_index(rows, cols, block[rows, cols])
     position = np.arange(rows.size) - np.searchsorted(rows, np.arange(rows_count))[rows]
     keep = position < k
@@ -66,6 +69,12 @@ def _topk_candidates(block, k):
     indices[rows[keep], position[keep]] = cols[keep]
     sims[rows[keep], position[keep]] = values[keep]
     return indices, sims
+
+
+def _topk_candidates(block, k):
+    """Exact top-k through `_candidates` (fast for small k), ties at the k-th to lower indices."""
+    rows, cols = _candidates(block, k)
+    return _topk_of_candidates(block, rows, cols, k)
 
 
 def _topk_sampled_threshold(block, k, sample=1024, budget=16):
@@ -86,14 +95,7 @@ def _topk_sampled_threshold(block, k, sample=1024, budget=16):
     if np.count_nonzero(mask) > budget * k * rows_count * (n / sample):
         return None
     rows, cols = _nonzero_2d(mask)
-    rows, cols, values = _sorted_by_row_score_index(rows, cols, block[rows, cols])
-    position = np.arange(rows.size) - np.searchsorted(rows, np.arange(rows_count))[rows]
-    keep = position < k
-    indices = np.empty((rows_count, k), np.int64)
-    sims = np.empty((rows_count, k), np.float32)
-    indices[rows[keep], position[keep]] = cols[keep]
-    sims[rows[keep], position[keep]] = values[keep]
-    return indices, sims
+    return _topk_of_candidates(block, rows, cols, k)
 
 
 def topk_from_block(block, k):
