@@ -16,7 +16,7 @@ from keras_dml.models.bier.diversity import get_diversity
 from keras_dml.models.bier.objective import BIERObjective
 from keras_dml.models.distribution import ForwardCache
 from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
-from keras_dml.optimizers import LearningRateMultipliers
+from keras_dml.optimizers import with_multipliers
 
 # The variables of the embedding heads (learners), for per-variable learning rates.
 HEAD_PATTERN = r"learner_\d+_head/"
@@ -200,9 +200,8 @@ class BIER(BIERObjective, EmbeddingModel):
                 "`embedding_lr_multiplier` must be > 0. "
                 f"Received: embedding_lr_multiplier={embedding_lr_multiplier}"
             )
-        optimizer = keras.optimizers.get(optimizer)
-        if multiplier != 1.0 and not isinstance(optimizer, LearningRateMultipliers):
-            optimizer = LearningRateMultipliers(optimizer, {HEAD_PATTERN: multiplier})
+        if multiplier != 1.0:
+            optimizer = with_multipliers(optimizer, {HEAD_PATTERN: multiplier})
         self.embedding_lr_multiplier = multiplier
         super().compile(optimizer=optimizer, **kwargs)
 

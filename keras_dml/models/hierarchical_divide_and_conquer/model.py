@@ -10,7 +10,7 @@ from keras_dml.models.division.model import DivisionModel
 from keras_dml.models.division.targets import batch_cluster, split_targets
 from keras_dml.models.embedding_model import l2_normalize
 from keras_dml.models.hierarchical_divide_and_conquer.state import FINETUNE, DivisionStateMixin
-from keras_dml.optimizers import LearningRateMultipliers
+from keras_dml.optimizers import LearningRateMultipliers, with_multipliers
 
 # The soft masks' variables, for their own learning rate.
 MASK_PATTERN = r"(^|/)soft_mask/"
@@ -170,15 +170,13 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, DivisionModel):
                 "settings at `mask_lr_multiplier` times its learning rate; set "
                 "`mask_lr_multiplier` instead of passing `mask_optimizer`."
             )
-        optimizer = keras.optimizers.get(optimizer)
-        if not isinstance(optimizer, LearningRateMultipliers):
-            optimizer = LearningRateMultipliers(
-                optimizer,
-                {
-                    MASK_PATTERN: self.mask_lr_multiplier,
-                    self.backbone_pattern(): 0.0 if self.is_backbone_frozen() else 1.0,
-                },
-            )
+        optimizer = with_multipliers(
+            optimizer,
+            {
+                MASK_PATTERN: self.mask_lr_multiplier,
+                self.backbone_pattern(): 0.0 if self.is_backbone_frozen() else 1.0,
+            },
+        )
         # `DivisionModel.compile`: the margin loss by default, the optimizer built at once.
         super().compile(optimizer=optimizer, loss=loss, **kwargs)
 
