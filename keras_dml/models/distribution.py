@@ -30,9 +30,17 @@ def gather_replicas(*tensors):
     if context is None or context.num_replicas_in_sync == 1:
         return 1, list(tensors)
 
+    devices = tf.distribute.get_strategy().extended.worker_devices
+
     def gather(tensor):
         if tensor is None:
             return None
+        if not tensor.device and len(devices) == 1:
+            # A worker of MultiWorkerMirroredStrategy with one local device traces the step
+            # without a device scope, and `all_gather` uses the tensor's device as its
+            # destination ("destinations can not be empty"): place it on the replica's device.
+            with tf.device(devices[0]):
+                tensor = tf.identity(tensor)
         gathered = context.all_gather(tensor, axis=0)
         if None not in tuple(tensor.shape[1:]):  # keep the static feature dimensions
             gathered = tf.ensure_shape(gathered, (None, *tensor.shape[1:]))

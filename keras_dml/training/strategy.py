@@ -171,20 +171,28 @@ def strategy_scope(strategy):
         yield
 
 
+# What a resumed run reads: the backup, the method's state, the best checkpoint and its value,
+# the history. Non-chief workers start from the chief's copy, so that every worker takes the same
+# decisions (saving a best model creates variables, which is collective under the strategy).
+RESUME_FILES = ("backup", "state", "best.keras", "best.keras.json", "history.json")
+
+
 @contextlib.contextmanager
-def worker_output_dir(output_dir, strategy, resume_from=("backup", "state")):
+def worker_output_dir(output_dir, strategy, resume_from=RESUME_FILES):
     """`output_dir` on the chief; a temporary folder, removed on exit, on the other workers.
 
     Every worker runs the same callbacks (checkpoints, backups, logs) but only the chief's files
     are the run's, as in TensorFlow's multi-worker Keras guide: the other workers write theirs
     to a scratch folder so that no two processes write one file. A resumed run starts every
     worker from the chief's checkpoint: the scratch folder begins as a copy of the chief's
-    `resume_from` folders (taken before the first epoch, so before the chief writes again).
+    `resume_from` files and folders (taken before the first epoch, so before the chief writes
+    again).
 
     Args:
         output_dir: str. The run folder (shared by the workers' file systems when resuming).
         strategy: the run's strategy.
-        resume_from: tuple of str. Subfolders of `output_dir` copied into the scratch folder.
+        resume_from: tuple of str. Files and folders of `output_dir` copied into the scratch
+            folder. Defaults to `RESUME_FILES`.
 
     Yields:
         str. The folder this worker writes to.
@@ -198,6 +206,8 @@ def worker_output_dir(output_dir, strategy, resume_from=("backup", "state")):
         source = os.path.join(output_dir, name)
         if os.path.isdir(source):
             shutil.copytree(source, os.path.join(scratch, name))
+        elif os.path.isfile(source):
+            shutil.copy2(source, os.path.join(scratch, name))
     try:
         yield scratch
     finally:
