@@ -1,0 +1,154 @@
+"""The `strategy` setting: names, backend checks, TF_CONFIG, and `train()` under it (issue 15).
+
+The two-process multi-worker run is tests/test_training_multi_worker.py; every method under a
+2-replica MirroredStrategy is tests/test_methods_distributed.py.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from keras_dml.cli import build_parser
+from keras_dml.models.config import PRECISIONS, STRATEGIES, resolve_config
+from keras_dml.training.strategy import check_strategy, check_tf_config
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def tiny_splits():
+    from keras_dml.data.datasets import from_arrays
+
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(12), 6)
+    images = (rng.random((labels.size, 32, 32, 3)) * 255).astype("uint8")
+    return {
+        split: from_arrays(images, labels, split=split, test_fraction=0.3, val_fraction=0.3)
+        for split in ("train", "val", "test")
+    }
+
+
+def test_unknown_strategy_is_one_line_naming_the_values():
+    with pytest.raises(ValueError, match="multi_worker.*Received: strategy='tpu'") as error:
+        resolve_config({"method": "baseline", "dataset": "digits", "strategy": "tpu"})
+    assert "\n" not in str(error.value)
+
+
+def test_strategy_and_backend_mismatch_names_the_fix():
+    with pytest.raises(ValueError, match="KERAS_BACKEND=jax.*'mirrored'"):
+        check_strategy("data_parallel", backend="tensorflow")
+    with pytest.raises(ValueError, match="KERAS_BACKEND=tensorflow.*'data_parallel'"):
+        check_strategy("multi_worker", backend="jax")
+    check_strategy("default", backend="torch")
+
+
+def test_tf_config_errors_show_an_example():
+    with pytest.raises(ValueError, match="TF_CONFIG.*not set.*cluster"):
+        check_tf_config(None)
+    with pytest.raises(ValueError, match="not valid JSON"):
+        check_tf_config("{cluster")
+    with pytest.raises(ValueError, match="needs a `cluster` and a `task`"):
+        check_tf_config(json.dumps({"cluster": {"worker": ["a:1"]}}))
+
+
+def test_cli_choices_are_the_config_values():
+    parser = build_parser(["evaluate"])
+    train = parser._subparsers._group_actions[0].choices["train"]
+    choices = {action.dest: action.choices for action in train._actions}
+    assert tuple(choices["strategy"]) == STRATEGIES
+    assert tuple(choices["precision"]) == PRECISIONS
+
+
+def test_cli_flags_reach_the_config(tmp_path):
+    from keras_dml.cli import _config_from_args
+
+    argv = ["train", "--method", "baseline", "--dataset", "digits", "--output", str(tmp_path)]
+    args = build_parser(argv).parse_args(
+        [*argv, "--strategy", "mirrored", "--precision", "mixed_bfloat16"]
+    )
+    config = _config_from_args(args)
+    assert (config["strategy"], config["precision"]) == ("mirrored", "mixed_bfloat16")
+
+
+def test_train_builds_compiles_and_fits_inside_the_strategy_scope(tmp_path):
+    import keras
+    import tensorflow as tf
+
+    from keras_dml.training import train
+
+    config = {
+        "method": "baseline",
+        "dataset": "arrays",
+        "strategy": "mirrored",
+        "precision": "mixed_bfloat16",
+        "epochs": 1,
+        "batch_size": 16,
+        "m_per_class": 4,
+        "model": {"embedding_dim": 8},
+    }
+    result = train(config, str(tmp_path), verbose=0, splits=tiny_splits(), report=False)
+    model = result["model"]
+    assert isinstance(model.distribute_strategy, tf.distribute.MirroredStrategy)
+    assert isinstance(model.heads[0].kernel.value, tf.distribute.DistributedValues)
+    assert isinstance(model.optimizer.iterations.value, tf.distribute.DistributedValues)
+    assert model.heads[0].compute_dtype == "bfloat16"
+    assert keras.config.dtype_policy().name == "float32"
+    assert not tf.distribute.has_strategy()
+    assert result["output_dir"] == str(tmp_path)
+    with open(tmp_path / "config.json") as f:
+        saved = json.load(f)
+    assert (saved["strategy"], saved["precision"]) == ("mirrored", "mixed_bfloat16")
+
+
+JAX_DATA_PARALLEL = textwrap.dedent(
+    """
+    import jax
+    import keras
+    import numpy as np
+
+    from keras_dml.data.datasets import from_arrays
+    from keras_dml.training import train
+
+    assert len(jax.devices()) == 2
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(12), 6)
+    images = (rng.random((labels.size, 32, 32, 3)) * 255).astype("uint8")
+    splits = {s: from_arrays(images, labels, split=s, test_fraction=0.3, val_fraction=0.3)
+              for s in ("train", "val", "test")}
+    config = {"method": "baseline", "dataset": "arrays", "strategy": "data_parallel",
+              "epochs": 1, "batch_size": 16, "m_per_class": 4, "model": {"embedding_dim": 8}}
+    result = train(config, "OUT", verbose=0, splits=splits, report=False)
+    kernel = result["model"].heads[0].kernel.value
+    assert len(kernel.sharding.device_set) == 2, kernel.sharding  # replicated on both devices
+    assert keras.distribution.distribution() is None  # restored after the run
+    assert np.isfinite(result["history"]["loss"]).all()
+    print("DATA_PARALLEL_OK", result["metrics"]["recall@1"])
+    """
+)
+
+
+@pytest.mark.slow
+def test_data_parallel_on_jax_trains_on_two_devices(tmp_path):
+    pytest.importorskip("jax")
+    env = {
+        **os.environ,
+        "KERAS_BACKEND": "jax",
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+        "PYTHONPATH": ROOT,
+        "TF_CPP_MIN_LOG_LEVEL": "3",
+    }
+    script = JAX_DATA_PARALLEL.replace("OUT", str(tmp_path / "run"))
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert "DATA_PARALLEL_OK" in result.stdout
