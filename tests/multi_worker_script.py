@@ -1,4 +1,4 @@
-"""One worker of a two-process `MultiWorkerMirroredStrategy` run (tests/test_training_multi_worker.py).
+"""One worker of a two-process `MultiWorkerMirroredStrategy` run (test_training_multi_worker.py).
 
 `TF_CONFIG` names the cluster and this worker. The run trains `METHOD` with
 `keras_dml.training.train(..., strategy="multi_worker")` on generated in-memory images (the same
@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 
-class Interrupt(Exception):
+class InterruptedRunError(Exception):
     """Raised by `Recorder` to stop the run after an epoch, as a killed job would stop."""
 
 
@@ -48,7 +48,7 @@ def main(method, output, state_dir, record, epochs, stop_after):
             with open(record, "a") as f:
                 f.write(json.dumps(entry) + "\n")
             if epoch == stop_after:
-                raise Interrupt(f"stopped after epoch {epoch}")
+                raise InterruptedRunError(f"stopped after epoch {epoch}")
 
     rng = np.random.default_rng(0)
     labels = np.repeat(np.arange(12), 8)
@@ -73,7 +73,7 @@ def main(method, output, state_dir, record, epochs, stop_after):
         result = train(
             config, output, verbose=0, splits=splits, report=False, extra_callbacks=[Recorder()]
         )
-    except Interrupt as stop:
+    except InterruptedRunError as stop:
         print("INTERRUPTED", stop, flush=True)
         return
     print("WROTE", result["output_dir"], flush=True)

@@ -153,8 +153,8 @@ def strategy_scope(strategy):
     """The scope in which the model is built, compiled and fitted.
 
     `tf.distribute.Strategy.scope()`, or `keras.distribution.set_distribution` for a
-    `keras.distribution` distribution (`DataParallel`, `ModelParallel`; the previous global distribution is restored on exit),
-    or nothing for `None`.
+    `keras.distribution` distribution (`DataParallel`, `ModelParallel`; the previous global
+    distribution is restored on exit), or nothing for `None`.
     """
     if strategy is None:
         yield
