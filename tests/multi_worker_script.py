@@ -3,9 +3,10 @@
 `TF_CONFIG` names the cluster and this worker. The run trains `METHOD` with
 `keras_dml.training.train(..., strategy="multi_worker")` on generated in-memory images (the same
 on every worker), records per epoch what this worker saw in `RECORD` (JSON lines: the epoch, the
-loss, the division count and, for D&C, the sha256 of the cluster assignment it trains on and the
-time it spent clustering), and with `STOP_AFTER` >= 0 stops the run after that epoch, once the
-backup of the epoch is written (an interrupted run that the same command resumes).
+loss, the division count and, for D&C and hierarchical D&C, the sha256 of the cluster assignment
+it trains on and the time it spent clustering), and with `STOP_AFTER` >= 0 stops the run after
+that epoch, once the backup of the epoch is written (an interrupted run that the same command
+resumes).
 
     python tests/multi_worker_script.py METHOD OUTPUT STATE_DIR RECORD EPOCHS STOP_AFTER
 """
@@ -36,14 +37,22 @@ def main(method, output, state_dir, record, epochs, stop_after):
         def on_epoch_end(self, epoch, logs=None):
             logs = logs or {}
             entry = {"epoch": epoch, "loss": float(logs["loss"])}
-            if hasattr(self.model, "division_count"):
-                count = int(keras.ops.convert_to_numpy(self.model.division_count))
+            model = self.model
+            if hasattr(model, "division_count"):  # D&C: the assignment file of the division
+                count = int(keras.ops.convert_to_numpy(model.division_count))
                 path = os.path.join(state_dir, f"division_{count:04d}.npz")
                 assignment = np.load(path)["assignment"].astype(np.int64)
+                seconds = logs.get("dc_recluster_seconds", -1.0)
+            if hasattr(model, "recluster_count"):  # HDC: the assignment the model holds
+                count = int(keras.ops.convert_to_numpy(model.recluster_count))
+                assignment = np.asarray(model.get_cluster_assignment(), np.int64)
+                seconds = logs.get("hdc_recluster_seconds", -1.0)
+                entry["learners"] = model.active_learners
+            if method in ("dc", "hdc"):
                 entry.update(
                     division=count,
                     assignment_sha256=hashlib.sha256(assignment.tobytes()).hexdigest(),
-                    recluster_seconds=float(logs.get("dc_recluster_seconds", -1.0)),
+                    recluster_seconds=float(seconds),
                 )
             with open(record, "a") as f:
                 f.write(json.dumps(entry) + "\n")
@@ -61,14 +70,19 @@ def main(method, output, state_dir, record, epochs, stop_after):
         "method": method,
         "dataset": "arrays",
         "strategy": "multi_worker",
+        "backbone": "convnet",
         "epochs": epochs,
         "batch_size": 16,
         "m_per_class": 4,
         "model": {"embedding_dim": 16},
-        "method_options": {"recluster_every": 1, "state_dir": state_dir} if method == "dc" else {},
+        "method_options": {},
     }
     if method == "dc":
         config["model"]["num_learners"] = 2
+        config["method_options"] = {"recluster_every": 1, "state_dir": state_dir}
+    if method == "hdc":  # one learner, split in two at the first division
+        config["model"]["max_learners"] = 2
+        config["method_options"] = {"division_every": 1}
     try:
         result = train(
             config, output, verbose=0, splits=splits, report=False, extra_callbacks=[Recorder()]

@@ -3,8 +3,9 @@
 Each worker gets its own `TF_CONFIG` (free ports, worker 0 the chief) and runs
 `tests/multi_worker_script.py`: the baseline and D&C train, stop after their first epoch (the
 chief's backup written) and resume with the same command. Only the chief writes the run folder;
-the other worker's files go to a temporary folder that is gone afterwards. D&C's divisions are
-computed on the chief and received by the other worker, so both train on the same assignment.
+the other worker's files go to a temporary folder that is gone afterwards. The divisions of D&C
+and hierarchical D&C (k-means, HDC's splits) are computed on the chief and received by the other
+worker, so both train on the same assignment with the same learners.
 Every process runs under a time limit: a hang fails the test with the workers' output.
 """
 
@@ -87,7 +88,7 @@ def records(tmp_path, index):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["baseline", "dc"])
+@pytest.mark.parametrize("method", ["baseline", "dc", "hdc"])
 def test_two_workers_train_checkpoint_on_the_chief_and_resume(method, tmp_path):
     first = run_workers(method, tmp_path, epochs=2, stop_after=0)
     assert all("INTERRUPTED" in out for out in first)
@@ -106,9 +107,12 @@ def test_two_workers_train_checkpoint_on_the_chief_and_resume(method, tmp_path):
     chief_records, other_records = records(tmp_path, 0), records(tmp_path, 1)
     for a, b in zip(chief_records, other_records):
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-6)  # one global batch per step
-    if method == "dc":
+    if method in ("dc", "hdc"):
         assert [entry["division"] for entry in chief_records] == [1, 2]
+        if method == "hdc":
+            assert chief_records[0]["learners"] == 2
         for a, b in zip(chief_records, other_records):
+            assert a.get("learners") == b.get("learners")  # HDC: the same split
             assert a["assignment_sha256"] == b["assignment_sha256"]
             assert a["recluster_seconds"] > 0.0  # the chief embedded and clustered
             assert b["recluster_seconds"] == 0.0  # the other worker received the assignment

@@ -52,6 +52,8 @@ def check_mixed_model(model, history, policy):
     compute = "float16" if policy == "mixed_float16" else "bfloat16"
     assert model.backbone.layers[-1].compute_dtype == compute  # the backbone runs in 16 bits
     assert all(v.dtype == "float32" for v in model.trainable_weights)
+    heads = [model.embedding] if hasattr(model, "embedding") else model.heads
+    assert all(head.compute_dtype == "float32" for head in heads)  # the output head
     images, labels = batch()
     assert keras.backend.standardize_dtype(model(images[:2]).dtype) == "float32"
     for key, values in history.items():
@@ -91,6 +93,7 @@ def test_every_method_trains_under_mixed_precision(name, policy):
     check_mixed_model(model, history, policy)
 
 
+@pytest.mark.slow
 def test_loss_scaling_recovers_from_overflowing_first_steps():
     """BIER's diversity loss (~2.6e3) times the initial loss scale overflows float16: the
     LossScaleOptimizer skips those steps and halves its scale until the steps go through."""
@@ -113,6 +116,7 @@ ONNX_BFLOAT16 = pytest.mark.xfail(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "policy", ["mixed_float16", pytest.param("mixed_bfloat16", marks=ONNX_BFLOAT16)]
 )

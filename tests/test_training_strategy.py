@@ -89,13 +89,15 @@ def test_train_builds_compiles_and_fits_inside_the_strategy_scope(tmp_path):
         "batch_size": 16,
         "m_per_class": 4,
         "model": {"embedding_dim": 8},
+        "backbone": "convnet",
     }
     result = train(config, str(tmp_path), verbose=0, splits=tiny_splits(), report=False)
     model = result["model"]
     assert isinstance(model.distribute_strategy, tf.distribute.MirroredStrategy)
     assert isinstance(model.heads[0].kernel.value, tf.distribute.DistributedValues)
     assert isinstance(model.optimizer.iterations.value, tf.distribute.DistributedValues)
-    assert model.heads[0].compute_dtype == "bfloat16"
+    assert model.backbone.layers[-1].compute_dtype == "bfloat16"
+    assert model.heads[0].compute_dtype == "float32"
     assert keras.config.dtype_policy().name == "float32"
     assert not tf.distribute.has_strategy()
     assert result["output_dir"] == str(tmp_path)
@@ -120,7 +122,8 @@ JAX_DATA_PARALLEL = textwrap.dedent(
     splits = {s: from_arrays(images, labels, split=s, test_fraction=0.3, val_fraction=0.3)
               for s in ("train", "val", "test")}
     config = {"method": "baseline", "dataset": "arrays", "strategy": "data_parallel",
-              "epochs": 1, "batch_size": 16, "m_per_class": 4, "model": {"embedding_dim": 8}}
+              "epochs": 1, "batch_size": 16, "m_per_class": 4, "model": {"embedding_dim": 8},
+              "backbone": "convnet"}
     result = train(config, "OUT", verbose=0, splits=splits, report=False)
     kernel = result["model"].heads[0].kernel.value
     assert len(kernel.sharding.device_set) == 2, kernel.sharding  # replicated on both devices
@@ -152,3 +155,49 @@ def test_data_parallel_on_jax_trains_on_two_devices(tmp_path):
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     assert "DATA_PARALLEL_OK" in result.stdout
+
+
+EMBED_UNDER_MIRRORED = textwrap.dedent(
+    """
+    import numpy as np
+    import tensorflow as tf
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    import keras
+
+    from keras_dml.evaluation import embed
+
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+    x = np.random.default_rng(0).random((10, 4)).astype("float32")
+    # Keras' own predict_on_batch runs the batch on both replicas: twice the rows.
+    assert model.predict_on_batch(x[:5]).shape == (10, 3)
+    embeddings, _ = embed(model, x, batch_size=5, verbose=False)
+    np.testing.assert_allclose(embeddings, x @ model.weights[0].numpy() + model.weights[1].numpy(),
+                               rtol=1e-5, atol=1e-6)
+    print("EMBED_OK", embeddings.shape)
+    """
+)
+
+
+@pytest.mark.slow
+def test_embed_gives_one_row_per_input_under_a_two_replica_strategy():
+    """`RetrievalEvaluation` and the test metrics of `train(strategy="mirrored")` embed this way."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": ROOT,
+        "TF_CPP_MIN_LOG_LEVEL": "3",
+        "CUDA_VISIBLE_DEVICES": "",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", EMBED_UNDER_MIRRORED],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert "EMBED_OK (10, 3)" in result.stdout

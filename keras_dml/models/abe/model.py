@@ -131,8 +131,9 @@ class ABE(SplitEnsembleBase):
             activation=mask_activation,
             name="attention_branch",
         )
+        # float32 under a mixed-precision policy: the embedding is the model's output.
         self.embedding = keras.layers.Dense(
-            learner_dims[0], use_bias=self.embedding_bias, name="embedding"
+            learner_dims[0], use_bias=self.embedding_bias, dtype="float32", name="embedding"
         )
         self._init_training(
             self.num_learners,
