@@ -201,3 +201,50 @@ def test_embed_gives_one_row_per_input_under_a_two_replica_strategy():
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     assert "EMBED_OK (10, 3)" in result.stdout
+
+
+def fake_strategy(cluster, task_type, task_id):
+    """An object with the `cluster_resolver` of a worker of `cluster` (no TensorFlow server)."""
+    import types
+
+    import tensorflow as tf
+
+    resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+        tf.train.ClusterSpec(cluster), task_type=task_type, task_id=task_id
+    )
+    return types.SimpleNamespace(cluster_resolver=resolver)
+
+
+def test_chief_is_worker_0_or_the_chief_task():
+    from keras_dml.models.distribution import is_chief, num_workers
+
+    workers = {"worker": ["a:1", "b:1"]}
+    assert is_chief(fake_strategy(workers, "worker", 0))
+    assert not is_chief(fake_strategy(workers, "worker", 1))
+    with_chief = {"chief": ["c:1"], "worker": ["a:1", "b:1"]}
+    assert is_chief(fake_strategy(with_chief, "chief", 0))
+    assert not is_chief(fake_strategy(with_chief, "worker", 0))
+    assert num_workers(fake_strategy(with_chief, "worker", 1)) == 3
+    assert is_chief(None) and num_workers(None) == 1
+
+
+def test_non_chief_writes_to_a_removed_copy_of_the_chief_records(tmp_path):
+    from keras_dml.training.strategy import RESUME_FILES, worker_output_dir
+
+    run = tmp_path / "run"
+    (run / "backup").mkdir(parents=True)
+    (run / "backup" / "weights.h5").write_text("w")
+    (run / "best.keras.json").write_text("{}")
+    (run / "logs").mkdir()
+    workers = {"worker": ["a:1", "b:1"]}
+    with worker_output_dir(str(run), fake_strategy(workers, "worker", 0)) as folder:
+        assert folder == str(run)
+    with worker_output_dir(str(run), fake_strategy(workers, "worker", 1)) as folder:
+        assert folder != str(run)
+        assert sorted(os.listdir(folder)) == ["backup", "best.keras.json"]
+        assert (run / "backup" / "weights.h5").read_text() == "w"
+        with open(os.path.join(folder, "written_by_worker_1"), "w") as f:
+            f.write("x")
+    assert not os.path.exists(folder)
+    assert "written_by_worker_1" not in os.listdir(run)
+    assert {"backup", "state", "best.keras", "best.keras.json", "history.json"} == set(RESUME_FILES)
