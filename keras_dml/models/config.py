@@ -21,6 +21,8 @@ Schema (every key but `method` and `dataset` has a default)::
                                          # method's default (normalised softmax for the
                                          # baseline, the paper's loss for each ensemble)
       "optimizer": {"name": "adam", "learning_rate": 1e-3},
+                                         # + "lr_multipliers": {pattern: factor} over variable
+                                         # paths (ProxyAnchor: {"proxies$": 100} unless set)
       "epochs": 10, "seed": 0,
       "batch_size": null, "m_per_class": null,  # null: fitted to the training split (64 images,
                                          # 4 per class when the split has 16 classes or more)
