@@ -262,7 +262,10 @@ def _run_train(args):
     config = _config_from_args(args)
     result = train(config, args.output, verbose=0 if args.quiet else 2, report=not args.no_report)
     print(json.dumps(result["metrics"], indent=2))
-    print(f"Saved {os.path.join(args.output, 'model.keras')}")
+    if result.get("output_dir", args.output) != args.output:  # a non-chief worker
+        print(f"Not the chief worker: the chief saves {os.path.join(args.output, 'model.keras')}")
+    else:
+        print(f"Saved {os.path.join(args.output, 'model.keras')}")
     return 0
 
 
