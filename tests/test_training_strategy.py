@@ -248,3 +248,24 @@ def test_non_chief_writes_to_a_removed_copy_of_the_chief_records(tmp_path):
     assert not os.path.exists(folder)
     assert "written_by_worker_1" not in os.listdir(run)
     assert {"backup", "state", "best.keras", "best.keras.json", "history.json"} == set(RESUME_FILES)
+
+
+def test_default_strategy_keeps_a_callers_scope(tmp_path):
+    """`strategy="default"` opens no scope: `train()` inside a caller's scope uses that one."""
+    import tensorflow as tf
+
+    from keras_dml.training import train
+
+    config = {
+        "method": "baseline",
+        "dataset": "arrays",
+        "epochs": 1,
+        "batch_size": 16,
+        "m_per_class": 4,
+        "model": {"embedding_dim": 8},
+        "backbone": "convnet",
+    }
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    with strategy.scope():
+        result = train(config, str(tmp_path), verbose=0, splits=tiny_splits(), report=False)
+    assert result["model"].distribute_strategy is strategy

@@ -127,8 +127,8 @@ def make_strategy(name):
         name: str. `"default"`, `"mirrored"`, `"multi_worker"` or `"data_parallel"`.
 
     Returns:
-        A `tf.distribute.Strategy` (`default`: TensorFlow's default strategy on TensorFlow,
-        `None` elsewhere) or a `keras.distribution.DataParallel` (`data_parallel`).
+        `None` (`default`), a `tf.distribute.Strategy` (`mirrored`, `multi_worker`) or a
+        `keras.distribution.DataParallel` (`data_parallel`).
 
     Examples:
     >>> make_strategy("mirrored").num_replicas_in_sync  # doctest: +SKIP
@@ -138,14 +138,10 @@ def make_strategy(name):
     if name == "data_parallel":
         return keras.distribution.DataParallel()
     if name == "default":
-        return _tensorflow().distribute.get_strategy() if _is_tensorflow() else None
+        return None  # no scope of its own: a caller's `strategy.scope()` still applies
     if name == "mirrored":
         return _tensorflow().distribute.MirroredStrategy()
     return make_multi_worker_strategy()
-
-
-def _is_tensorflow():
-    return keras.backend.backend() == "tensorflow"
 
 
 @contextlib.contextmanager
