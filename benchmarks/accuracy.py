@@ -6,7 +6,8 @@ budget (epochs, batch = classes x m, Adam learning rate, embedding size, backbon
 seeds, and is tested on the unseen classes with `keras_dml.evaluation.evaluate` (R@1, MAP@R,
 R-Precision, NMI). Rows:
 
-- `defaults`: `keras-dml train --method baseline` with only the dataset and budget given;
+- `defaults`: `keras-dml train --method baseline` with only the dataset and the epochs given
+  (every other setting is the library's default, fitted to the data; recorded in `settings`);
 - `baseline/<loss>`: the baseline with each registered loss family;
 - `<method>/paper` and `<method>/best`: every ensemble method with its paper's loss and with the
   best baseline loss, at the same total embedding size;
@@ -118,10 +119,19 @@ def run_keras(row, splits, dataset, budget, best_loss, seed, output):
     from keras_dml.training import train
 
     config = keras_config(row, dataset, budget, best_loss, seed)
-    run = train(
-        config, os.path.join(output, row.replace("/", "_"), f"seed{seed}"), verbose=0, splits=splits
-    )
-    return run["metrics"], run["seconds"]
+    run_dir = os.path.join(output, row.replace("/", "_"), f"seed{seed}")
+    run = train(config, run_dir, verbose=0, splits=splits)
+    with open(os.path.join(run_dir, "config.json")) as f:
+        used = json.load(f)  # what the run fitted to the data (the `defaults` row sets little)
+    settings = {
+        "backbone": used["backbone"]["name"],
+        "batch_size": used["batch_size"],
+        "m_per_class": used["m_per_class"],
+        "model": used["model"],
+        "loss": used["loss"],
+        "optimizer": used["optimizer"],
+    }
+    return run["metrics"], run["seconds"], settings
 
 
 def run_pml(row, splits, budget, seed):
@@ -221,11 +231,12 @@ def main(argv=None):
             if row.startswith("pml/"):
                 try:
                     metrics, seconds = run_pml(row, splits[seed], budget, seed)
+                    settings = {"backbone": budget["backbone"], "recipe": row.split("/")[1]}
                 except ImportError as error:
                     print(f"[accuracy] {row}: skipped ({error})", flush=True)
                     continue
             else:
-                metrics, seconds = run_keras(
+                metrics, seconds, settings = run_keras(
                     row, splits[seed], args.dataset, budget, args.best_loss, seed, args.output
                 )
             record = {
@@ -233,6 +244,7 @@ def main(argv=None):
                 "seed": seed,
                 "dataset": args.dataset,
                 "budget": budget,
+                "settings": settings,
                 "metrics": {k: v if isinstance(v, str) else float(v) for k, v in metrics.items()},
                 "seconds": float(seconds),
                 "wall": time.perf_counter() - start,

@@ -1,0 +1,60 @@
+"""`benchmarks/accuracy.py` and `benchmarks/ensemble_analysis.py` end to end on digits (slow)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(script, *args):
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", script), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_accuracy_rows_record_their_settings_and_the_analysis_cuts_learners(tmp_path):
+    out = str(tmp_path / "acc")
+    rows = "defaults,baseline/normalized_softmax,abe/best"
+    budget = ["--set", "epochs=1", "--set", "batch_size=16", "--set", "backbone=convnet"]
+    run(
+        "accuracy.py",
+        "--dataset",
+        "digits",
+        "--rows",
+        rows,
+        "--seeds",
+        "0",
+        "--output",
+        out,
+        *budget,
+    )
+    with open(os.path.join(out, "results.jsonl")) as f:
+        records = {r["row"]: r for r in map(json.loads, f)}
+    assert set(records) == set(rows.split(","))
+    # The defaults row sets nothing but the dataset and epochs: its settings are the library's.
+    assert records["defaults"]["settings"]["backbone"] == "vgg_small"
+    assert records["defaults"]["settings"]["loss"]["name"] == "normalized_softmax"
+    assert records["abe/best"]["settings"]["model"]["num_learners"] == 4
+    assert 0.0 < records["baseline/normalized_softmax"]["metrics"]["recall@1"] <= 1.0
+    table = run("accuracy.py", "--output", out, "--table")
+    assert "abe/best" in table and "defaults" in table
+
+    run("ensemble_analysis.py", "--output", out, "--rows", "baseline/normalized_softmax,abe/best")
+    with open(os.path.join(out, "ensemble_analysis.jsonl")) as f:
+        analysis = {r["row"]: r for r in map(json.loads, f)}
+    # The baseline is cut into 4 equal slices (the control); ABE has its 4 learners.
+    assert analysis["baseline/normalized_softmax"]["learners"] == 4
+    assert analysis["abe/best"]["learners"] == 4
+    assert len(analysis["abe/best"]["learner_recall@1"]) == 4
