@@ -43,7 +43,7 @@ BUDGET = {
     "learning_rate": 1e-3,
     "embedding_dim": 128,
     "image_size": 32,
-    "backbone": "convnet",
+    "backbone": "vgg_small",
 }
 
 # Loss families of the baseline rows: name -> run-config `loss` entry.

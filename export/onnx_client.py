@@ -1,10 +1,11 @@
 """Stand-alone ONNX Runtime client for a keras-dml embedding model: embed a folder, query it.
 
 Needs only onnxruntime, numpy and Pillow; it never imports keras_dml or TensorFlow, so it runs on
-a serving machine. The search is keras-dml's exact NumPy algorithm, `keras_dml/search/exact_topk.py`
-(NumPy only), loaded by file path from the checkout or installed package next to it without
-importing keras_dml; copy that file next to this one on a machine without keras-dml. Without it,
-a plain NumPy argsort gives the same neighbours (ties by index) using more memory.
+a serving machine. The search is keras-dml's exact NumPy algorithm, the package folder
+`keras_dml/search/exact_topk/` (NumPy only), loaded by path from the checkout or installed package
+next to it without importing keras_dml; copy that folder next to this one on a machine without
+keras-dml. Without it, a plain NumPy argsort gives the same neighbours (ties by index) using more
+memory.
 
 The model (from `keras-dml export ... --format onnx`) takes `images` [batch, H, W, 3] raw RGB
 pixels in [0, 255] (float32 or uint8) and returns `embedding` [batch, D] made of L2-normalised
@@ -212,11 +213,11 @@ def paths_file(index_path):
     return str(Path(index_path).with_suffix("")) + ".paths.txt"
 
 
-SHARED_SEARCH = "exact_topk.py"
+SHARED_SEARCH = "exact_topk"
 
 
 def _shared_search_paths():
-    """Where keras-dml's NumPy-only search module may be: next to this file, in the checkout,
+    """Where keras-dml's NumPy-only search package may be: next to this file, in the checkout,
     in the installed package (found without importing keras_dml)."""
     here = Path(__file__).resolve().parent
     candidates = [here / SHARED_SEARCH, here.parent / "keras_dml" / "search" / SHARED_SEARCH]
@@ -230,12 +231,26 @@ def _shared_search_paths():
 
 
 def load_shared_search():
-    """keras-dml's exact NumPy search module, loaded by path (no keras_dml import), or None."""
+    """keras-dml's exact NumPy search package, loaded by path (no keras_dml import), or None.
+
+    The package's modules import each other relatively, so it is registered under its own name
+    before it runs.
+    """
+    name = "_keras_dml_exact_topk"
+    if name in sys.modules:
+        return sys.modules[name]
     for path in _shared_search_paths():
-        if path.is_file():
-            spec = importlib.util.spec_from_file_location("_keras_dml_exact_topk", path)
+        if (path / "__init__.py").is_file():
+            spec = importlib.util.spec_from_file_location(
+                name, path / "__init__.py", submodule_search_locations=[str(path)]
+            )
             module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
             return module
     return None
 

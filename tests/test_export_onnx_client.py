@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -116,12 +117,13 @@ def test_prepare_checks_arrays(setup):
 
 
 def test_search_is_the_shared_exact_algorithm(monkeypatch):
-    """The client loads keras_dml/search/exact_topk.py by path (no keras_dml import) and its
+    """The client loads keras_dml/search/exact_topk/ by path (no keras_dml import) and its
     result equals the plain-NumPy fallback and a naive sort, ties ordered by row."""
     client_module = load_client()
     shared = client_module.load_shared_search()
     assert shared is not None and shared.__name__ == "_keras_dml_exact_topk"
-    assert Path(shared.__file__).resolve() == REPO / "keras_dml" / "search" / "exact_topk.py"
+    package = REPO / "keras_dml" / "search" / "exact_topk"
+    assert Path(shared.__file__).resolve() == package / "__init__.py"
     rng = np.random.default_rng(0)
     index = rng.integers(-1, 2, size=(50, 4)).astype("float32")  # exact products: real ties
     queries = rng.integers(-1, 2, size=(6, 4)).astype("float32")
@@ -168,3 +170,34 @@ def test_missing_model_is_reported(tmp_path, capsys):
     )
     assert code == 1
     assert "ONNX model not found" in capsys.readouterr().err
+
+
+def test_shared_search_copied_next_to_the_client_needs_only_numpy(tmp_path):
+    """The serving-machine layout: the client and a copy of the exact_topk folder side by side.
+    The copy is the one loaded, its relative imports resolve, and neither keras_dml, keras nor
+    TensorFlow is imported (the package stays NumPy-only)."""
+    shutil.copy(CLIENT, tmp_path / "onnx_client.py")
+    shutil.copytree(
+        REPO / "keras_dml" / "search" / "exact_topk",
+        tmp_path / "exact_topk",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    script = (
+        "import sys, runpy\n"
+        "import numpy as np\n"
+        f"client = runpy.run_path({str(tmp_path / 'onnx_client.py')!r})\n"
+        "shared = client['load_shared_search']()\n"
+        "assert shared is client['load_shared_search'](), 'loaded twice'\n"
+        "print(shared.__file__)\n"
+        "index = np.eye(5, dtype='float32')\n"
+        "scores, ids = client['nearest'](index, index[[3, 1]], 2)\n"
+        "print(ids.tolist())\n"
+        "for name in ('tensorflow', 'keras', 'keras_dml'):\n"
+        "    assert name not in sys.modules, name + ' was imported'\n"
+    )
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    loaded, ids = result.stdout.strip().splitlines()
+    assert Path(loaded).resolve() == (tmp_path / "exact_topk" / "__init__.py").resolve()
+    assert ids == "[[3, 0], [1, 0]]"

@@ -194,3 +194,19 @@ def test_default_branches_of_large_backbones(name):
     trunk = model.attention_trunk.outputs[0].shape
     assert features[1:3] == trunk[1:3]  # the trunk copy keeps S's resolution
     assert model(tiny_images(2, size=64)).shape == (2, 16)
+
+
+def test_every_registered_backbone_has_default_cuts():
+    """ABE (and M-heads) build on every registered backbone without the user naming cuts."""
+    from keras_dml.backbones import list_backbones
+    from keras_dml.models.abe import DEFAULT_BRANCHES
+
+    missing = sorted(set(list_backbones()) - set(DEFAULT_BRANCHES))
+    assert not missing, f"no default ABE cuts for {missing}"
+
+
+def test_abe_builds_on_vgg_small_with_default_cuts():
+    keras.utils.set_random_seed(0)
+    backbone = backbones.get("vgg_small", input_shape=(32, 32, 1), width=8)
+    model = ABE(backbone, num_learners=2, embedding_dim=8)
+    assert numpy(model(np.zeros((2, 32, 32, 1), "float32"))).shape == (2, 8)

@@ -256,6 +256,36 @@ def with_class_arguments(loss_config, num_classes=None, embedding_dim=None):
     return filled
 
 
+def with_recommended_lr_multipliers(optimizer_config, loss_config):
+    """`optimizer_config` with the loss's recommended `lr_multipliers` when it sets none.
+
+    A loss class may declare `recommended_lr_multipliers` (`{pattern: factor}` over variable
+    paths): ProxyAnchor's proxies train at 100x the network's learning rate in Kim et al.
+    (2020)'s code, which PML's documentation and the paper's results assume. An optimizer entry
+    that already has `lr_multipliers` (even `{}`) is kept as it is.
+
+    Args:
+        optimizer_config: dict. The run configuration's `optimizer` entry.
+        loss_config: dict `{"name": ..., **arguments}` or `None`.
+
+    Returns:
+        A new dict (or `optimizer_config` unchanged).
+
+    Examples:
+    >>> with_recommended_lr_multipliers({"name": "adam"}, {"name": "proxy_anchor"})
+    {'name': 'adam', 'lr_multipliers': {'proxies$': 100.0}}
+    """
+    if not loss_config or "lr_multipliers" in optimizer_config:
+        return optimizer_config
+    from keras_dml.losses import registry
+
+    key = str(loss_config.get("name", "")).strip().lower().replace("-", "_")
+    recommended = getattr(registry.LOSSES.get(key), "recommended_lr_multipliers", None)
+    if not recommended:
+        return optimizer_config
+    return {**optimizer_config, "lr_multipliers": dict(recommended)}
+
+
 def class_loss_with_weights(loss, labels, embeddings, class_weights):
     """Evaluates a class-based loss layer with other class vectors than its own variable.
 

@@ -92,7 +92,9 @@ class ProxyAnchorLoss(ClassWeightLoss):
     train with the model, are saved in `.keras` files and are left out of exports). The paper
     trains the proxies with a learning rate 100x the network's:
     `keras_dml.optimizers.LearningRateMultipliers(keras.optimizers.AdamW(1e-4),
-    {"proxies": 100.0})` does that (the proxies' variable path ends in `proxies`).
+    {"proxies$": 100.0})` does that (the proxies' variable path ends in `proxies`), and
+    `keras_dml.training.train` / `keras-dml train` apply it unless the run configuration's
+    optimizer entry sets `lr_multipliers` (`recommended_lr_multipliers` below).
 
     Args:
         num_classes: int. Number of training classes (labels in `[0, num_classes)`).
@@ -121,6 +123,9 @@ class ProxyAnchorLoss(ClassWeightLoss):
     WEIGHTS_NAME = "proxies"
     LOSS_ARGUMENTS = ("alpha", "delta")
     loss_fn = staticmethod(proxy_anchor_loss)
+
+    # Kim et al. (2020), Sec. 5.1 (implementation details): proxies at 100x the learning rate.
+    recommended_lr_multipliers = {"proxies$": 100.0}
 
     def __init__(self, num_classes=None, embedding_dim=None, alpha=32.0, delta=0.1, **kwargs):
         if alpha <= 0:

@@ -13,11 +13,16 @@ Schema (every key but `method` and `dataset` has a default)::
                                          # a serialized Keras preprocessing pipeline, or null
                                          # (the dataset's default: crop_flip for image files,
                                          # none for in-memory arrays)
-      "backbone": {"name": "convnet", "weights": null, "freeze_batchnorm": false},
+      "backbone": {"name": "vgg_small", "weights": null, "freeze_batchnorm": false},
+                                         # vgg_small: the default because it is competitive
+                                         # (benchmarks/accuracy.py); "convnet" is ~6x cheaper
       "model": {"embedding_dim": 64},    # constructor keyword arguments of the method's model
-      "loss": {"name": "margin"},        # keras_dml.losses.get(...) arguments; null = the
-                                         # method's default (margin loss for most)
+      "loss": null,                      # keras_dml.losses.get(...) arguments; null = the
+                                         # method's default (normalised softmax for the
+                                         # baseline, the paper's loss for each ensemble)
       "optimizer": {"name": "adam", "learning_rate": 1e-3},
+                                         # + "lr_multipliers": {pattern: factor} over variable
+                                         # paths (ProxyAnchor: {"proxies$": 100} unless set)
       "epochs": 10, "seed": 0,
       "batch_size": null, "m_per_class": null,  # null: fitted to the training split (64 images,
                                          # 4 per class when the split has 16 classes or more)
@@ -36,7 +41,7 @@ DEFAULTS = {
     "dataset_options": {},
     "image_size": 32,
     "augmentation": None,
-    "backbone": {"name": "convnet", "weights": None, "freeze_batchnorm": False},
+    "backbone": {"name": "vgg_small", "weights": None, "freeze_batchnorm": False},
     "model": {},
     "loss": None,
     "optimizer": {"name": "adam", "learning_rate": 1e-3},

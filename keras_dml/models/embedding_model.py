@@ -1,21 +1,30 @@
 """`EmbeddingModel`: the single-embedding baseline, base of the head-per-learner ensembles."""
 
 import keras
-from keras import ops
 
-from keras_dml.losses.class_weights import class_loss_with_weights, is_class_loss
 from keras_dml.losses.pairwise import l2_normalize  # noqa: F401 (re-exported)
-from keras_dml.models.distribution import gather_replicas, with_model_losses
 from keras_dml.models.ensemble_model import (  # noqa: F401 (re-exported)
     POOLINGS,
     EnsembleModel,
     LossLayerSlot,
     check_backbone,
 )
+from keras_dml.models.learner_dims import resolve_learner_dims
+from keras_dml.models.loss_layer_owner import LossLayerOwner
+
+__all__ = [
+    "POOLINGS",
+    "EmbeddingModel",
+    "EnsembleModel",
+    "LossLayerSlot",
+    "check_backbone",
+    "l2_normalize",
+    "resolve_learner_dims",
+]
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
-class EmbeddingModel(EnsembleModel):
+class EmbeddingModel(LossLayerOwner, EnsembleModel):
     """Backbone, global pooling, one linear head per learner, per-learner L2 normalisation.
 
     The model takes raw pixels in [0, 255] (the backbone carries its own normalisation), so
@@ -114,120 +123,6 @@ class EmbeddingModel(EnsembleModel):
         features = self.dropout_layer(self.features(images, training=training), training=training)
         return [head(features) for head in self.heads]
 
-    # -- losses with trainable weights ----------------------------------------------------------
-    def _set_loss_layer(self, loss_layer):
-        """Makes `loss_layer` the model's loss layer (`None` removes the current one)."""
-        if loss_layer is not None:
-            dim = getattr(loss_layer, "embedding_dim", None)
-            if dim is not None and int(dim) != self.embedding_dim:
-                raise ValueError(
-                    f"The loss layer '{loss_layer.name}' expects embeddings of dimension {dim} "
-                    f"but this model outputs {self.embedding_dim}; build the loss with "
-                    f"embedding_dim={self.embedding_dim}. Received: loss={loss_layer!r}"
-                )
-        if self.loss_layer is loss_layer:
-            return
-        self.loss_slot.held.clear()
-        if loss_layer is not None:
-            self.loss_slot.held.append(loss_layer)
-
-    def compile(self, optimizer="rmsprop", loss=None, **kwargs):
-        """`keras.Model.compile`, where `loss` may also be a loss layer with trainable weights.
-
-        Args:
-            optimizer: optimizer instance or name. Defaults to `"rmsprop"` (Keras' default).
-            loss: a `keras.losses.Loss` (or any loss Keras accepts), or a `keras.layers.Layer`
-                loss such as `keras_dml.losses.get("proxy_anchor", num_classes=...,
-                embedding_dim=...)`, which the model then owns (see the class docstring).
-                `None` keeps a loss layer the model already owns. Defaults to `None`.
-            **kwargs: passed to `keras.Model.compile`.
-        """
-        if isinstance(loss, keras.layers.Layer):
-            self._set_loss_layer(loss)
-            loss = None
-        elif loss is not None:
-            self._set_loss_layer(None)
-        super().compile(optimizer=optimizer, loss=loss, **kwargs)
-
-    def compile_from_config(self, config):
-        """Re-compiles a loaded model, so `fit` resumes with the saved optimizer state.
-
-        Keras skips this for models that override `compile`; `EmbeddingModel.compile` only adds
-        loss layers (which the model's own config restores), so its saved compile arguments
-        replay as they are. Subclasses with their own `compile` keep Keras' behaviour.
-        """
-        if type(self).compile is not EmbeddingModel.compile:
-            return super().compile_from_config(config)
-        config = keras.saving.deserialize_keras_object(config)
-        self.compile(**config)
-        if self.built and getattr(self, "optimizer", None) is not None:
-            self.optimizer.build(self.trainable_variables)  # so its saved state can load
-
-    def metric_loss(self, labels, embeddings, sample_weight=None, class_weights=None):
-        """The model's metric loss on `embeddings` (the whole output or one learner's part).
-
-        With a compiled `keras.losses.Loss` this is that loss. With an owned loss layer whose
-        class vectors are a `[C, D]` variable (proxies, class weights), `class_weights` maps that
-        variable to the vectors of the embeddings given: an ensemble passes the columns of a
-        learner's slice (`lambda w: w[:, a:b]`), so every learner has its own class vectors.
-
-        Args:
-            labels: int tensor `[B]`.
-            embeddings: float tensor `[B, d]`.
-            sample_weight: optional per-example weights (compiled losses only).
-            class_weights: callable `[C, D] -> [C, d]` or `None` (the variable as it is).
-
-        Returns:
-            float32 scalar.
-        """
-        layer = self.loss_layer
-        if layer is None:
-            if self.loss is None:
-                raise ValueError(
-                    f"{type(self).__name__} has no metric loss: compile it with one, e.g. "
-                    "model.compile(optimizer='adam', loss=keras_dml.losses.MarginLoss())."
-                )
-            return ops.cast(self.loss(labels, embeddings, sample_weight), "float32")
-        if class_weights is not None and is_class_loss(layer):
-            weights = class_weights(ops.cast(layer.class_weight_variable, "float32"))
-            return ops.cast(class_loss_with_weights(layer, labels, embeddings, weights), "float32")
-        return ops.cast(layer(labels, embeddings), "float32")
-
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The owned loss layer on `(labels, embeddings)` plus added losses, or Keras' loss.
-
-        In-batch metric losses compare every pair of the batch; with R replicas of a
-        `tf.distribute` strategy each replica gathers the labels and embeddings of all
-        (`keras_dml.models.distribution`), so the loss equals one device's on the same global
-        batch. One device without a loss layer: `keras.Model.compute_loss`.
-        """
-        loss_layer = self.loss_layer
-        if loss_layer is None:
-            replicas, (y_all, y_pred_all, weights) = gather_replicas(y, y_pred, sample_weight)
-            if replicas == 1 or self.loss is None:
-                return super().compute_loss(
-                    x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training
-                )
-            loss = keras.losses.get(self.loss)(y_all, y_pred_all, weights)
-            return with_model_losses(self, loss, replicas)
-        if sample_weight is not None:
-            raise ValueError(
-                f"The loss layer '{loss_layer.name}' takes no per-sample weights; fit without "
-                "`sample_weight` / `class_weight` (or compile with a keras.losses.Loss)."
-            )
-        dim = getattr(loss_layer, "embedding_dim", None)
-        if dim is not None and y_pred.shape[-1] is not None and int(y_pred.shape[-1]) != dim:
-            raise ValueError(
-                f"The loss layer '{loss_layer.name}' was built for embedding_dim={dim} but "
-                f"received embeddings of dimension {y_pred.shape[-1]} (a single learner's "
-                "slice?). Train this model with a loss that takes any dimension. "
-                f"Received: y_pred.shape={tuple(y_pred.shape)}"
-            )
-        # Under tf.distribute: the loss of the global batch (a proxy loss is not a mean of
-        # per-replica losses), plus the regularisers and `add_loss` terms Keras would add.
-        replicas, (labels, embeddings) = gather_replicas(y, y_pred)
-        return with_model_losses(self, loss_layer(labels, embeddings), replicas)
-
     # -- serialization --------------------------------------------------------------------------
     def get_config(self):
         config = {
@@ -245,31 +140,3 @@ class EmbeddingModel(EnsembleModel):
             # The loss layer's weights are part of the saved model, so it is rebuilt with it.
             config["loss_layer"] = keras.saving.serialize_keras_object(self.loss_layer)
         return config
-
-
-def resolve_learner_dims(embedding_dim, num_learners, learner_dims=None):
-    """Returns the per-learner embedding sizes as a tuple, checking the arguments.
-
-    Args:
-        embedding_dim: int. Total size, split evenly when `learner_dims` is `None`.
-        num_learners: int. Number of learners.
-        learner_dims: sequence of int or `None`. Explicit sizes.
-
-    Returns:
-        tuple of int, one size per learner.
-    """
-    if learner_dims is not None:
-        learner_dims = tuple(int(d) for d in learner_dims)
-        if not learner_dims or min(learner_dims) < 1:
-            raise ValueError(
-                f"`learner_dims` must be positive sizes. Received: learner_dims={learner_dims}"
-            )
-        return learner_dims
-    if int(num_learners) < 1:
-        raise ValueError(f"`num_learners` must be >= 1. Received: num_learners={num_learners}")
-    if int(embedding_dim) % int(num_learners) != 0:
-        raise ValueError(
-            "`embedding_dim` must be divisible by `num_learners` (or pass `learner_dims`). "
-            f"Received: embedding_dim={embedding_dim}, num_learners={num_learners}"
-        )
-    return (int(embedding_dim) // int(num_learners),) * int(num_learners)

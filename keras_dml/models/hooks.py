@@ -9,12 +9,17 @@ import keras
 def build_optimizer(config):
     """Builds the Keras optimizer named in `config["optimizer"]` (`name` + keyword arguments).
 
+    An `lr_multipliers` entry (`{pattern: factor}` over variable paths) wraps it in
+    `keras_dml.optimizers.LearningRateMultipliers`, e.g. `{"proxies$": 100.0}` for ProxyAnchor's
+    proxies (filled in by `keras_dml.training.train` for that loss).
+
     Raises:
         ValueError: for an unknown optimizer name or an argument the optimizer does not take;
             the message names the accepted arguments.
     """
     options = dict(config["optimizer"])
     name = options.pop("name", "adam")
+    multipliers = options.pop("lr_multipliers", None)
     try:
         optimizer_class = type(keras.optimizers.get(name))
     except ValueError as error:
@@ -23,7 +28,17 @@ def build_optimizer(config):
             f"e.g. 'adam', 'adamw', 'sgd'). Received: optimizer={config['optimizer']}"
         ) from error
     check_arguments(optimizer_class, options, f"optimizer {name!r}", "optimizer")
-    return optimizer_class(**options)
+    optimizer = optimizer_class(**options)
+    if multipliers is None:
+        return optimizer
+    if not isinstance(multipliers, dict):
+        raise ValueError(
+            "`optimizer.lr_multipliers` must map variable-path patterns to learning-rate "
+            f'factors, e.g. {{"proxies$": 100.0}}. Received: lr_multipliers={multipliers!r}'
+        )
+    from keras_dml.optimizers import with_multipliers
+
+    return with_multipliers(optimizer, multipliers)
 
 
 def check_arguments(callable_, options, what, entry):

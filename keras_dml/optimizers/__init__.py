@@ -1,5 +1,8 @@
 """Optimizer policies of the methods: per-variable learning-rate multipliers on any backend."""
 
-from keras_dml.optimizers.learning_rate_multipliers import LearningRateMultipliers
+from keras_dml.optimizers.learning_rate_multipliers import (
+    LearningRateMultipliers,
+    with_multipliers,
+)
 
-__all__ = ["LearningRateMultipliers"]
+__all__ = ["LearningRateMultipliers", "with_multipliers"]

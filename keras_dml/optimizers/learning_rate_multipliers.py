@@ -223,3 +223,39 @@ class LearningRateMultipliers(keras.optimizers.Optimizer):
             config.pop("inner_optimizer"), custom_objects=custom_objects
         )
         return cls(inner, **config)
+
+
+def with_multipliers(optimizer, multipliers):
+    """`optimizer` with learning-rate `multipliers` added (one wrapper, never a wrapper of one).
+
+    A method that needs its own multipliers (BIER's heads, hierarchical D&C's masks) and a
+    run configuration that asks for others (`optimizer.lr_multipliers`, e.g. ProxyAnchor's
+    proxies x100) meet here: the patterns of an existing `LearningRateMultipliers` come first,
+    so a setting the user gave wins over a method default for the variables both match.
+
+    Args:
+        optimizer: optimizer instance or identifier, possibly a `LearningRateMultipliers` that
+            is not built yet.
+        multipliers: dict `pattern -> float` to add.
+
+    Returns:
+        `optimizer` itself when `multipliers` is empty, else a `LearningRateMultipliers`.
+
+    Examples:
+    >>> base = LearningRateMultipliers(keras.optimizers.Adam(1e-3), {"proxies$": 100.0})
+    >>> with_multipliers(base, {"head": 10.0}).multipliers
+    {'proxies$': 100.0, 'head': 10.0}
+    """
+    optimizer = keras.optimizers.get(optimizer)
+    if not multipliers:
+        return optimizer
+    if not isinstance(optimizer, LearningRateMultipliers):
+        return LearningRateMultipliers(optimizer, multipliers)
+    if optimizer.built:
+        raise ValueError(
+            "Cannot add learning-rate multipliers to a LearningRateMultipliers that is already "
+            "built; compile the model with a fresh optimizer."
+        )
+    merged = {**multipliers, **optimizer.multipliers}
+    merged = {pattern: merged[pattern] for pattern in [*optimizer.multipliers, *multipliers]}
+    return LearningRateMultipliers(optimizer.inner_optimizer, merged, name=optimizer.name)

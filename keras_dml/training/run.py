@@ -7,7 +7,10 @@ import time
 
 import keras
 
-from keras_dml.losses.class_weights import with_class_arguments
+from keras_dml.losses.class_weights import (
+    with_class_arguments,
+    with_recommended_lr_multipliers,
+)
 from keras_dml.models import get_method
 from keras_dml.models.config import resolve_config
 from keras_dml.models.fit_to_data import fit_to_data
@@ -116,6 +119,7 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
     config["loss"] = with_class_arguments(
         config["loss"] or method.default_loss, num_classes=splits["train"].num_classes
     )
+    config["optimizer"] = with_recommended_lr_multipliers(config["optimizer"], config["loss"])
     os.makedirs(output_dir, exist_ok=True)
     with open(os.path.join(output_dir, "config.json"), "w") as f:
         json.dump(config, f, indent=2)

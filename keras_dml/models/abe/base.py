@@ -6,21 +6,73 @@ from keras import ops
 
 from keras_dml.losses.class_weights import class_loss_with_weights
 from keras_dml.models.abe.losses import DIVERGENCE_PAIRS, abe_contrastive_loss, divergence_loss
-from keras_dml.models.embedding_model import EnsembleModel, l2_normalize
+from keras_dml.models.embedding_model import (
+    EnsembleModel,
+    check_backbone,
+    l2_normalize,
+    resolve_learner_dims,
+)
 
 
 class SplitEnsembleBase(EnsembleModel):
     """Base of the ensembles over a backbone cut at a branch point (not registered itself).
 
-    Subclasses call `EnsembleModel.__init__` (argument checks, pooling, dropout, `image_shape`),
-    build their parts, then call `_init_training` and implement
+    Subclasses store their own plain settings, call this `__init__` (argument checks, pooling,
+    dropout, `image_shape`, then their `_build_parts(backbone)`, then the loss), and implement
     `raw_learner_embeddings(images, training)` -> `[N, M, d]`. This class adds the loss of Eq. 8
     through `compute_loss`, so plain `model.fit` trains it, with one metric per loss term.
 
-    Loss arguments (documented on the subclasses): `margin` (m_c), `metric_loss` (a
-    `keras_dml.losses` identifier replacing Eq. 10), `lambda_div`, `divergence_margin` (m_div)
-    and `divergence_pairs`.
+    Args:
+        backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map.
+        num_learners: int. M.
+        embedding_dim: int. Ensemble embedding size; each learner gets `embedding_dim / M`.
+        lambda_div: float. Weight of the divergence loss (Eq. 8); the subclass sets its default.
+        pooling: str. `"avg"`, `"max"` or `"avgmax"`. Defaults to `"avg"`.
+        dropout: float. Dropout before the embedding layers. Defaults to `0.0`.
+        margin: float. Contrastive margin `m_c` (Eq. 10). Defaults to `1.0`.
+        metric_loss: str or dict. A `keras_dml.losses.get` identifier replacing Eq. 10.
+            Defaults to `None`.
+        divergence_margin: float. `m_div` (Eq. 9). Defaults to `1.0`.
+        divergence_pairs: `"self"` (the paper) or `"all"`. Defaults to `"self"`.
+        **kwargs: passed to `keras.Model` (e.g. `name`).
+
+    References:
+        Kim, Goyal, Chawla, Lee, Kwon, "Attention-based Ensemble for Deep Metric Learning",
+        ECCV 2018: Eq. 8-10.
     """
+
+    def __init__(
+        self,
+        backbone,
+        num_learners,
+        embedding_dim,
+        *,
+        lambda_div,
+        pooling="avg",
+        dropout=0.0,
+        margin=1.0,
+        metric_loss=None,
+        divergence_margin=1.0,
+        divergence_pairs="self",
+        **kwargs,
+    ):
+        learner_dims = resolve_learner_dims(embedding_dim, num_learners)
+        check_backbone(backbone)
+        super().__init__(backbone, learner_dims, pooling=pooling, dropout=dropout, **kwargs)
+        self._build_parts(backbone)
+        self._init_training(
+            self.num_learners,
+            margin,
+            metric_loss,
+            lambda_div,
+            divergence_margin,
+            divergence_pairs,
+        )
+        self.build(backbone.inputs[0].shape)
+
+    def _build_parts(self, backbone):
+        """Creates the subclass's layers (its extractors, masks and heads) from `backbone`."""
+        raise NotImplementedError(f"{type(self).__name__} must implement `_build_parts`.")
 
     def _init_training(
         self,
@@ -83,6 +135,33 @@ class SplitEnsembleBase(EnsembleModel):
     def call(self, images, training=False):
         normalised = l2_normalize(self.raw_learner_embeddings(images, training=training))
         return ops.reshape(normalised, (-1, self.embedding_dim))
+
+    def _gradcam_model(self, learner, target, global_part, head):
+        """Functional model of one learner for Grad-CAM: images -> raw embedding `[N, d]`.
+
+        `S`, then `global_part(features, mark)` (the learner's path to its last feature map,
+        which may mark a stage of its own with `mark`), global pooling and `head`. The stage
+        named by `target` (`"spatial"`: S(x), `"features"`: the last feature map) is followed
+        by an identity layer named `gradcam_target` (the penultimate layer tf-keras-vis needs
+        on a functional model).
+
+        Args:
+            learner: int. The learner m (names the model).
+            target: str. The stage to mark.
+            global_part: callable `(features, mark) -> feature map`.
+            head: the learner's embedding layer.
+
+        Returns:
+            A functional `keras.Model` sharing this model's layers.
+        """
+        mark = keras.layers.Identity(name="gradcam_target")
+        inputs = keras.Input(self.image_shape, name="images")
+        features = self.spatial_extractor(inputs)
+        features = mark(features) if target == "spatial" else features
+        feature_map = global_part(features, mark)
+        feature_map = mark(feature_map) if target == "features" else feature_map
+        outputs = head(self.pool(feature_map))
+        return keras.Model(inputs, outputs, name=f"{self.name}_learner_{learner}")
 
     # -- training -------------------------------------------------------------------------------
     def metric_term(self, labels, embeddings, learner=0):

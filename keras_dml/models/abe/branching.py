@@ -18,6 +18,9 @@ DEFAULT_BRANCHES = {
     "resnet50": ("conv3", "conv4"),
     # Small ConvNet: S = block1..block2, trunk = a copy of block3 without its pooling.
     "convnet": ("block2", "block3"),
+    # VGG-small (3 blocks): S = block1 (stride 2), trunk = a copy of block2 without its
+    # pooling, so the masks are at S's resolution; G = block2 + block3.
+    "vgg_small": ("block1", "block2"),
     # MobileNetV2: S up to stride 8, trunk = blocks 6..12; masks resized when sizes differ.
     "mobilenet_v2": ("block_5", "block_12"),
 }

@@ -9,7 +9,6 @@ from keras_dml.models.abe.branching import (
     resolve_branches,
     split_backbone,
 )
-from keras_dml.models.embedding_model import check_backbone, resolve_learner_dims
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
@@ -65,22 +64,20 @@ class MHeads(SplitEnsembleBase):
         embedding_dim=512,
         branch_point=None,
         embedding_bias=False,
-        pooling="avg",
-        dropout=0.0,
-        margin=1.0,
-        metric_loss=None,
-        lambda_div=0.0,
-        divergence_margin=1.0,
-        divergence_pairs="self",
         **kwargs,
     ):
-        learner_dims = resolve_learner_dims(embedding_dim, num_learners)
-        check_backbone(backbone)
-        if branch_point is None:
-            branch_point = resolve_branches(backbone)[0]
-        super().__init__(backbone, learner_dims, pooling=pooling, dropout=dropout, **kwargs)
-        self.branch_point = str(branch_point)
+        # Plain settings first: the base `__init__` checks the shared arguments, then calls
+        # `_build_parts`, which reads them (pooling, dropout and the loss arguments: `**kwargs`).
+        self.branch_point = branch_point
         self.embedding_bias = bool(embedding_bias)
+        kwargs.setdefault("lambda_div", 0.0)
+        super().__init__(backbone, num_learners, embedding_dim, **kwargs)
+
+    def _build_parts(self, backbone):
+        """The shared `S`, one `G_m` per learner (learner 0: the backbone's own) and the heads."""
+        if self.branch_point is None:
+            self.branch_point = resolve_branches(backbone)[0]
+        self.branch_point = str(self.branch_point)
         self.spatial_extractor, first = split_backbone(backbone, self.branch_point)
         self.global_extractors = [first] + [
             copy_segment(
@@ -94,17 +91,8 @@ class MHeads(SplitEnsembleBase):
         ]
         self.heads = [
             keras.layers.Dense(dim, use_bias=self.embedding_bias, name=f"learner_{m}_head")
-            for m, dim in enumerate(learner_dims)
+            for m, dim in enumerate(self.learner_dims)
         ]
-        self._init_training(
-            self.num_learners,
-            margin,
-            metric_loss,
-            lambda_div,
-            divergence_margin,
-            divergence_pairs,
-        )
-        self.build(backbone.inputs[0].shape)
 
     def build(self, input_shape):
         for extractor, head in zip(self.global_extractors, self.heads):
@@ -139,14 +127,12 @@ class MHeads(SplitEnsembleBase):
             raise ValueError(
                 f"`learner` must be in [0, {self.num_learners}). Received: learner={learner}"
             )
-        mark = keras.layers.Identity(name="gradcam_target")
-        inputs = keras.Input(self.image_shape, name="images")
-        features = self.spatial_extractor(inputs)
-        features = mark(features) if target == "spatial" else features
-        feature_map = self.global_extractors[int(learner)](features)
-        feature_map = mark(feature_map) if target == "features" else feature_map
-        outputs = self.heads[int(learner)](self.pool(feature_map))
-        return keras.Model(inputs, outputs, name=f"{self.name}_learner_{learner}")
+
+        def global_part(features, mark):
+            del mark  # M-heads marks no stage inside G_m
+            return self.global_extractors[int(learner)](features)
+
+        return self._gradcam_model(learner, target, global_part, self.heads[int(learner)])
 
     def get_config(self):
         config = self._base_config()

@@ -11,7 +11,6 @@ from keras_dml.models.abe.branching import (
     resolve_branches,
     split_backbone,
 )
-from keras_dml.models.embedding_model import check_backbone, resolve_learner_dims
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
@@ -29,7 +28,8 @@ class ABE(SplitEnsembleBase):
 
     Default cuts (`keras_dml.models.abe.DEFAULT_BRANCHES`): GoogLeNet `pool3` / trunk
     inception 4a-4e (the paper); ResNet-50 `conv3` / trunk = a conv4 copy at stride 8;
-    ConvNet `block2` / trunk = a block3 copy without pooling; BN-Inception `inception_3c` /
+    ConvNet `block2` / trunk = a block3 copy without pooling; VGG-small `block1` / a block2
+    copy without pooling; BN-Inception `inception_3c` /
     4a-4d; MobileNetV2 `block_5` / `block_12`. The trunk copy drops its downsampling (the paper
     removes pooling from the attention module, Sec. 6.3); masks that still differ in size from
     `S(x)` are resized bilinearly.
@@ -93,55 +93,45 @@ class ABE(SplitEnsembleBase):
         trunk_init="backbone",
         mask_activation="sigmoid",
         embedding_bias=False,
-        pooling="avg",
-        dropout=0.0,
-        margin=1.0,
-        metric_loss=None,
-        lambda_div=1.0,
-        divergence_margin=1.0,
-        divergence_pairs="self",
         **kwargs,
     ):
-        learner_dims = resolve_learner_dims(embedding_dim, num_learners)
-        check_backbone(backbone)
-        branch_point, trunk_end = resolve_branches(backbone, branch_point, trunk_end)
-        super().__init__(backbone, learner_dims, pooling=pooling, dropout=dropout, **kwargs)
+        # Plain settings first: the base `__init__` checks the shared arguments, then calls
+        # `_build_parts`, which reads them (pooling, dropout and the loss arguments: `**kwargs`).
         self.branch_point = branch_point
         self.trunk_end = trunk_end
         self.use_trunk = bool(use_trunk)
         self.trunk_init = trunk_init
         self.mask_activation = mask_activation
         self.embedding_bias = bool(embedding_bias)
-        self.spatial_extractor, self.global_extractor = split_backbone(backbone, branch_point)
+        kwargs.setdefault("lambda_div", 1.0)
+        super().__init__(backbone, num_learners, embedding_dim, **kwargs)
+
+    def _build_parts(self, backbone):
+        """`S`, `G`, the trunk copy `C`, the masks `A'_m` and the shared embedding layer."""
+        self.branch_point, self.trunk_end = resolve_branches(
+            backbone, self.branch_point, self.trunk_end
+        )
+        self.spatial_extractor, self.global_extractor = split_backbone(backbone, self.branch_point)
         self.attention_trunk = None
         if self.use_trunk:
             self.attention_trunk = copy_segment(
                 backbone,
-                branch_point,
-                trunk_end,
+                self.branch_point,
+                self.trunk_end,
                 name="attention_trunk",
                 prefix="attention_trunk_",
                 keep_resolution=True,
-                init=trunk_init,
+                init=self.trunk_init,
             )
         self.attention = AttentionBranch(
             self.num_learners,
             channels=int(self.spatial_extractor.outputs[0].shape[-1]),
-            activation=mask_activation,
+            activation=self.mask_activation,
             name="attention_branch",
         )
         self.embedding = keras.layers.Dense(
-            learner_dims[0], use_bias=self.embedding_bias, name="embedding"
+            self.learner_dims[0], use_bias=self.embedding_bias, name="embedding"
         )
-        self._init_training(
-            self.num_learners,
-            margin,
-            metric_loss,
-            lambda_div,
-            divergence_margin,
-            divergence_pairs,
-        )
-        self.build(backbone.inputs[0].shape)
 
     def build(self, input_shape):
         spatial_shape = tuple(self.spatial_extractor.outputs[0].shape)
@@ -228,17 +218,14 @@ class ABE(SplitEnsembleBase):
             raise ValueError(
                 f"`target` must be 'spatial', 'attended' or 'features'. Received: target={target!r}"
             )
-        mark = keras.layers.Identity(name="gradcam_target")
-        inputs = keras.Input(self.image_shape, name="images")
-        features = self.spatial_extractor(inputs)
-        features = mark(features) if target == "spatial" else features
-        trunk = features if self.attention_trunk is None else self.attention_trunk(features)
-        attended = self.attention([features, trunk], learner=int(learner))
-        attended = mark(attended) if target == "attended" else attended
-        feature_map = self.global_extractor(attended)
-        feature_map = mark(feature_map) if target == "features" else feature_map
-        outputs = self.embedding(self.pool(feature_map))
-        return keras.Model(inputs, outputs, name=f"{self.name}_learner_{learner}")
+
+        def global_part(features, mark):
+            trunk = features if self.attention_trunk is None else self.attention_trunk(features)
+            attended = self.attention([features, trunk], learner=int(learner))
+            attended = mark(attended) if target == "attended" else attended
+            return self.global_extractor(attended)
+
+        return self._gradcam_model(learner, target, global_part, self.embedding)
 
     # -- serialization --------------------------------------------------------------------------
     def get_config(self):

@@ -11,19 +11,19 @@ from keras_dml.models.bier.arguments import (  # noqa: F401 (re-exported)
     OUTPUT_WEIGHTINGS,
     check_bier_arguments,
 )
-from keras_dml.models.bier.boosted_loss import boosted_learner_losses
 from keras_dml.models.bier.boosting import boosting_weights
 from keras_dml.models.bier.diversity import get_diversity
-from keras_dml.models.distribution import ForwardCache, gather_replicas, with_model_losses
+from keras_dml.models.bier.objective import BIERObjective
+from keras_dml.models.distribution import ForwardCache
 from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
-from keras_dml.optimizers import LearningRateMultipliers
+from keras_dml.optimizers import with_multipliers
 
 # The variables of the embedding heads (learners), for per-variable learning rates.
 HEAD_PATTERN = r"learner_\d+_head/"
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
-class BIER(EmbeddingModel):
+class BIER(BIERObjective, EmbeddingModel):
     """Embedding groups trained as an online gradient boosting ensemble, optionally with diversity.
 
     The embedding layer on top of the backbone is split into M groups (learners) of sizes
@@ -200,81 +200,10 @@ class BIER(EmbeddingModel):
                 "`embedding_lr_multiplier` must be > 0. "
                 f"Received: embedding_lr_multiplier={embedding_lr_multiplier}"
             )
-        optimizer = keras.optimizers.get(optimizer)
-        if multiplier != 1.0 and not isinstance(optimizer, LearningRateMultipliers):
-            optimizer = LearningRateMultipliers(optimizer, {HEAD_PATTERN: multiplier})
+        if multiplier != 1.0:
+            optimizer = with_multipliers(optimizer, {HEAD_PATTERN: multiplier})
         self.embedding_lr_multiplier = multiplier
         super().compile(optimizer=optimizer, **kwargs)
-
-    def compute_bier_losses(self, images, labels, training=False):
-        """Forward pass and every loss term of one batch (`call` + `loss_terms`).
-
-        Args:
-            images: float tensor `[N, H, W, 3]`, raw pixels.
-            labels: int tensor `[N]`.
-            training: bool. Training mode of the backbone and dropout (and the diversity loss).
-
-        Returns:
-            dict with `loss` (total, Eq. 11), `metric_loss`, `learner_{m}_loss` and
-            `diversity_loss` (when enabled), scalar float32 tensors.
-        """
-        return self.loss_terms(labels, self(images, training=training))
-
-    def loss_terms(self, labels, y_pred):
-        """Every loss term of a batch from the model output (and the losses `call` added).
-
-        Under a multi-replica `tf.distribute` strategy the embeddings and labels are gathered
-        from all replicas, so pairs span the global batch, and the terms are divided by the
-        number of replicas (`keras_dml.models.distribution`).
-
-        Args:
-            labels: int tensor `[N]`.
-            y_pred: float tensor `[N, D]`, the model output.
-
-        Returns:
-            dict with `loss` (total, Eq. 11), `metric_loss`, `learner_{m}_loss` and
-            `diversity_loss` (when enabled: the one of the training `call` that produced
-            `y_pred`, 0 for another output), scalar float32.
-
-        References:
-            Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Algorithm 1, Eq. 4-11.
-        """
-        labels = ops.reshape(labels, (-1,))
-        diversity = self.forward_cache.take(y_pred)
-        replicas, (labels, y_pred) = gather_replicas(labels, y_pred)
-        # The groups of the output are normalised groups times fixed positive weights.
-        embeddings = [l2_normalize(e) for e in self.split_output(ops.cast(y_pred, "float32"))]
-        if self.loss is None and self.loss_layer is None:
-            learner_losses, _ = boosted_learner_losses(
-                embeddings, labels, self.loss_form, variant=self.boosting, shrinkage=self.shrinkage
-            )
-        else:  # a compiled loss: one unweighted loss per group, on its own class vectors
-            learner_losses = [
-                self.metric_loss(labels, e, class_weights=lambda w, a=a, b=b: w[:, a:b])
-                for e, (a, b) in zip(embeddings, self.learner_slices())
-            ]
-        result = {f"learner_{m}_loss": v for m, v in enumerate(learner_losses)}
-        result["metric_loss"] = sum(learner_losses)
-        total = result["metric_loss"]
-        if self.diversity_layer is not None:
-            if diversity is None:  # an output this model's training call did not produce
-                diversity = ops.zeros((), "float32")
-            # This replica's diversity: divided by the replica count below, the replicas' summed
-            # gradients are those of the diversity of the global batch (a mean over examples).
-            result["diversity_loss"] = ops.cast(diversity, "float32")
-            total = total + self.lambda_div * result["diversity_loss"]
-        result["loss"] = with_model_losses(self, total, replicas)
-        return result
-
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The boosted metric loss of the batch plus the diversity loss `call` added (Eq. 11)."""
-        del x, sample_weight, training
-        if y is None:
-            raise ValueError("BIER trains on (images, labels) batches; the labels are missing.")
-        terms = self.loss_terms(y, y_pred)
-        for name, tracker in self.loss_trackers.items():
-            tracker.update_state(terms[name])
-        return terms["loss"]
 
     # -- serialization --------------------------------------------------------------------------
     def get_config(self):

@@ -4,14 +4,14 @@ import keras
 from keras import ops
 
 from keras_dml.models.distribution import gather_replicas, with_model_losses
-from keras_dml.models.division.targets import split_targets
-from keras_dml.models.embedding_model import EmbeddingModel
+from keras_dml.models.division.model import DivisionModel
+from keras_dml.models.division.targets import batch_cluster, split_targets
 
 DIVIDE, CONQUER = 0, 1
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
-class DivideAndConquer(EmbeddingModel):
+class DivideAndConquer(DivisionModel):
     """Divide & Conquer: the embedding split into K learners, each trained on its own cluster.
 
     The embedding layer is split into K consecutive slices (one `Dense` head per learner, each
@@ -123,21 +123,7 @@ class DivideAndConquer(EmbeddingModel):
             raise ValueError(f"`stage` must be 'divide' or 'conquer'. Received: stage={stage!r}")
         self.stage_variable.assign(CONQUER if stage == "conquer" else DIVIDE)
 
-    # -- training -------------------------------------------------------------------------------
-    def compile(self, optimizer="adam", loss=None, **kwargs):
-        """`keras.Model.compile`, with the paper's margin loss when `loss` is `None`.
-
-        The optimizer is built on every trainable variable right away, so the per-learner
-        updates inside the compiled step never create optimizer state.
-        """
-        if loss is None and self.loss_layer is None:
-            from keras_dml.losses.margin import MarginLoss
-
-            loss = MarginLoss(beta=1.2, margin=0.2, sampling="distance_weighted")
-        super().compile(optimizer=optimizer, loss=loss, **kwargs)
-        if self.optimizer is not None and not self.optimizer.built:
-            self.optimizer.build(self.trainable_variables)
-
+    # -- training (`compile`: `DivisionModel`'s, the margin loss by default) -------------------
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """The configured loss of the batch's learner slice (divide) or of the whole embedding.
 
@@ -166,7 +152,7 @@ class DivideAndConquer(EmbeddingModel):
             loss = self.metric_loss(labels, y_pred, sample_weight)
             return with_model_losses(self, loss, replicas)
         num = self.num_learners
-        cluster = ops.cast(ops.reshape(clusters, (-1,))[0], "int32")
+        cluster = batch_cluster(clusters)
         in_range = ops.logical_and(cluster >= 0, cluster < num)
         divide = ops.logical_and(ops.equal(self.stage_variable, DIVIDE), in_range)
         one_hot = ops.one_hot(ops.clip(cluster, 0, num - 1), num, dtype="float32")

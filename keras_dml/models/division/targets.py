@@ -1,5 +1,7 @@
 """The targets of cluster-conditioned batches (D&C and hierarchical D&C)."""
 
+from keras import ops
+
 
 def split_targets(y):
     """Splits the targets of a batch into `(labels, clusters or None)`.
@@ -16,3 +18,15 @@ def split_targets(y):
     if y is None:
         raise ValueError("DivideAndConquer needs labels: batches of (images, labels).")
     return y, None
+
+
+def batch_cluster(clusters):
+    """The cluster id of a batch (every example of a batch comes from one cluster): int32 scalar.
+
+    Args:
+        clusters: int tensor `[B]` (or `[B, 1]`), the `clusters` target.
+
+    Returns:
+        int32 scalar tensor, the first example's cluster id.
+    """
+    return ops.cast(ops.reshape(clusters, (-1,))[0], "int32")

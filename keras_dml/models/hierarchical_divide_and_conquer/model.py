@@ -6,17 +6,18 @@ import keras
 from keras import ops
 
 from keras_dml.models.distribution import ForwardCache, gather_replicas, with_model_losses
-from keras_dml.models.division.targets import split_targets
-from keras_dml.models.embedding_model import EmbeddingModel, l2_normalize
+from keras_dml.models.division.model import DivisionModel
+from keras_dml.models.division.targets import batch_cluster, split_targets
+from keras_dml.models.embedding_model import l2_normalize
 from keras_dml.models.hierarchical_divide_and_conquer.state import FINETUNE, DivisionStateMixin
-from keras_dml.optimizers import LearningRateMultipliers
+from keras_dml.optimizers import LearningRateMultipliers, with_multipliers
 
 # The soft masks' variables, for their own learning rate.
 MASK_PATTERN = r"(^|/)soft_mask/"
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
-class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
+class HierarchicalDivideAndConquer(DivisionStateMixin, DivisionModel):
     """Hierarchical Divide & Conquer: learnable soft masks over one embedding, one per cluster.
 
     The backbone and one linear layer give the embedding `f(x)` of size d; a `SoftMask` layer
@@ -169,22 +170,15 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
                 "settings at `mask_lr_multiplier` times its learning rate; set "
                 "`mask_lr_multiplier` instead of passing `mask_optimizer`."
             )
-        if loss is None and self.loss_layer is None:
-            from keras_dml.losses.margin import MarginLoss
-
-            loss = MarginLoss(beta=1.2, margin=0.2, sampling="distance_weighted")
-        optimizer = keras.optimizers.get(optimizer)
-        if not isinstance(optimizer, LearningRateMultipliers):
-            optimizer = LearningRateMultipliers(
-                optimizer,
-                {
-                    MASK_PATTERN: self.mask_lr_multiplier,
-                    self.backbone_pattern(): 0.0 if self.is_backbone_frozen() else 1.0,
-                },
-            )
+        optimizer = with_multipliers(
+            optimizer,
+            {
+                MASK_PATTERN: self.mask_lr_multiplier,
+                self.backbone_pattern(): 0.0 if self.is_backbone_frozen() else 1.0,
+            },
+        )
+        # `DivisionModel.compile`: the margin loss by default, the optimizer built at once.
         super().compile(optimizer=optimizer, loss=loss, **kwargs)
-        if not self.optimizer.built:
-            self.optimizer.build(self.trainable_variables)
 
     def backbone_pattern(self):
         """The optimizer pattern matching exactly the backbone's trainable variables."""
@@ -222,7 +216,7 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, EmbeddingModel):
         # class vectors under the same mask, so each subspace has its own class vectors.
         mask = ops.sum(masks * active[:, None], axis=0)
         if clusters is not None and training:
-            cluster = ops.cast(ops.reshape(clusters, (-1,))[0], "int32")
+            cluster = batch_cluster(clusters)
             cluster = ops.clip(cluster, 0, ops.cast(self.num_active, "int32") - 1)
             if raw is not None:
                 subspace = self.soft_mask.subspace(raw, cluster)

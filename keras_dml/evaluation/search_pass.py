@@ -1,0 +1,69 @@
+"""The chunked search pass of `evaluate`: top-k lists and first-hit ranks per chunk of queries."""
+
+import numpy as np
+
+from keras_dml.evaluation.neighbors import topk_from_block
+from keras_dml.evaluation.parallel import _map_in_threads, _search_workers
+from keras_dml.evaluation.retrieval_metrics import class_index, first_hit_ranks
+
+
+def _ranks_from_lists(indices, labels, reference_labels):
+    """First-hit rank (0-based) in each neighbour list; the int64 maximum when none matches."""
+    found = reference_labels[np.maximum(indices, 0)] == labels[:, None]
+    matches = found & (indices >= 0)
+    return np.where(matches.any(axis=1), matches.argmax(axis=1), np.iinfo(np.int64).max)
+
+
+def _search(
+    queries,
+    references,
+    query_labels,
+    reference_labels,
+    exclude_self,
+    searcher,
+    chunk_size,
+    recall_at,
+    k_map,
+):
+    """Yields `(start, top-k_map indices or None, first-hit ranks)` per chunk of queries.
+
+    Exact NumPy index with full-row blocks: the first-hit rank is counted exactly on the
+    similarity block (any K). Otherwise (faiss, approximate, shards, or a gallery large enough
+    that the references are tiled): the neighbours are searched up to max(K, k_map) and the rank
+    is read from that list (a query without a match in it gets a rank beyond every K).
+    """
+    no_hit = np.iinfo(np.int64).max
+    numpy_exact = getattr(searcher, "backend_name", None) == "exact"
+    workers = _search_workers() if numpy_exact else 1
+    if numpy_exact and (chunk_size or searcher.backend.plan()[1] >= references.shape[0]):
+        class_info = class_index(reference_labels)
+        backend = searcher.backend
+        size = chunk_size or backend.plan()[0]
+
+        def process(start):
+            block = backend.block(queries, start, size, exclude_self)
+            labels = query_labels[start : start + block.shape[0]]
+            ranks = (
+                first_hit_ranks(block, start, labels, class_info, exclude_self)
+                if recall_at
+                else np.full(block.shape[0], no_hit)
+            )
+            indices = topk_from_block(block, k_map)[0] if k_map else None
+            return start, indices, ranks
+
+        # NumPy's comparison and partition passes are single-threaded but release the GIL:
+        # a few chunks in flight use every core (memory: one similarity block per worker).
+        starts = range(0, queries.shape[0], size)
+        yield from _map_in_threads(process, starts, workers)
+        return
+    available = references.shape[0] - (1 if exclude_self else 0)
+    k = min(max(max(recall_at, default=1), k_map), available)
+    size = chunk_size or (searcher.backend.plan()[0] if numpy_exact else 8192)
+
+    def process_lists(start):
+        chunk = queries[start : start + size]
+        indices, _ = searcher.search_embeddings(chunk, k, exclude_self=exclude_self, start=start)
+        labels = query_labels[start : start + indices.shape[0]]
+        return start, indices[:, :k_map], _ranks_from_lists(indices, labels, reference_labels)
+
+    yield from _map_in_threads(process_lists, range(0, queries.shape[0], size), workers)

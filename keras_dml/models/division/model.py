@@ -1,0 +1,58 @@
+"""`DivisionModel`: the base both cluster-conditioned models (D&C, hierarchical D&C) compile on."""
+
+from keras_dml.models.embedding_model import EmbeddingModel
+
+
+def default_division_loss():
+    """The papers' metric loss: `MarginLoss(beta=1.2, margin=0.2)`, distance-weighted sampling.
+
+    Returns:
+        `keras_dml.losses.MarginLoss`.
+
+    References:
+        Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019,
+        Sec. 4.2 (the margin loss of Wu et al., ICCV 2017, initialised with beta 1.2); margin 0.2
+        and the distance-weighted negatives as in the reference code (METHOD_NOTES).
+    """
+    from keras_dml.losses.margin import MarginLoss
+
+    return MarginLoss(beta=1.2, margin=0.2, sampling="distance_weighted")
+
+
+class DivisionModel(EmbeddingModel):
+    """Base of the models trained on cluster-conditioned batches (not registered itself).
+
+    Batches are `(images, {"labels": [B], "clusters": [B]})` (`keras_dml.models.division`),
+    each from one cluster; subclasses select, in `compute_loss`, what the batch's cluster trains.
+    This class adds what both share: the margin loss as default loss and an optimizer built on
+    every trainable variable at `compile`, so the cluster-conditioned steps never create
+    optimizer state.
+
+    Args:
+        pooling: str. `"avg"`, `"max"` or `"avgmax"` global pooling of the backbone features.
+            Defaults to `"avg"`.
+        dropout: float. Dropout on pooled features. Defaults to `0.0`.
+        **kwargs: the other arguments of `EmbeddingModel`, and those of `keras.Model`.
+
+    References:
+        Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019;
+        Sanakoyeu et al., "Improving Deep Metric Learning by Divide and Conquer", TPAMI 2021.
+    """
+
+    def compile(self, optimizer="adam", loss=None, **kwargs):
+        """`keras.Model.compile`, with the paper's margin loss when `loss` is `None`.
+
+        The optimizer is built on every trainable variable right away, so the per-learner
+        updates inside the compiled step never create optimizer state.
+
+        Args:
+            optimizer: optimizer instance or name. Defaults to `"adam"`.
+            loss: metric loss; `None` keeps an owned loss layer, else uses
+                `default_division_loss()`. Defaults to `None`.
+            **kwargs: passed to `keras.Model.compile`.
+        """
+        if loss is None and self.loss_layer is None:
+            loss = default_division_loss()
+        super().compile(optimizer=optimizer, loss=loss, **kwargs)
+        if self.optimizer is not None and not self.optimizer.built:
+            self.optimizer.build(self.trainable_variables)
