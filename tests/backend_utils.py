@@ -30,7 +30,9 @@ BACKEND = keras.backend.backend()
 
 
 def to_numpy(x):
-    """A backend tensor, Keras variable or array as a NumPy array."""
+    """A backend tensor, Keras variable or array as a NumPy array (detached on PyTorch)."""
+    if BACKEND == "torch" and hasattr(x, "detach"):
+        x = x.detach()
     return keras.ops.convert_to_numpy(x)
 
 

@@ -10,8 +10,10 @@ from tests.helpers import check_layer
 def test_straight_through_sign_forward_is_sign_backward_is_tanh():
     x = np.array([-2.0, -0.3, 0.0, 0.4, 3.0], "float32")
     r = np.array([1.0, -2.0, 0.5, 3.0, -1.0], "float32")
-    (hard,) = gradients(lambda x: keras.ops.sum(straight_through_sign(x) * r), [x])
-    (soft,) = gradients(lambda x: keras.ops.sum(keras.ops.tanh(x) * r), [x])
+    (hard,) = gradients(
+        lambda x: keras.ops.sum(keras.ops.multiply(straight_through_sign(x), r)), [x]
+    )
+    (soft,) = gradients(lambda x: keras.ops.sum(keras.ops.multiply(keras.ops.tanh(x), r)), [x])
     np.testing.assert_array_equal(to_numpy(straight_through_sign(x)), [-1, -1, -1, 1, 1])
     assert np.abs(soft).min() > 0.0
     np.testing.assert_allclose(hard, soft, atol=1e-7)
@@ -38,7 +40,8 @@ def test_sign_branch_gradient_is_the_tanh_gradient():
     r = np.random.default_rng(2).normal(size=(4, 2, 3)).astype("float32")
     layer.build(y.shape)
     (gradient,) = gradients(
-        lambda kernel: keras.ops.sum(layer.scores(y)["weights"] * r), [layer.sign_kernel]
+        lambda kernel: keras.ops.sum(keras.ops.multiply(layer.scores(y)["weights"], r)),
+        [layer.sign_kernel],
     )
     weighting_scores = to_numpy(layer.scores(y)["weighting_scores"])
     pre = (y @ to_numpy(layer.sign_kernel) + to_numpy(layer.sign_bias)).reshape(4, 2, 3)
