@@ -25,9 +25,9 @@ sys.path.insert(0, ROOT)
 
 
 def _learner_dims(model, slices):
-    dims = getattr(model, "learner_dims", None)
-    if dims:
-        return tuple(int(d) for d in dims)
+    dims = tuple(int(d) for d in getattr(model, "learner_dims", None) or ())
+    if len(dims) > 1:
+        return dims
     size = int(model.output_shape[-1])
     if size % slices:
         raise ValueError(f"a {size}-d embedding does not cut into {slices} equal slices")
@@ -39,7 +39,7 @@ def analyse(run_dir, slices, cache):
     import keras
 
     from keras_dml.evaluation import embed, evaluate
-    from keras_dml.evaluation.ensemble_diagnostics import ensemble_diagnostics
+    from keras_dml.evaluation.ensemble_diagnostics import classifier_correlation
     from keras_dml.training import load_splits
 
     with open(os.path.join(run_dir, "config.json")) as f:
@@ -51,21 +51,19 @@ def analyse(run_dir, slices, cache):
     model = keras.saving.load_model(os.path.join(run_dir, "model.keras"), safe_mode=True)
     embeddings, labels = embed(model, test, batch_size=512, verbose=False)
     dims = _learner_dims(model, slices)
-    diag = ensemble_diagnostics(embeddings, labels, dims, max_pairs=200_000)
     whole = evaluate(embeddings, labels, metrics=("recall", "map@r"), recall_at=(1,))
-    learner_map = []
-    start = 0
-    for size in dims:
+    learners = []
+    for start, size in zip(np.cumsum((0,) + dims[:-1]), dims):
         part = embeddings[:, start : start + size]
-        learner_map.append(float(evaluate(part, labels, metrics=("map@r",))["map@r"]))
-        start += size
+        learners.append(evaluate(part, labels, metrics=("recall", "map@r"), recall_at=(1,)))
+    correlation = classifier_correlation(embeddings, dims, max_pairs=200_000)["mean"]
     return {
         "learners": len(dims),
         "recall@1": float(whole["recall@1"]),
         "map@r": float(whole["map@r"]),
-        "learner_recall@1": diag["learner_recall@1"],
-        "learner_map@r": learner_map,
-        "classifier_correlation": float(diag["classifier_correlation"]),
+        "learner_recall@1": [float(m["recall@1"]) for m in learners],
+        "learner_map@r": [float(m["map@r"]) for m in learners],
+        "classifier_correlation": float(correlation),
     }
 
 

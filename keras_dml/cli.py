@@ -137,6 +137,18 @@ def _add_train_parser(subparsers, with_methods=False):
     parser.add_argument("--learning-rate", type=float, help="optimizer learning rate")
     parser.add_argument("--seed", type=int, help="random seed (also of the validation split)")
     parser.add_argument(
+        "--strategy",
+        choices=("default", "mirrored", "multi_worker", "data_parallel"),
+        help="distribution: default (one device), mirrored (every local GPU/CPU device), "
+        "multi_worker (the workers of TF_CONFIG), data_parallel (JAX: local devices)",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=("float32", "mixed_float16", "mixed_bfloat16"),
+        help="Keras dtype policy of the model (default float32; mixed_* compute in 16 bits "
+        "with float32 weights, losses and embeddings)",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         metavar="KEY=VALUE",
@@ -217,6 +229,8 @@ def _config_from_args(args):
         "batch_size",
         "m_per_class",
         "seed",
+        "strategy",
+        "precision",
     ):
         value = getattr(args, key)
         if value is not None:
@@ -248,7 +262,10 @@ def _run_train(args):
     config = _config_from_args(args)
     result = train(config, args.output, verbose=0 if args.quiet else 2, report=not args.no_report)
     print(json.dumps(result["metrics"], indent=2))
-    print(f"Saved {os.path.join(args.output, 'model.keras')}")
+    if result.get("output_dir", args.output) != args.output:  # a non-chief worker
+        print(f"Not the chief worker: the chief saves {os.path.join(args.output, 'model.keras')}")
+    else:
+        print(f"Saved {os.path.join(args.output, 'model.keras')}")
     return 0
 
 

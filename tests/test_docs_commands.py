@@ -32,6 +32,7 @@ SLOW_MARKERS = (
     "model.fit(",
     "docs/make_images.py",
     "runs/baseline/model.keras",  # uses the model an earlier (slow) block trained
+    "runs/dc_mirrored/model.keras",
 )
 
 
@@ -76,6 +77,8 @@ def bash_commands(text):
 
 def bounded(argv):
     """`argv` with the bounds of a test run: one epoch for training and the demo."""
+    if argv and re.match(r"^[A-Z_][A-Z0-9_]*=", argv[0]):
+        return [argv[0], *bounded(argv[1:])]
     if argv[:2] in (["keras-dml", "train"], ["keras-dml", "demo"]):
         return [*argv, "--epochs", "1"]
     if argv[:2] == ["python", "training/train.py"]:
@@ -114,7 +117,20 @@ def split_assignments(argv):
     return assignments, argv
 
 
+def with_assignments(argv, env):
+    """`(argv, env)` with leading `NAME=VALUE` words moved into the environment, as bash does."""
+    env = dict(env)
+    while argv and re.match(r"^[A-Z_][A-Z0-9_]*=", argv[0]):
+        name, value = argv[0].split("=", 1)
+        env[name] = value
+        argv = argv[1:]
+    return argv, env
+
+
 def run(argv, cwd, env):
+    argv, env = with_assignments(argv, env)
+    if env.get("KERAS_BACKEND", "tensorflow") != "tensorflow":
+        pytest.importorskip(env["KERAS_BACKEND"])  # the `backends` extra is not in `dev`
     executable = {"keras-dml": [sys.executable, "-m", "keras_dml.cli"], "python": [sys.executable]}
     argv = executable.get(argv[0], [argv[0]]) + argv[1:]
     if argv[0] == "ruff":

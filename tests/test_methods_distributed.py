@@ -99,3 +99,54 @@ def test_every_method_under_mirrored_strategy_matches_one_device():
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     names = result.stdout.strip().splitlines()[-1].split(" ", 1)[1].split(",")
     assert {"abe", "baseline", "bier", "dc", "dcml", "hdc", "mheads"} <= set(names)
+
+
+DEFAULT_LOSS_SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    import tensorflow as tf
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    import keras
+
+    from keras_dml import backbones
+    from keras_dml.models import get_method, list_methods
+    from keras_dml.models.config import resolve_config
+    from keras_dml.models.hooks import compile_with_config
+
+    rng = np.random.default_rng(0)
+    images = (rng.random((16, 32, 32, 3)) * 255).astype("float32")
+    labels = np.array([0, 1, 2, 3] * 4, dtype="int32")
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    for name in list_methods():
+        spec = get_method(name)
+        config = resolve_config({"method": name, "dataset": "digits"})
+        with strategy.scope():
+            model = spec.tiny(backbones.get("convnet", input_shape=(32, 32, 3), width=4))
+            (spec.compile or compile_with_config)(config, model)
+        targets = labels
+        if name in ("dc", "hdc"):
+            targets = {"labels": labels, "clusters": np.zeros_like(labels)}
+        history = model.fit(images, targets, batch_size=8, epochs=1, shuffle=False, verbose=0)
+        assert np.isfinite(history.history["loss"][0]), name
+        print("OK", name, flush=True)
+    """
+)
+
+
+@pytest.mark.slow
+def test_every_method_trains_with_its_default_loss_under_mirrored_strategy():
+    """Each method's own loss (e.g. distance-weighted margin, which needs the embedding size
+    statically) on embeddings gathered across replicas."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    result = subprocess.run(
+        [sys.executable, "-c", DEFAULT_LOSS_SCRIPT],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert result.stdout.count("OK ") >= 7

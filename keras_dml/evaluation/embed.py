@@ -135,6 +135,25 @@ def _known_rows(data):
     return len(data)
 
 
+def _predict_function(model):
+    """`model.predict_on_batch`, or one forward pass for a model under a multi-replica strategy.
+
+    Keras' `predict_on_batch` under a `tf.distribute` strategy with several replicas runs the
+    whole batch on every replica and concatenates the results (N x replicas rows). A compiled
+    call in cross-replica context reads the mirrored weights once and returns N rows.
+    """
+    predict = getattr(model, "predict_on_batch", None)
+    if predict is None:
+        return model
+    strategy = getattr(model, "distribute_strategy", None)
+    if getattr(strategy, "num_replicas_in_sync", 1) == 1:
+        return predict
+    import tensorflow as tf
+
+    forward = tf.function(lambda images: model(images, training=False), reduce_retracing=True)
+    return lambda images: forward(tf.convert_to_tensor(images))
+
+
 def embed(model, data, batch_size=256, verbose=True, out_path=None):
     """Computes the embeddings of `data` with `model` (inference mode) and collects the labels.
 
@@ -163,7 +182,7 @@ def embed(model, data, batch_size=256, verbose=True, out_path=None):
     """
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"`batch_size` must be a positive integer. Received: {batch_size!r}")
-    predict = getattr(model, "predict_on_batch", None) or model
+    predict = _predict_function(model)
     writer = None if out_path is None else _MemmapWriter(out_path, _known_rows(data))
     batches, total = _batches(data, int(batch_size))
     embeddings, labels = [], []

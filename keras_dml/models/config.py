@@ -27,6 +27,9 @@ Schema (every key but `method` and `dataset` has a default)::
       "batch_size": null, "m_per_class": null,  # null: fitted to the training split (64 images,
                                          # 4 per class when the split has 16 classes or more)
       "eval_every": 1,                   # validation retrieval metrics every N epochs
+      "strategy": "default",             # "default", "mirrored" (local devices),
+                                         # "multi_worker" (TF_CONFIG), "data_parallel" (JAX)
+      "precision": "float32",            # "float32", "mixed_float16", "mixed_bfloat16"
       "method_options": {}               # method-specific training options
     }
 """
@@ -50,8 +53,15 @@ DEFAULTS = {
     "m_per_class": None,
     "seed": 0,
     "eval_every": 1,
+    "strategy": "default",
+    "precision": "float32",
     "method_options": {},
 }
+
+# Values of the `strategy` and `precision` settings (keras_dml.training.strategy and
+# keras_dml.training.precision build them; the backend check happens there, at training time).
+STRATEGIES = ("default", "mirrored", "multi_worker", "data_parallel")
+PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 
 KNOWN_KEYS = set(DEFAULTS) | {"method", "dataset", "description", "paper"}
 
@@ -160,6 +170,12 @@ def check_values(config):
             "`loss` must be null (the method's default) or an object such as "
             f'{{"name": "margin", "margin": 0.2}}. Received: loss={config["loss"]!r}'
         )
+    for key, valid in (("strategy", STRATEGIES), ("precision", PRECISIONS)):
+        if config[key] not in valid:
+            raise ValueError(
+                f"Unknown `{key}`; use one of {valid} (CLI: --{key}, config: "
+                f'"{key}": "{valid[0]}"). Received: {key}={config[key]!r}'
+            )
     batch_size, m = config["batch_size"], config["m_per_class"]
     if batch_size is not None and m is not None and batch_size % m != 0:
         raise ValueError(

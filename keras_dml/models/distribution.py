@@ -30,9 +30,17 @@ def gather_replicas(*tensors):
     if context is None or context.num_replicas_in_sync == 1:
         return 1, list(tensors)
 
+    devices = tf.distribute.get_strategy().extended.worker_devices
+
     def gather(tensor):
         if tensor is None:
             return None
+        if not tensor.device and len(devices) == 1:
+            # A worker of MultiWorkerMirroredStrategy with one local device traces the step
+            # without a device scope, and `all_gather` uses the tensor's device as its
+            # destination ("destinations can not be empty"): place it on the replica's device.
+            with tf.device(devices[0]):
+                tensor = tf.identity(tensor)
         gathered = context.all_gather(tensor, axis=0)
         if None not in tuple(tensor.shape[1:]):  # keep the static feature dimensions
             gathered = tf.ensure_shape(gathered, (None, *tensor.shape[1:]))
@@ -73,3 +81,66 @@ class ForwardCache:
         if entry is None or entry[0] is not output:
             return None
         return entry[1]
+
+
+def is_chief(strategy):
+    """Whether this process leads a `tf.distribute` cluster: always, except a non-chief worker.
+
+    The chief of a `MultiWorkerMirroredStrategy` cluster is the `chief` task, or worker 0 when
+    the cluster has no `chief` (TensorFlow's convention); local strategies, `None` and other
+    backends have one process, the chief.
+    """
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not resolver.task_type:
+        return True
+    if resolver.task_type == "chief":
+        return True
+    has_chief = "chief" in resolver.cluster_spec().as_dict()
+    return resolver.task_type == "worker" and resolver.task_id == 0 and not has_chief
+
+
+def num_workers(strategy):
+    """Number of processes of a strategy's cluster (1 for local strategies and `None`)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not resolver.task_type:
+        return 1
+    spec = resolver.cluster_spec().as_dict()
+    return sum(len(spec.get(kind, ())) for kind in ("chief", "worker"))
+
+
+def from_chief(strategy, compute, size):
+    """Runs `compute()` on the chief only; every worker of the cluster returns its result.
+
+    With one process this is `compute()`. Across the workers of a `MultiWorkerMirroredStrategy`
+    the chief's vector reaches the others through a collective sum in which only global replica
+    0 (on the chief) contributes, so decisions taken from data (a k-means assignment) are taken
+    once and are the same on every worker, bit for bit. Every worker must call it at the same
+    point of training (as a callback hook does).
+
+    Args:
+        strategy: the model's `tf.distribute` strategy, or `None`.
+        compute: callable `() -> array [size]` of numbers exactly representable in float64
+            (integers below 2**53). Called on the chief only.
+        size: int. Length of the vector, known to every worker.
+
+    Returns:
+        float64 NumPy array `[size]`: the chief's vector.
+    """
+    import numpy as np
+
+    if num_workers(strategy) == 1:
+        return np.asarray(compute(), np.float64)
+    import tensorflow as tf
+
+    vector = np.zeros((size,), np.float64)
+    if is_chief(strategy):
+        vector = np.asarray(compute(), np.float64).reshape((size,))
+
+    def contribution(context):
+        if context.replica_id_in_sync_group == 0:
+            return tf.constant(vector)
+        return tf.zeros((size,), tf.float64)
+
+    values = strategy.experimental_distribute_values_from_function(contribution)
+    total = strategy.reduce("SUM", values, axis=None)
+    return np.asarray(total, np.float64)

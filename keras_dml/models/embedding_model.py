@@ -101,8 +101,11 @@ class EmbeddingModel(LossLayerOwner, EnsembleModel):
             dropout=dropout,
             **kwargs,
         )
+        # float32 heads under a mixed-precision policy: the embedding is the model's output,
+        # compared by dot products finer than float16's resolution (the backbone may run in 16
+        # bits; a head is one small matmul).
         self.heads = [
-            keras.layers.Dense(dim, name=f"learner_{k}_head")
+            keras.layers.Dense(dim, dtype="float32", name=f"learner_{k}_head")
             for k, dim in enumerate(self.learner_dims)
         ]
         if isinstance(loss_layer, dict):  # a serialized layer, from `get_config`

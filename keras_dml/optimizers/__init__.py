@@ -2,7 +2,8 @@
 
 from keras_dml.optimizers.learning_rate_multipliers import (
     LearningRateMultipliers,
+    find_multipliers,
     with_multipliers,
 )
 
-__all__ = ["LearningRateMultipliers", "with_multipliers"]
+__all__ = ["LearningRateMultipliers", "find_multipliers", "with_multipliers"]

@@ -259,3 +259,26 @@ def with_multipliers(optimizer, multipliers):
     merged = {**multipliers, **optimizer.multipliers}
     merged = {pattern: merged[pattern] for pattern in [*optimizer.multipliers, *multipliers]}
     return LearningRateMultipliers(optimizer.inner_optimizer, merged, name=optimizer.name)
+
+
+def find_multipliers(optimizer):
+    """The `LearningRateMultipliers` that steps a model: `optimizer` itself or the one inside.
+
+    Under a `mixed_float16` dtype policy `keras.Model.compile` wraps the optimizer in a
+    `keras.optimizers.LossScaleOptimizer`, which steps its `inner_optimizer` with the unscaled
+    gradients; the multipliers (freezing, parameter groups) are the inner optimizer's.
+
+    Args:
+        optimizer: a Keras optimizer or `None`.
+
+    Returns:
+        The `LearningRateMultipliers`, or `None` when there is none.
+
+    Examples:
+    >>> inner = LearningRateMultipliers(keras.optimizers.Adam(), {"head": 10.0})
+    >>> find_multipliers(keras.optimizers.LossScaleOptimizer(inner)) is inner
+    True
+    """
+    if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+        optimizer = optimizer.inner_optimizer
+    return optimizer if isinstance(optimizer, LearningRateMultipliers) else None

@@ -15,7 +15,15 @@ from keras_dml.models import get_method
 from keras_dml.models.config import resolve_config
 from keras_dml.models.fit_to_data import fit_to_data
 from keras_dml.models.hooks import check_loss_entry, compile_with_config, m_per_class_batches
+from keras_dml.training.precision import precision_policy
 from keras_dml.training.resumable import BestCheckpoint, HistoryFile
+from keras_dml.training.strategy import (
+    check_strategy,
+    is_chief,
+    make_strategy,
+    strategy_scope,
+    worker_output_dir,
+)
 
 # Datasets whose test protocol is a query set searched against a gallery set.
 QUERY_GALLERY_DATASETS = ("inshop",)
@@ -81,12 +89,18 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
     were fitted to the data), `model.keras` (final weights), `best.keras` (best validation MAP@R
     on held-out training classes, `keras_dml.training.resumable.SELECTION_METRIC`; the test
     split is never used for model selection) with `best.keras.json` (its value and epoch),
-    `history.json` (one entry per epoch, written as each epoch ends), `metrics.json` (test
-    metrics of the final model), `logs/` (TensorBoard) and `backup/`
-    (`keras.callbacks.BackupAndRestore`). Running the same command again resumes an interrupted
-    run: weights, optimizer, epoch, method state, the best value and the history carry over.
-    At the end it writes `report.html` (`keras_dml.visualization.report`; a report that fails
-    only warns).
+    `history.json` (one entry per epoch, written as it ends), `metrics.json` (test metrics of
+    the final model), `logs/` (TensorBoard) and `backup/` (`keras.callbacks.BackupAndRestore`).
+    Running the same command again resumes an interrupted run: weights, optimizer, epoch, method
+    state, the best value and the history carry over. At the end it writes `report.html`
+    (`keras_dml.visualization.report`; a report that fails only warns).
+
+    The model is built, compiled and fitted under the configuration's `strategy`
+    (`keras_dml.training.strategy`: `default`, `mirrored`, `multi_worker` from `TF_CONFIG`, or
+    `data_parallel` on JAX) and dtype `precision` (`keras_dml.training.precision`; the global
+    policy is restored afterwards). Under `multi_worker` only the chief writes `output_dir`; the
+    other workers write to a temporary folder that is removed at the end, and a resumed run
+    starts every worker from the chief's checkpoint.
 
     Args:
         config: dict. A run configuration (see `keras_dml.models.config`).
@@ -97,17 +111,38 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
         report: bool. Write `report.html` at the end. Defaults to `True`.
 
     Returns:
-        dict with `model`, `history` (dict of lists), `metrics` (dict), `seconds` and `report`
-        (the page's path, or `None`).
+        dict with `model`, `history` (dict of lists), `metrics` (dict), `seconds`, `report`
+        (the page's path, or `None`) and `output_dir` (the folder this process wrote: a removed
+        temporary folder on a non-chief worker).
 
     Examples:
     >>> result = train({"method": "baseline", "dataset": "digits", "epochs": 2}, "runs/x")
     >>> result["metrics"]["recall@1"]  # doctest: +SKIP
     """
+    config = resolve_config(config)
+    check_strategy(config["strategy"])
+    # A multi-worker strategy must exist before TensorFlow runs its first op (data loading).
+    strategy = make_strategy(config["strategy"])
+    with worker_output_dir(output_dir, strategy) as run_dir:
+        with precision_policy(config["precision"]), strategy_scope(strategy):
+            result = _train(config, run_dir, verbose, extra_callbacks, splits)
+        if report and is_chief(strategy):
+            from keras_dml.visualization.report import report_after_training
+
+            result["report"] = report_after_training(
+                run_dir, result["model"], result.pop("splits"), verbose=bool(verbose)
+            )
+        result.pop("splits", None)
+        result.setdefault("report", None)
+        result["output_dir"] = run_dir
+        return result
+
+
+def _train(config, output_dir, verbose, extra_callbacks, splits):
+    """`train` inside the run's strategy scope and dtype policy."""
     from keras_dml import backbones
     from keras_dml.evaluation import RetrievalEvaluation
 
-    config = resolve_config(config)
     method = get_method(config["method"])
     method.parse_options(config)  # unknown method_options fail before any data is loaded
     if config["loss"] is not None:
@@ -167,17 +202,12 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
     history_dict = history_file.history()
     with open(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump({"split": "test", "train_seconds": seconds, **metrics}, f, indent=2)
-    page = None
-    if report:
-        from keras_dml.visualization.report import report_after_training
-
-        page = report_after_training(output_dir, model, splits, verbose=bool(verbose))
     return {
         "model": model,
         "history": history_dict,
         "metrics": metrics,
         "seconds": seconds,
-        "report": page,
+        "splits": splits,
     }
 
 

@@ -1,11 +1,11 @@
 """Shared training logic of ABE and M-heads: per-learner metric loss + divergence (Eq. 8)."""
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from keras_dml.losses.class_weights import class_loss_with_weights
 from keras_dml.models.abe.losses import DIVERGENCE_PAIRS, abe_contrastive_loss, divergence_loss
+from keras_dml.models.distribution import gather_replicas, with_model_losses
 from keras_dml.models.embedding_model import (
     EnsembleModel,
     check_backbone,
@@ -211,21 +211,13 @@ class SplitEnsembleBase(EnsembleModel):
         del x, sample_weight, training
         if y is None:
             raise ValueError(f"{type(self).__name__} trains on (images, labels) batches.")
-        labels, embeddings = ops.reshape(y, (-1,)), y_pred
-        context = tf.distribute.get_replica_context()
-        if context is not None and context.num_replicas_in_sync > 1:
-            # Every replica computes the loss of the global batch; the all-gather gradient sums
-            # the replicas' contributions, hence the 1/R scaling below (as Keras losses do).
-            embeddings = context.all_gather(embeddings, axis=0)
-            labels = context.all_gather(labels, axis=0)
+        # Every replica computes the loss of the global batch; the all-gather gradient sums
+        # the replicas' contributions, hence the 1/R scaling (as Keras losses do).
+        replicas, (labels, embeddings) = gather_replicas(ops.reshape(y, (-1,)), y_pred)
         terms = self.loss_terms(labels, embeddings)
         for tracker in self.loss_trackers:
             tracker.update_state(terms[tracker.name])
-        total = terms["loss"]
-        for extra in self.losses:
-            total = total + ops.cast(ops.sum(extra), "float32")
-        replicas = tf.distribute.get_strategy().num_replicas_in_sync
-        return total / float(replicas) if replicas > 1 else total
+        return with_model_losses(self, terms["loss"], replicas)
 
     def compile(self, optimizer="rmsprop", **kwargs):
         """Configures training; the loss is built in (Eq. 8), so pass no `loss`."""

@@ -89,8 +89,11 @@ class MHeads(SplitEnsembleBase):
             )
             for m in range(1, self.num_learners)
         ]
+        # float32 heads under a mixed-precision policy: the embedding is the model's output.
         self.heads = [
-            keras.layers.Dense(dim, use_bias=self.embedding_bias, name=f"learner_{m}_head")
+            keras.layers.Dense(
+                dim, use_bias=self.embedding_bias, dtype="float32", name=f"learner_{m}_head"
+            )
             for m, dim in enumerate(self.learner_dims)
         ]
 

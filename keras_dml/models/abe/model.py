@@ -129,8 +129,9 @@ class ABE(SplitEnsembleBase):
             activation=self.mask_activation,
             name="attention_branch",
         )
+        # float32 under a mixed-precision policy: the embedding is the model's output.
         self.embedding = keras.layers.Dense(
-            self.learner_dims[0], use_bias=self.embedding_bias, name="embedding"
+            self.learner_dims[0], use_bias=self.embedding_bias, dtype="float32", name="embedding"
         )
 
     def build(self, input_shape):

@@ -1,13 +1,13 @@
 """`DCML`: Deep Compositional Metric Learning (learners, compositors, self-reinforced loss)."""
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from keras_dml.layers.compositor import Compositor
 from keras_dml.models.dcml.arguments import check_sizes, resolve_lambdas, resolve_losses
 from keras_dml.models.dcml.diagnostics import average_compositor_weights
 from keras_dml.models.dcml.objective import compose, self_reinforced_loss
+from keras_dml.models.distribution import gather_replicas, with_model_losses
 from keras_dml.models.embedding_model import EmbeddingModel
 
 TRACKED_TERMS = ("dis_loss", "subtask_loss", "reinforce_loss", "max_weight")
@@ -214,21 +214,14 @@ class DCML(EmbeddingModel):
                 "DCML's in-batch pair losses do not support `sample_weight`; pass "
                 "(images, labels) batches."
             )
-        labels, embeddings = y, y_pred
-        replica_context = tf.distribute.get_replica_context()
-        num_replicas = 1
-        if replica_context is not None and replica_context.num_replicas_in_sync > 1:
-            num_replicas = replica_context.num_replicas_in_sync
-            embeddings = replica_context.all_gather(embeddings, axis=0)
-            labels = replica_context.all_gather(ops.reshape(labels, (-1,)), axis=0)
+        # In-batch losses over the global batch (static feature size kept, which
+        # distance-weighted sampling needs), scaled back by the number of replicas.
+        num_replicas, (labels, embeddings) = gather_replicas(ops.reshape(y, (-1,)), y_pred)
         terms = self.loss_terms(labels, embeddings)
         batch_size = ops.shape(embeddings)[0]
         for name, tracker in self.term_trackers.items():
             tracker.update_state(terms[name], sample_weight=batch_size)
-        total = terms["loss"]
-        if self.losses:
-            total = total + ops.cast(ops.sum(self.losses), "float32")
-        return total / num_replicas
+        return with_model_losses(self, terms["loss"], num_replicas)
 
     # -- diagnostics ----------------------------------------------------------------------------
     def compositor_weights(self, images, batch_size=128):

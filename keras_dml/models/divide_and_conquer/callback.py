@@ -7,6 +7,7 @@ import warnings
 import keras
 import numpy as np
 
+from keras_dml.models.distribution import from_chief
 from keras_dml.models.divide_and_conquer.callback_checks import (  # noqa: F401 (re-exported)
     CLUSTER_ON,
     CONQUER_SAMPLING,
@@ -31,6 +32,10 @@ from keras_dml.models.division.embedding_pass import (
 )
 
 logger = logging.getLogger(__name__)
+
+# What the chief's division vector starts with (`divide`): a new assignment follows, the previous
+# division is kept (k-means failed on a later division), or the division failed.
+DIVIDED, KEPT, FATAL = 1, 0, -1
 
 
 class DivideAndConquerCallback(keras.callbacks.Callback):
@@ -165,17 +170,81 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
 
     # -- division -------------------------------------------------------------------------------
     def divide(self, epoch=None):
-        """Re-clusters the training set and updates the sampler; returns the log entry."""
+        """Re-clusters the training set and updates the sampler; returns the log entry.
+
+        Across the workers of a `MultiWorkerMirroredStrategy`, the chief embeds and clusters
+        and every worker receives its assignment (`keras_dml.models.distribution.from_chief`),
+        so all workers draw the same cluster-conditioned batches.
+        """
         model, num = self.model, self.model.num_learners
+        count = int(keras.ops.convert_to_numpy(model.division_count))
+        outcome = {}
+
+        def chief_division():
+            try:
+                outcome.update(self._cluster(epoch, count))
+            except Exception as error:  # raised below, after the other workers are told
+                outcome["error"] = error
+            if "error" in outcome:
+                return np.concatenate([[FATAL], np.zeros_like(self.labels)])
+            if "assignment" not in outcome:
+                return np.concatenate([[KEPT], np.zeros_like(self.labels)])
+            return np.concatenate([[DIVIDED], outcome["assignment"]])
+
+        received = from_chief(
+            getattr(model, "distribute_strategy", None), chief_division, self.labels.size + 1
+        )
+        status, assignment = int(received[0]), received[1:].astype(np.int64)
+        if "error" in outcome:
+            raise outcome["error"]
+        if status == FATAL:
+            raise ClusteringError(
+                f"Division {count} (epoch {epoch}) failed on the chief worker; see its log."
+            )
+        if status == KEPT:
+            self._epoch_logs = {"dc_division_failed": 1.0}
+            entry = outcome.get("entry") or {"epoch": epoch, "division": count, "failed": "chief"}
+            self.history.append(entry)
+            return entry
+        previous = self.assignment
+        self.sampler.set_clusters(assignment)
+        self.assignment = assignment
+        model.division_count.assign(count + 1)
+        entry = outcome.get("entry") or {
+            "epoch": epoch,
+            "division": count + 1,
+            "cluster_sizes": cluster_sizes(assignment, num).tolist(),
+            "nmi_previous": None if previous is None else cluster_nmi(previous, assignment),
+            "embed_seconds": 0.0,
+            "kmeans_seconds": 0.0,
+            "match_seconds": 0.0,
+        }
+        if self.val_data is not None and "entry" in outcome:  # logs of the chief only
+            entry["learner_recall@1"] = self.learner_recall_at_1()
+        self.history.append(entry)
+        save_division(self.state_dir, count + 1, assignment)
+        self._epoch_logs = numeric_logs(entry)
+        logger.info("D&C division %d at epoch %s: %s", count + 1, epoch, entry)
+        return entry
+
+    def _cluster(self, epoch, count):
+        """Embeds, clusters and matches (the chief's part of `divide`).
+
+        Returns:
+            dict with `assignment` and `entry` (the log entry), or only `entry` when k-means
+            failed on a later division and the previous one is kept; `error` holds the
+            exception to raise when the first division fails.
+        """
+        num = self.model.num_learners
         start = time.perf_counter()
         vectors = self._vectors(self.train_data, features=self.cluster_on == "features")
         if vectors.shape[0] != self.labels.shape[0]:
-            raise ValueError(
+            error = ValueError(
                 f"`train_data` gave {vectors.shape[0]} vectors for {self.labels.shape[0]} labels; "
                 "pass the unshuffled training split in the sampler's index order."
             )
+            return {"error": error}
         embed_seconds = time.perf_counter() - start
-        count = int(keras.ops.convert_to_numpy(model.division_count))
         start = time.perf_counter()
         try:
             assignment = kmeans(
@@ -192,23 +261,18 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
                 "with 2 samples; use fewer learners or cluster_on='features'."
             )
             if self.assignment is None or self.assignment.max() >= num:
-                raise ClusteringError(message) from error
+                return {"error": ClusteringError(message)}
             # Later in training the embedding may separate the few classes so well that k-means
             # cannot give every cluster two classes: keep training on the previous division
             # rather than stopping the run.
-            warnings.warn(f"{message} Keeping the previous division.", stacklevel=2)
-            self._epoch_logs = {"dc_division_failed": 1.0}
-            self.history.append({"epoch": epoch, "division": count, "failed": str(error)})
-            return self.history[-1]
+            warnings.warn(f"{message} Keeping the previous division.", stacklevel=3)
+            return {"entry": {"epoch": epoch, "division": count, "failed": str(error)}}
         kmeans_seconds = time.perf_counter() - start
         start = time.perf_counter()
         previous = self.assignment
         if previous is not None and previous.max() < num:
             assignment = match_clusters(previous, assignment, num, self.similarity)
         match_seconds = time.perf_counter() - start
-        self.sampler.set_clusters(assignment)
-        self.assignment = assignment
-        model.division_count.assign(count + 1)
         entry = {
             "epoch": epoch,
             "division": count + 1,
@@ -218,13 +282,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
             "kmeans_seconds": kmeans_seconds,
             "match_seconds": match_seconds,
         }
-        if self.val_data is not None:
-            entry["learner_recall@1"] = self.learner_recall_at_1()
-        self.history.append(entry)
-        save_division(self.state_dir, count + 1, assignment)
-        self._epoch_logs = numeric_logs(entry)
-        logger.info("D&C division %d at epoch %s: %s", count + 1, epoch, entry)
-        return entry
+        return {"assignment": assignment, "entry": entry}
 
     def learner_recall_at_1(self):
         """Recall@1 of each learner's slice on `val_data` (list of floats)."""

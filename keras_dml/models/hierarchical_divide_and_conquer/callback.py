@@ -6,6 +6,7 @@ import time
 import keras
 import numpy as np
 
+from keras_dml.models.distribution import from_chief
 from keras_dml.models.division.clustering import ClusteringError, cluster_nmi
 from keras_dml.models.division.embedding_pass import (
     cached_inputs,
@@ -190,54 +191,52 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
     def divide(self, epoch=None, allow_split=True):
         """Re-clusters (Eq. 2-3), splits while K < K_max, updates sampler and model state.
 
+        Across the workers of a `MultiWorkerMirroredStrategy`, the chief embeds, clusters and
+        splits, and every worker receives its assignment and split
+        (`keras_dml.models.distribution.from_chief`), so all workers keep the same learners and
+        draw the same batches.
+
         Returns:
             dict: the log entry of this division (also appended to `self.history`).
         """
         model = self.model
         num = model.active_learners
         count = int(keras.ops.convert_to_numpy(model.recluster_count))
-        start = time.perf_counter()
-        vectors = self._vectors()
-        embed_seconds = time.perf_counter() - start
-        start = time.perf_counter()
         previous = self.assignment
-        reclustered = True
-        try:
-            assignment = recluster(
-                vectors,
-                self.labels,
-                num,
-                previous=previous,
-                seed=self.seed + 1000 * count,
-                similarity=self.similarity,
-                **self.kmeans_options,
+        size, width = self.labels.size, model.max_learners
+        outcome = {}
+
+        def chief_division():
+            try:
+                outcome.update(self._cluster(num, count, previous, allow_split))
+            except Exception as error:  # raised below, after the other workers are told
+                outcome["error"] = error
+                return np.full((2 + size + width,), -1.0)
+            parents = np.full((width,), -1.0)
+            if outcome["parents"] is not None:
+                parents[: outcome["parents"].size] = outcome["parents"]
+            head = [1.0, float(outcome["reclustered"])]
+            return np.concatenate([head, outcome["assignment"], parents])
+
+        received = from_chief(
+            getattr(model, "distribute_strategy", None), chief_division, 2 + size + width
+        )
+        if "error" in outcome:
+            raise outcome["error"]
+        if received[0] < 0:
+            raise ClusteringError(
+                f"HDC division {count} (epoch {epoch}) failed on the chief worker; see its log."
             )
-        except ClusteringError as error:
-            if previous is None:
-                raise
-            logger.warning("HDC: re-clustering failed (%s); keeping the previous clusters.", error)
-            assignment, reclustered = previous, False
-        unsplit, split = [], False
-        if allow_split and num < model.max_learners:
-            splittable = None
-            if model.fixed_masks:
-                splittable = [model.soft_mask.block_size(c) >= 2 for c in range(num)]
-            new, parents, unsplit = split_clusters(
-                vectors,
-                self.labels,
-                assignment,
-                model.max_learners,
-                seed=self.seed + 1000 * count,
-                attempts=self.split_attempts,
-                splittable=splittable,
-                **self.kmeans_options,
-            )
-            if unsplit:
-                logger.warning("HDC: clusters %s could not be split; they stay whole.", unsplit)
-            if parents.size > num:
-                model.split_learners(parents)
-                assignment, split = new, True
-        cluster_seconds = time.perf_counter() - start
+        reclustered = bool(received[1])
+        assignment = received[2 : 2 + size].astype(np.int64)
+        parents = received[2 + size :]
+        parents = parents[parents >= 0].astype(np.int64)
+        split = parents.size > 0
+        if split:
+            model.split_learners(parents)
+        unsplit = outcome.get("unsplit", [])
+        embed_seconds = outcome.get("embed_seconds", 0.0)
+        cluster_seconds = outcome.get("cluster_seconds", 0.0)
         nmi = None if previous is None else cluster_nmi(previous, assignment)
         self._set_assignment(assignment)
         model.recluster_count.assign(count + 1)
@@ -267,6 +266,62 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
             self._epoch_logs["hdc_nmi_previous"] = float(nmi)
         logger.info("HDC division at epoch %s: %s", epoch, entry)
         return entry
+
+    def _cluster(self, num, count, previous, allow_split):
+        """Embeds, re-clusters and splits (the chief's part of `divide`).
+
+        Returns:
+            dict with `assignment`, `parents` (the learners' parents when K grows, else
+            `None`), `reclustered`, `unsplit`, `embed_seconds` and `cluster_seconds`.
+        """
+        model = self.model
+        start = time.perf_counter()
+        vectors = self._vectors()
+        embed_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        reclustered = True
+        try:
+            assignment = recluster(
+                vectors,
+                self.labels,
+                num,
+                previous=previous,
+                seed=self.seed + 1000 * count,
+                similarity=self.similarity,
+                **self.kmeans_options,
+            )
+        except ClusteringError as error:
+            if previous is None:
+                raise
+            logger.warning("HDC: re-clustering failed (%s); keeping the previous clusters.", error)
+            assignment, reclustered = previous, False
+        unsplit, split_parents = [], None
+        if allow_split and num < model.max_learners:
+            splittable = None
+            if model.fixed_masks:
+                splittable = [model.soft_mask.block_size(c) >= 2 for c in range(num)]
+            new, parents, unsplit = split_clusters(
+                vectors,
+                self.labels,
+                assignment,
+                model.max_learners,
+                seed=self.seed + 1000 * count,
+                attempts=self.split_attempts,
+                splittable=splittable,
+                **self.kmeans_options,
+            )
+            if unsplit:
+                logger.warning("HDC: clusters %s could not be split; they stay whole.", unsplit)
+            if parents.size > num:
+                assignment, split_parents = new, np.asarray(parents, np.int64)
+        return {
+            "assignment": np.asarray(assignment, np.int64),
+            "parents": split_parents,
+            "reclustered": reclustered,
+            "unsplit": unsplit,
+            "embed_seconds": embed_seconds,
+            "cluster_seconds": time.perf_counter() - start,
+        }
 
     def _set_assignment(self, assignment):
         assignment = np.asarray(assignment, np.int64)

@@ -10,7 +10,7 @@ from keras_dml.models.division.model import DivisionModel
 from keras_dml.models.division.targets import batch_cluster, split_targets
 from keras_dml.models.embedding_model import l2_normalize
 from keras_dml.models.hierarchical_divide_and_conquer.state import FINETUNE, DivisionStateMixin
-from keras_dml.optimizers import LearningRateMultipliers, with_multipliers
+from keras_dml.optimizers import find_multipliers, with_multipliers
 
 # The soft masks' variables, for their own learning rate.
 MASK_PATTERN = r"(^|/)soft_mask/"
@@ -188,8 +188,9 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, DivisionModel):
     @property
     def mask_optimizer(self):
         """The optimizer of the masks' parameter group (`None` before `compile`)."""
-        optimizer = getattr(self, "optimizer", None)
-        if not isinstance(optimizer, LearningRateMultipliers) or not optimizer.built:
+        # The multipliers, also inside the LossScaleOptimizer of a mixed_float16 policy.
+        optimizer = find_multipliers(getattr(self, "optimizer", None))
+        if optimizer is None or not optimizer.built:
             return None
         return optimizer.group_optimizer(MASK_PATTERN)
 

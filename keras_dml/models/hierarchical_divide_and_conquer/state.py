@@ -10,6 +10,7 @@ import numpy as np
 from keras import ops
 
 from keras_dml.layers.soft_mask import SoftMask
+from keras_dml.optimizers import find_multipliers
 
 DIVIDE, FINETUNE = 0, 1
 
@@ -70,7 +71,8 @@ class DivisionStateMixin:
     def set_backbone_frozen(self, frozen):
         """Backbone learning rate 0 (`True`) or normal (`False`) for the following steps."""
         self.backbone_frozen.assign(1 if frozen else 0)
-        optimizer = getattr(self, "optimizer", None)
+        # The multipliers, also inside the LossScaleOptimizer of a mixed_float16 policy.
+        optimizer = find_multipliers(getattr(self, "optimizer", None))
         pattern = self.backbone_pattern()
         if optimizer is not None and pattern in getattr(optimizer, "multipliers", {}):
             optimizer.set_multiplier(pattern, 0.0 if frozen else 1.0)

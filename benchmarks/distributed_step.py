@@ -1,0 +1,119 @@
+"""Step time of every method under a 2-replica `MirroredStrategy` next to one device's.
+
+Two logical CPU devices share the machine's cores, so this measures the strategy's overhead
+(splitting the batch, all-gathering embeddings for in-batch losses, all-reducing gradients), not a
+speed-up: on real accelerators each replica has its own device. Both timings use the same global
+batch, backbone and method, interleaved in one process (the median step, timed between batch
+ends, over `--repeats` epochs of `--steps` steps after a warm-up epoch), so the ratio is
+comparable even on a loaded machine.
+
+Usage:
+    python benchmarks/distributed_step.py --steps 10 --repeats 3
+    python benchmarks/distributed_step.py --methods baseline,dc --image-size 64
+"""
+
+import argparse
+import os
+import platform
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def _step_clock():
+    import keras
+
+    class StepClock(keras.callbacks.Callback):
+        """Wall time between consecutive batch ends: the step, without `fit`'s set-up."""
+
+        def on_train_begin(self, logs=None):
+            self.steps, self._last = [], time.perf_counter()
+
+        def on_train_batch_end(self, batch, logs=None):
+            now = time.perf_counter()
+            self.steps.append(now - self._last)
+            self._last = now
+
+    return StepClock
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--methods", default="*", help="comma-separated names; * = every method")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--image-size", type=int, default=32)
+    parser.add_argument("--backbone", default="convnet")
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+
+    import tensorflow as tf
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    import keras
+    import numpy as np
+
+    from keras_dml import backbones
+    from keras_dml.models import get_method, list_methods
+    from keras_dml.models.config import resolve_config
+    from keras_dml.models.hooks import compile_with_config
+
+    names = list_methods() if args.methods == "*" else args.methods.split(",")
+    size, batch = args.image_size, args.batch_size
+    rng = np.random.default_rng(0)
+    count = batch * args.steps
+    images = (rng.random((count, size, size, 3)) * 255).astype("float32")
+    labels = np.tile(np.repeat(np.arange(batch // 4), 4), args.steps).astype("int32")
+
+    def build(name):
+        spec = get_method(name)
+        config = resolve_config({"method": name, "dataset": "digits"})
+        keras.utils.set_random_seed(0)
+        backbone = backbones.get(args.backbone, input_shape=(size, size, 3))
+        model = spec.tiny(backbone)
+        (spec.compile or compile_with_config)(config, model)
+        return model
+
+    def targets(name):
+        if name in ("dc", "hdc"):
+            return {"labels": labels, "clusters": np.zeros_like(labels)}
+        return labels
+
+    StepClock = _step_clock()
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    print(
+        f"[distributed_step] {platform.node()} {os.cpu_count()} cores, load "
+        f"{tuple(round(x, 1) for x in os.getloadavg())}, {args.backbone} {size} px, global "
+        f"batch {batch}, {args.steps} steps x {args.repeats}",
+        flush=True,
+    )
+    print(f"{'method':<10} {'1 device':>10} {'2 replicas':>11} {'ratio':>6}")
+    for name in names:
+        single = build(name)
+        with strategy.scope():
+            mirrored = build(name)
+        times = {"single": [], "mirrored": []}
+        for model in (single, mirrored):  # warm-up: tracing and variable creation
+            model.fit(images, targets(name), batch_size=batch, epochs=1, verbose=0, shuffle=False)
+        for _ in range(args.repeats):
+            for key, model in (("single", single), ("mirrored", mirrored)):
+                clock = StepClock()
+                model.fit(
+                    images,
+                    targets(name),
+                    batch_size=batch,
+                    epochs=1,
+                    verbose=0,
+                    shuffle=False,
+                    callbacks=[clock],
+                )
+                times[key].extend(clock.steps[1:])  # the first includes the iterator's start
+        one, two = np.median(times["single"]), np.median(times["mirrored"])
+        print(f"{name:<10} {one * 1e3:>8.1f}ms {two * 1e3:>9.1f}ms {two / one:>5.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
