@@ -107,16 +107,6 @@ def check_test_command(command):
     assert command in lines, f"The documented test command is not a line of .ci/run: {command!r}"
 
 
-def split_assignments(argv):
-    """`({NAME: value}, rest)`: the leading `NAME=value` words of a command, and the command."""
-    assignments = {}
-    while argv and re.match(r"^[A-Za-z_]\w*=", argv[0]):
-        name, value = argv[0].split("=", 1)
-        assignments[name] = value
-        argv = argv[1:]
-    return assignments, argv
-
-
 def with_assignments(argv, env):
     """`(argv, env)` with leading `NAME=VALUE` words moved into the environment, as bash does."""
     env = dict(env)
@@ -191,13 +181,14 @@ def test_documented_block_runs(language, text, workdir):
         assert result.returncode == 0, result.stderr[-3000:]
         return
     for command in bash_commands(text):
-        assignments, argv = split_assignments(shlex.split(command))
-        if argv[:2] == ["pip", "install"]:
-            check_pip_install(argv)
-        elif argv[:3] == ["python", "-m", "pytest"]:
+        argv = shlex.split(command)
+        program, _ = with_assignments(argv, {})
+        if program[:2] == ["pip", "install"]:
+            check_pip_install(program)
+        elif program[:3] == ["python", "-m", "pytest"]:
             check_test_command(text.strip())
         else:
-            run(bounded(argv), cwd, {**env, **assignments})
+            run(bounded(argv), cwd, env)
 
 
 def test_untyped_blocks_hold_no_runnable_command():
@@ -215,11 +206,12 @@ def test_untyped_blocks_hold_no_runnable_command():
 
 
 def test_environment_assignments_prefix_a_command():
-    assert split_assignments(["KERAS_BACKEND=jax", "A_1=x=y", "python", "-m", "pytest"]) == (
-        {"KERAS_BACKEND": "jax", "A_1": "x=y"},
+    argv = ["KERAS_BACKEND=jax", "A_1=x=y", "python", "-m", "pytest"]
+    assert with_assignments(argv, {"B": "1"}) == (
         ["python", "-m", "pytest"],
+        {"B": "1", "KERAS_BACKEND": "jax", "A_1": "x=y"},
     )
-    assert split_assignments(["python", "--flag=1"]) == ({}, ["python", "--flag=1"])
+    assert with_assignments(["python", "--flag=1"], {}) == (["python", "--flag=1"], {})
 
 
 def test_every_doc_has_been_scanned():
