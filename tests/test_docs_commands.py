@@ -5,8 +5,9 @@ so a new documented line is tested the day it is written. The blocks of one docu
 order in one temporary folder (with `training/`, `export/` and `models/` linked in, as in a
 checkout). Training commands get one epoch (`--epochs 1`, `--set epochs=1`) to stay bounded and
 blocks that train run in the slow suite; `pip install` lines are checked against the extras of
-`pyproject.toml` instead of being run, and the README's test command is checked to be the one
-`.ci/run` runs rather than run recursively.
+`pyproject.toml` instead of being run, and test commands (`python -m pytest ...`, also behind
+environment assignments such as `KERAS_BACKEND=jax`) are checked to be ones `.ci/run` runs
+rather than run recursively.
 """
 
 import os
@@ -102,7 +103,8 @@ def check_pip_install(argv):
 
 def check_test_command(command):
     ci = read(".ci/run").replace("pip install -q", "pip install")
-    assert command in ci, f"The README's test command is not the one .ci/run runs: {command!r}"
+    lines = {line.strip() for line in ci.splitlines()}
+    assert command in lines, f"The documented test command is not a line of .ci/run: {command!r}"
 
 
 def with_assignments(argv, env):
@@ -180,9 +182,10 @@ def test_documented_block_runs(language, text, workdir):
         return
     for command in bash_commands(text):
         argv = shlex.split(command)
-        if argv[:2] == ["pip", "install"]:
-            check_pip_install(argv)
-        elif argv[:3] == ["python", "-m", "pytest"]:
+        program, _ = with_assignments(argv, {})
+        if program[:2] == ["pip", "install"]:
+            check_pip_install(program)
+        elif program[:3] == ["python", "-m", "pytest"]:
             check_test_command(text.strip())
         else:
             run(bounded(argv), cwd, env)
@@ -200,6 +203,15 @@ def test_untyped_blocks_hold_no_runnable_command():
                 synopsis = re.search(r"\[|\||\b[A-Z][A-Z_]+\b", command)
                 benchmark = command.startswith("python benchmarks/")
                 assert synopsis or benchmark, f"{doc}:{line}: untyped runnable line {command!r}"
+
+
+def test_environment_assignments_prefix_a_command():
+    argv = ["KERAS_BACKEND=jax", "A_1=x=y", "python", "-m", "pytest"]
+    assert with_assignments(argv, {"B": "1"}) == (
+        ["python", "-m", "pytest"],
+        {"B": "1", "KERAS_BACKEND": "jax", "A_1": "x=y"},
+    )
+    assert with_assignments(["python", "--flag=1"], {}) == (["python", "--flag=1"], {})
 
 
 def test_every_doc_has_been_scanned():

@@ -3,10 +3,10 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from keras_dml import losses
 from keras_dml.losses.registry import LAYER_LOSSES
+from tests.backend_utils import traced, value_and_gradients
 from tests.class_loss_reference import random_batch
 
 NUM_CLASSES, DIM = 7, 6
@@ -62,14 +62,11 @@ def test_gradients_are_finite(name, case):
         embeddings[0] = 0.0
     elif case == "duplicates":
         embeddings[1::2] = embeddings[::2]
-    embeddings, weights = tf.Variable(embeddings), tf.Variable(weights)
-    with tf.GradientTape() as tape:
-        loss = fn(labels, embeddings, weights)
-    gradients = tape.gradient(loss, [embeddings, weights])
+    loss, grads = value_and_gradients(lambda x, w: fn(labels, x, w), [embeddings, weights])
     assert np.isfinite(float(loss))
-    for gradient in gradients:
-        assert np.all(np.isfinite(gradient.numpy()))
-    assert np.any(gradients[1].numpy() != 0.0)
+    for gradient in grads:
+        assert np.all(np.isfinite(gradient))
+    assert np.any(grads[1] != 0.0)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -82,11 +79,8 @@ def test_nan_or_inf_embeddings_give_nan(name, bad):
     if not np.isnan(bad):
         return
 
-    @tf.function(jit_compile=True)
-    def compiled(y, x):
-        return fn(y, x, weights)
-
-    assert np.isnan(float(compiled(tf.constant(labels), tf.constant(embeddings))))
+    compiled = traced(lambda y, x: fn(y, x, weights), jit_compile=True)
+    assert np.isnan(float(compiled(labels, embeddings)))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -106,9 +100,7 @@ def test_out_of_range_labels_give_nan_in_a_graph(name):
     layer = _layer(name)
     labels, embeddings, _ = random_batch(3)
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.int32), tf.TensorSpec([None, DIM])])
-    def graph_loss(y, x):
-        return layer(y, x)
+    graph_loss = traced(lambda y, x: layer(y, x), [((None,), "int32"), ((None, DIM), "float32")])
 
     assert np.isfinite(float(graph_loss(labels, embeddings)))
     labels[0] = NUM_CLASSES + 3
@@ -120,12 +112,11 @@ def test_graph_with_unknown_batch_matches_eager_and_accepts_keras_label_shapes(n
     layer = _layer(name)
     labels, embeddings, _ = random_batch(4)
 
-    @tf.function(
-        input_signature=[tf.TensorSpec([None, 1], tf.float32), tf.TensorSpec([None, DIM])],
+    graph_loss = traced(
+        lambda y, x: layer(y, x, return_count=True),
+        [((None, 1), "float32"), ((None, DIM), "float32")],
         jit_compile=True,
     )
-    def graph_loss(y, x):
-        return layer(y, x, return_count=True)
 
     loss, count = graph_loss(labels[:, None].astype("float32"), embeddings)
     np.testing.assert_allclose(float(loss), float(layer(labels, embeddings)), rtol=1e-5)

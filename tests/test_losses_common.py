@@ -3,9 +3,9 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from keras_dml import losses
+from tests.backend_utils import gradients, to_numpy, traced, value_and_gradients
 
 DIM = 8
 
@@ -35,6 +35,14 @@ def _evaluate(loss_obj, is_layer, labels, embeddings, return_count=False):
     return loss_obj(labels, embeddings)
 
 
+def _state(loss_obj):
+    """The variables a JAX step carries for a loss: a layer's, or a loss's seed state."""
+    if isinstance(loss_obj, keras.layers.Layer):
+        return loss_obj.variables
+    generator = getattr(loss_obj, "seed_generator", None)
+    return [] if generator is None else [generator.state]
+
+
 def _batch(seed=0, n=8, num_classes=4):
     rng = np.random.default_rng(seed)
     labels = (np.arange(n) % num_classes).astype("int32")
@@ -57,24 +65,21 @@ def test_degenerate_batches_give_zero_loss_and_finite_zero_gradients(name, label
     factory, is_layer = LOSS_FACTORIES[name]
     loss_obj = factory()
     labels = np.asarray(labels, "int32")
-    embeddings = tf.constant(np.random.default_rng(1).normal(size=(6, DIM)).astype("float32"))
-    with tf.GradientTape() as tape:
-        tape.watch(embeddings)
-        loss, count = _evaluate(loss_obj, is_layer, labels, embeddings, return_count=True)
-    gradient = tape.gradient(loss, embeddings)
+    embeddings = np.random.default_rng(1).normal(size=(6, DIM)).astype("float32")
+    loss, count = _evaluate(loss_obj, is_layer, labels, embeddings, return_count=True)
+    (gradient,) = gradients(lambda x: _evaluate(loss_obj, is_layer, labels, x), [embeddings])
     assert float(loss) == 0.0 and int(count) == 0
-    gradient = np.zeros((6, DIM)) if gradient is None else gradient.numpy()
     assert np.all(np.isfinite(gradient)) and np.all(gradient == 0.0)
 
 
 def test_proxy_nca_without_valid_labels_is_zero():
     layer = losses.ProxyNCALoss(num_classes=4, embedding_dim=DIM)
-    embeddings = tf.constant(np.ones((3, DIM), "float32"))
-    with tf.GradientTape() as tape:
-        tape.watch(embeddings)
-        loss, count = layer(np.array([7, 8, -1]), embeddings, return_count=True)
+    embeddings = np.ones((3, DIM), "float32")
+    labels = np.array([7, 8, -1])
+    loss, count = layer(labels, embeddings, return_count=True)
+    (gradient,) = gradients(lambda x: layer(labels, x), [embeddings])
     assert float(loss) == 0.0 and int(count) == 0
-    assert np.all(tape.gradient(loss, embeddings).numpy() == 0.0)
+    assert np.all(gradient == 0.0)
 
 
 @pytest.mark.parametrize("name", sorted(LOSS_FACTORIES))
@@ -82,12 +87,13 @@ def test_duplicate_embeddings_keep_gradients_finite(name):
     factory, is_layer = LOSS_FACTORIES[name]
     labels = np.array([0, 0, 1, 1, 2, 2], "int32")
     base = np.random.default_rng(2).normal(size=(3, DIM)).astype("float32")
-    embeddings = tf.constant(np.repeat(base, 2, axis=0))  # positive pairs at distance 0
-    with tf.GradientTape() as tape:
-        tape.watch(embeddings)
-        loss = _evaluate(factory(), is_layer, labels, embeddings)
+    embeddings = np.repeat(base, 2, axis=0)  # positive pairs at distance 0
+    loss_obj = factory()
+    loss, (gradient,) = value_and_gradients(
+        lambda x: _evaluate(loss_obj, is_layer, labels, x), [embeddings]
+    )
     assert np.isfinite(float(loss))
-    assert np.all(np.isfinite(tape.gradient(loss, embeddings).numpy()))
+    assert np.all(np.isfinite(gradient))
 
 
 @pytest.mark.parametrize("name", sorted(LOSS_FACTORIES))
@@ -108,11 +114,11 @@ def test_graph_mode_with_unknown_batch_size(name):
     loss_obj = factory()
     labels, embeddings = _batch()
 
-    @tf.function(
-        input_signature=[tf.TensorSpec([None], tf.int32), tf.TensorSpec([None, DIM], tf.float32)]
+    graph_loss = traced(
+        lambda y, x: _evaluate(loss_obj, is_layer, y, x, return_count=True),
+        [((None,), "int32"), ((None, DIM), "float32")],
+        state=_state(loss_obj),
     )
-    def graph_loss(y, x):
-        return _evaluate(loss_obj, is_layer, y, x, return_count=True)
 
     loss, count = graph_loss(labels, embeddings)
     eager_loss, eager_count = _evaluate(loss_obj, is_layer, labels, embeddings, return_count=True)
@@ -147,10 +153,10 @@ def test_compile_and_fit_with_loss_class(name):
     keras.utils.set_random_seed(0)
     model = keras.Sequential([keras.Input((5,)), keras.layers.Dense(DIM)])
     model.compile(optimizer=keras.optimizers.SGD(0.1), loss=factory())
-    before = [w.numpy().copy() for w in model.trainable_weights]
+    before = [to_numpy(w).copy() for w in model.trainable_weights]
     history = model.fit(inputs, labels, batch_size=8, epochs=1, shuffle=False, verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
-    assert any(not np.allclose(b, w.numpy()) for b, w in zip(before, model.trainable_weights))
+    assert any(not np.allclose(b, to_numpy(w)) for b, w in zip(before, model.trainable_weights))
 
 
 @pytest.mark.parametrize("name", ["triplet_random", "triplet_semi_hard", "margin", "proxy_nca"])
@@ -159,9 +165,10 @@ def test_xla_compiled_graph(name):
     loss_obj = factory()
     labels, embeddings = _batch()
 
-    @tf.function(jit_compile=True)
-    def compiled(y, x):
-        return _evaluate(loss_obj, is_layer, y, x, return_count=True)
-
-    loss, count = compiled(tf.constant(labels), tf.constant(embeddings))
+    compiled = traced(
+        lambda y, x: _evaluate(loss_obj, is_layer, y, x, return_count=True),
+        jit_compile=True,
+        state=_state(loss_obj),
+    )
+    loss, count = compiled(labels, embeddings)
     assert np.isfinite(float(loss)) and int(count) > 0

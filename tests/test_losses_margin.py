@@ -3,9 +3,9 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from keras_dml import losses
+from tests.backend_utils import graph_on_tensorflow, to_numpy
 
 
 def _unit(rng, n, dim):
@@ -41,9 +41,11 @@ def test_distance_weighted_probabilities_match_formula(dim, nonzero):
     labels = np.array([0, 0, 1, 1, 2, 2, 2, 3])
     x = _unit(rng, 8, dim)
     d = _dist(x)
-    probs = losses.distance_weighted_probabilities(
-        d.astype("float32"), losses.negative_mask(labels), dim, 0.5, nonzero
-    ).numpy()
+    probs = to_numpy(
+        losses.distance_weighted_probabilities(
+            d.astype("float32"), losses.negative_mask(labels), dim, 0.5, nonzero
+        )
+    )
     np.testing.assert_allclose(probs, _naive_probabilities(d, labels, dim, 0.5, nonzero), atol=1e-5)
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
 
@@ -54,14 +56,14 @@ def test_sampled_negatives_follow_the_probabilities():
         "float32",
     )
     seed = keras.random.SeedGenerator(0)
-    draw = tf.function(lambda: losses.sample_negatives(probs, seed=seed))
+    draw = graph_on_tensorflow(lambda: losses.sample_negatives(probs, seed=seed))
     counts = np.zeros((4, 4))
     for _ in range(500):
         indices, valid = draw()
-        indices = indices.numpy()
+        indices = to_numpy(indices)
         for i in range(4):
             np.add.at(counts[i], indices[i], 1)
-    assert valid.numpy()[:3].all() and not valid.numpy()[3].any()
+    assert to_numpy(valid)[:3].all() and not to_numpy(valid)[3].any()
     frequencies = counts[:3] / counts[:3].sum(axis=1, keepdims=True)
     np.testing.assert_allclose(frequencies, probs[:3], atol=0.03)  # 2000 draws per row
 
@@ -71,9 +73,9 @@ def test_closest_negatives_match_loop():
     labels = np.array([0, 0, 0, 1, 1, 2, 3])
     x = _unit(rng, 7, 3)
     d = _dist(x)
-    pos = losses.positive_mask(labels).numpy()
+    pos = to_numpy(losses.positive_mask(labels))
     index, valid = losses.closest_negatives(d.astype("f4"), pos, losses.negative_mask(labels), 0.5)
-    index, valid = index.numpy(), valid.numpy()
+    index, valid = to_numpy(index), to_numpy(valid)
     for i in range(7):
         eligible = sorted(
             (d[i, k], k) for k in range(7) if labels[k] != labels[i] and d[i, k] >= 0.5
@@ -151,7 +153,9 @@ def test_distance_weighted_margin_loss_averages_to_its_expectation():
                 pairs += 2
     expected = total / pairs
     seed = keras.random.SeedGenerator(0)
-    draw = tf.function(lambda: losses.margin_loss(labels, x, normalize_by="pairs", seed=seed))
+    draw = graph_on_tensorflow(
+        lambda: losses.margin_loss(labels, x, normalize_by="pairs", seed=seed)
+    )
     values = np.array([float(draw()) for _ in range(300)])
     assert values.std() > 0
     assert abs(values.mean() - expected) < 4 * values.std() / np.sqrt(len(values)) + 1e-6
@@ -170,7 +174,7 @@ def test_margin_pairs_per_pair_values():
     d = np.array([[0.0, 0.5, 1.5], [0.5, 0.0, 1.0], [1.5, 1.0, 0.0]], "float32")
     pos = np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0]], bool)
     neg = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0]], bool)
-    values = losses.margin_pairs(d, pos, neg, beta=1.2, margin=0.2).numpy()
+    values = to_numpy(losses.margin_pairs(d, pos, neg, beta=1.2, margin=0.2))
     expected = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.4], [0.0, 0.4, 0.0]]
     np.testing.assert_allclose(values, expected, atol=1e-6)
 

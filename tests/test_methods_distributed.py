@@ -84,6 +84,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.tf_only("tf.distribute.MirroredStrategy is TensorFlow's")
 @pytest.mark.slow
 def test_every_method_under_mirrored_strategy_matches_one_device():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

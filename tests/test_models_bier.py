@@ -3,13 +3,13 @@ import itertools
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from keras_dml.losses.binomial_deviance import BinomialDevianceLoss
 from keras_dml.losses.contrastive import ContrastiveLoss
 from keras_dml.models.bier import BIER, boosted_learner_losses, boosting_weights, get_loss_form
 from keras_dml.models.bier.model import HEAD_PATTERN
 from keras_dml.models.embedding_model import EmbeddingModel
+from tests.backend_utils import gradients, to_numpy, value_and_gradients
 from tests.helpers import check_model, tiny_images, tiny_labels
 
 
@@ -30,14 +30,14 @@ def test_check_model(diversity):
     assert reloaded_config == config
     if diversity == "adversarial":  # training-only regressors are saved (training resumes)
         for a, b in zip(model.diversity_layer.weights, reloaded.diversity_layer.weights):
-            np.testing.assert_allclose(a.numpy(), b.numpy())
+            np.testing.assert_allclose(to_numpy(a), to_numpy(b))
 
 
 def test_output_dot_product_is_the_ensemble_similarity():
     images = tiny_images(6)
     model = BIER(tiny_backbone(), group_sizes=(4, 6, 8))
     out = model.predict(images, verbose=0)
-    learners = [e.numpy() for e in model.learner_embeddings(images)]
+    learners = [to_numpy(e) for e in model.learner_embeddings(images)]
     expected = sum(a * e @ e.T for a, e in zip(boosting_weights(3), learners))  # Eq. 3
     np.testing.assert_allclose(out @ out.T, expected, atol=1e-5)
     alpha_model = BIER(tiny_backbone(), group_sizes=(4, 6, 8), output_weighting="alpha")
@@ -58,15 +58,17 @@ def test_single_learner_equals_plain_training(loss, plain_loss):
     bier = BIER(tiny_backbone(1), group_sizes=(16,), loss=loss)
     plain = EmbeddingModel(tiny_backbone(1), learner_dims=(16,))
     plain.set_weights(bier.get_weights())
-    with tf.GradientTape(persistent=True) as tape:
-        bier_loss = bier.compute_bier_losses(images, labels, training=True)["loss"]
-        plain_value = plain_loss(labels, plain(images, training=True))
-    np.testing.assert_allclose(bier_loss.numpy(), plain_value.numpy(), rtol=1e-5)
-    for a, b in zip(
-        tape.gradient(bier_loss, bier.trainable_variables),
-        tape.gradient(plain_value, plain.trainable_variables),
-    ):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-6)
+    bier_loss, bier_grads = value_and_gradients(
+        lambda *_: bier.compute_bier_losses(images, labels, training=True)["loss"],
+        bier.trainable_variables,
+    )
+    plain_value, plain_grads = value_and_gradients(
+        lambda *_: plain_loss(labels, plain(images, training=True)), plain.trainable_variables
+    )
+    np.testing.assert_allclose(bier_loss, plain_value, rtol=1e-5)
+    assert len(bier_grads) == len(plain_grads) and np.abs(bier_grads[0]).sum() > 0.0
+    for a, b in zip(bier_grads, plain_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
     bier.compile(keras.optimizers.SGD(0.1))
     plain.compile(keras.optimizers.SGD(0.1), loss=plain_loss)
     h1 = bier.fit(images, labels, batch_size=8, epochs=2, shuffle=False, verbose=0).history
@@ -89,7 +91,7 @@ def test_second_learner_focuses_on_the_first_learners_mistakes(loss):
     second = _unit([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]])
     form = get_loss_form(loss)
     _, weights = boosted_learner_losses([first, second], labels, form)
-    w1, w2 = weights[0].numpy(), weights[1].numpy()
+    w1, w2 = to_numpy(weights[0]), to_numpy(weights[1])
     assert np.all(w1 == 1.0)
     if loss == "triplet":
         # anchor 1, positive 0, negative 2 is violated; anchor 0, positive 1, negative 3 is not.
@@ -120,8 +122,8 @@ def test_weights_and_losses_finite_for_extreme_inputs(loss, variant):
             losses, weights = boosted_learner_losses(
                 [case, -case, case], labels, get_loss_form(loss), variant
             )
-            assert all(np.isfinite(v.numpy()) for v in losses)
-            assert all(np.all(np.isfinite(w.numpy())) for w in weights)
+            assert all(np.isfinite(to_numpy(v)) for v in losses)
+            assert all(np.all(np.isfinite(to_numpy(w))) for w in weights)
 
 
 def test_triplet_loss_matches_a_naive_loop():
@@ -133,20 +135,21 @@ def test_triplet_loss_matches_a_naive_loop():
     for a, p, n in itertools.product(range(5), repeat=3):
         if a != p and labels[a] == labels[p] and labels[a] != labels[n]:
             terms.append(max(0.0, s[a, n] - s[a, p] + 0.1))
-    np.testing.assert_allclose(value.numpy(), np.mean(terms), rtol=1e-5)
+    np.testing.assert_allclose(to_numpy(value), np.mean(terms), rtol=1e-5)
 
 
 @pytest.mark.parametrize("diversity", ["activation", "adversarial"])
 def test_diversity_loss_never_reaches_the_backbone(diversity):
     model = BIER(tiny_backbone(), group_sizes=(4, 6, 8), diversity=diversity, regressor_units=16)
-    with tf.GradientTape() as tape:
-        values = model.compute_bier_losses(tiny_images(8), tiny_labels(8), training=True)
-    backbone_grads = tape.gradient(values["diversity_loss"], model.backbone.trainable_variables)
-    assert all(g is None or np.all(g.numpy() == 0) for g in backbone_grads)
-    with tf.GradientTape() as tape:
-        values = model.compute_bier_losses(tiny_images(8), tiny_labels(8), training=True)
-    grads = tape.gradient(values["diversity_loss"], [h.kernel for h in model.heads])
-    assert all(g is not None and np.any(g.numpy() != 0) for g in grads)
+    images, labels = tiny_images(8), tiny_labels(8)
+
+    def diversity_loss(*_):
+        return model.compute_bier_losses(images, labels, training=True)["diversity_loss"]
+
+    backbone_grads = gradients(diversity_loss, model.backbone.trainable_variables)
+    assert backbone_grads and all(np.all(g == 0) for g in backbone_grads)
+    grads = gradients(diversity_loss, [h.kernel for h in model.heads])
+    assert all(np.any(g != 0) for g in grads)
 
 
 def test_adversarial_regressors_maximise_what_the_learners_minimise():
@@ -158,25 +161,22 @@ def test_adversarial_regressors_maximise_what_the_learners_minimise():
         lambda_weight=0.0,
     )
     layer = model.diversity_layer
-    f = [
-        tf.Variable(np.random.default_rng(0).normal(size=(5, d)).astype("float32")) for d in (4, 6)
-    ]
-    with tf.GradientTape(persistent=True) as tape:
-        loss = layer(list(f))
-        similarity = sum(layer.similarity_losses(list(f)))
+    f = [np.random.default_rng(0).normal(size=(5, d)).astype("float32") for d in (4, 6)]
+    sources = [*f, *layer.trainable_variables]
+    loss_grads = gradients(lambda f0, f1, *_: layer([f0, f1]), sources)
+    sim_grads = gradients(lambda f0, f1, *_: sum(layer.similarity_losses([f0, f1])), sources)
     # Regressors descend on -L_sim (maximise similarity) ...
-    for g_loss, g_sim in zip(
-        tape.gradient(loss, layer.trainable_variables),
-        tape.gradient(similarity, layer.trainable_variables),
-    ):
-        np.testing.assert_allclose(g_loss.numpy(), -g_sim.numpy(), rtol=1e-5, atol=1e-7)
+    assert len(sources) > 2 and np.abs(sim_grads[2]).sum() > 0.0
+    for g_loss, g_sim in zip(loss_grads[2:], sim_grads[2:]):
+        np.testing.assert_allclose(g_loss, -g_sim, rtol=1e-5, atol=1e-7)
     # ... and the embeddings receive the reversed gradient: they descend on +L_sim.
-    emb_grad = tape.gradient(loss, f[0]).numpy()
-    plain = tf.Variable(f[0])
-    with tf.GradientTape() as tape2:
-        hidden, output = layer.regressors[0]
-        sim = tf.reduce_mean(tf.reduce_sum(tf.square(plain * output(hidden(f[1]))), -1)) / 6.0
-    np.testing.assert_allclose(emb_grad, tape2.gradient(sim, plain).numpy(), rtol=1e-5, atol=1e-7)
+    hidden, output = layer.regressors[0]
+    (expected,) = gradients(
+        lambda plain: keras.ops.mean(keras.ops.sum((plain * output(hidden(f[1]))) ** 2, -1)) / 6.0,
+        [f[0]],
+    )
+    assert np.abs(expected).sum() > 0.0
+    np.testing.assert_allclose(loss_grads[0], expected, rtol=1e-5, atol=1e-7)
 
 
 def test_training_reports_every_term_and_reference_variant_and_lr_multiplier():

@@ -3,12 +3,13 @@ import pytest
 
 from keras_dml.models.bier import BIER
 from keras_dml.models.bier.initialization import initialize_bier_embedding
+from tests.backend_utils import to_numpy
 from tests.helpers import tiny_images
 from tests.test_models_bier import tiny_backbone
 
 
 def _group_correlation(model, features):
-    raw = [features @ h.kernel.numpy() for h in model.heads]
+    raw = [features @ to_numpy(h.kernel) for h in model.heads]
     corr = np.corrcoef(np.concatenate(raw, axis=1), rowvar=False)
     d0 = model.learner_dims[0]
     return np.nanmean(np.abs(corr[:d0, d0:]))
@@ -18,20 +19,20 @@ def _group_correlation(model, features):
 def test_initialisation_decorrelates_groups_and_keeps_unit_norms(diversity):
     model = BIER(tiny_backbone(), group_sizes=(4, 6), regressor_units=16)
     images = tiny_images(32)
-    features = model.features(images).numpy()
-    before_kernels = [h.kernel.numpy().copy() for h in model.heads]
+    features = to_numpy(model.features(images))
+    before_kernels = [to_numpy(h.kernel).copy() for h in model.heads]
     backbone_before = [w.copy() for w in model.backbone.get_weights()]
     history = initialize_bier_embedding(
         model, features, diversity=diversity, epochs=30, batch_size=16, learning_rate=1e-2
     )
     assert all(np.isfinite(history)) and history[-1] < history[0]
-    assert any(not np.allclose(a, h.kernel.numpy()) for a, h in zip(before_kernels, model.heads))
+    assert any(not np.allclose(a, to_numpy(h.kernel)) for a, h in zip(before_kernels, model.heads))
     for a, b in zip(backbone_before, model.backbone.get_weights()):
         np.testing.assert_array_equal(a, b)
-    norms = np.concatenate([np.sum(h.kernel.numpy() ** 2, axis=0) for h in model.heads])
+    norms = np.concatenate([np.sum(to_numpy(h.kernel) ** 2, axis=0) for h in model.heads])
     np.testing.assert_allclose(norms, 1.0, atol=0.1)
     if diversity == "activation":
-        energies = [np.sum((features @ h.kernel.numpy()) ** 2, 1) for h in model.heads]
+        energies = [np.sum((features @ to_numpy(h.kernel)) ** 2, 1) for h in model.heads]
         start = [np.sum((features @ k) ** 2, 1) for k in before_kernels]
         assert np.mean(energies[0] * energies[1]) < np.mean(start[0] * start[1])
 

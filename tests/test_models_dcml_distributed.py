@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent(
     """
     import numpy as np
@@ -55,6 +57,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.tf_only("tf.distribute.MirroredStrategy is TensorFlow's")
 def test_mirrored_strategy_matches_a_single_device():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     result = subprocess.run(

@@ -110,3 +110,33 @@ def test_backbone_must_be_a_feature_map_model():
 def test_resolve_learner_dims():
     assert resolve_learner_dims(128, 4) == (32, 32, 32, 32)
     assert resolve_learner_dims(0, 0, learner_dims=[96, 160, 256]) == (96, 160, 256)
+
+
+def tiny_backbone():
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input((32, 32, 3))
+    x = keras.layers.Conv2D(8, 3, strides=4, activation="relu")(inputs)
+    return keras.Model(inputs, x)
+
+
+@pytest.mark.parametrize(
+    "make_loss",
+    [lambda: losses.TripletLoss(mining="random", seed=3), lambda: losses.MarginLoss(seed=3)],
+    ids=["triplet_random", "margin"],
+)
+def test_a_random_loss_draws_anew_at_every_step(make_loss):
+    """The compiled loss's `SeedGenerator` advances in `fit` on every backend.
+
+    JAX runs a step as a pure function of the model's variables: a generator the model did not
+    track stayed a constant there, and every step drew the same negatives.
+    """
+    model = EmbeddingModel(tiny_backbone(), embedding_dim=8)
+    loss = make_loss()
+    model.compile(optimizer=keras.optimizers.SGD(0.0), loss=loss)  # the weights stay put
+    history = model.fit(tiny_images(8), tiny_labels(8), batch_size=8, epochs=3, verbose=0)
+    state = loss.seed_generator.state
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(state), [3, 3])  # one draw a step
+    assert len(set(history.history["loss"])) == 3  # same weights and batch, other negatives
+    assert any(v is state for v in model.non_trainable_variables)
+    model.compile(optimizer="sgd", loss=losses.ContrastiveLoss())
+    assert not any(v is state for v in model.non_trainable_variables)

@@ -9,11 +9,11 @@ import re
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from keras_dml import losses
 from keras_dml.export import export_saved_model
 from keras_dml.models import EmbeddingModel
+from tests.backend_utils import to_numpy
 from tests.helpers import tiny_images, tiny_labels
 
 DIM, NUM_CLASSES = 8, 4
@@ -38,20 +38,20 @@ def compiled_model(name, **loss_kwargs):
 
 
 def weights_of(layer):
-    return [w.numpy().copy() for w in layer.trainable_weights]
+    return [to_numpy(w).copy() for w in layer.trainable_weights]
 
 
 @pytest.mark.parametrize("name", CLASS_LOSSES)
-def test_owned_class_weights_train_save_and_stay_out_of_exports(name, tmp_path):
+def test_owned_class_weights_train_and_save(name, tmp_path):
     model, loss_layer = compiled_model(name)
     assert model.loss_layer is loss_layer
     assert any(loss_layer.class_weight_variable is v for v in model.trainable_variables)
     proxies_before, heads_before = weights_of(loss_layer), weights_of(model.heads[0])
     history = model.fit(tiny_images(16), tiny_labels(16, NUM_CLASSES), batch_size=8, verbose=0)
-    assert model.optimizer.iterations.numpy() == 2
+    assert to_numpy(model.optimizer.iterations) == 2
     assert np.all(np.isfinite(history.history["loss"]))
-    assert not np.allclose(proxies_before[0], loss_layer.class_weight_variable.numpy())
-    assert not np.allclose(heads_before[0], model.heads[0].kernel.numpy())
+    assert not np.allclose(proxies_before[0], to_numpy(loss_layer.class_weight_variable))
+    assert not np.allclose(heads_before[0], to_numpy(model.heads[0].kernel))
 
     path = os.path.join(tmp_path, "model.keras")
     model.save(path)
@@ -59,16 +59,24 @@ def test_owned_class_weights_train_save_and_stay_out_of_exports(name, tmp_path):
     assert type(reloaded.loss_layer) is type(loss_layer)
     assert reloaded.loss_layer.get_config() == loss_layer.get_config()
     np.testing.assert_array_equal(
-        reloaded.loss_layer.class_weight_variable.numpy(), loss_layer.class_weight_variable.numpy()
+        to_numpy(reloaded.loss_layer.class_weight_variable),
+        to_numpy(loss_layer.class_weight_variable),
     )
     images = tiny_images(4, seed=1)
-    np.testing.assert_array_equal(reloaded(images).numpy(), model(images).numpy())
+    np.testing.assert_array_equal(to_numpy(reloaded(images)), to_numpy(model(images)))
     # The optimizer state (the proxies' moments included) resumes.
-    assert reloaded.optimizer.iterations.numpy() == 2
-    saved = {v.path: v.numpy() for v in model.optimizer.variables}
+    assert to_numpy(reloaded.optimizer.iterations) == 2
+    saved = {v.path: to_numpy(v) for v in model.optimizer.variables}
     for variable in reloaded.optimizer.variables:
-        np.testing.assert_array_equal(variable.numpy(), saved[variable.path])
+        np.testing.assert_array_equal(to_numpy(variable), saved[variable.path])
 
+
+@pytest.mark.tf_only("exports a TensorFlow SavedModel (export runs from the TensorFlow backend)")
+@pytest.mark.parametrize("name", CLASS_LOSSES)
+def test_owned_class_weights_stay_out_of_exports(name, tmp_path):
+    import tensorflow as tf
+
+    model, loss_layer = compiled_model(name)
     report = export_saved_model(model, tmp_path / "saved_model")
     assert list(report.excluded_weights) == [loss_layer.class_weight_variable.path]
     assert report.num_variables == len(model.weights) - 1
@@ -83,7 +91,7 @@ def test_round_trip_without_compile_restores_the_layer_and_resumes(tmp_path):
     reloaded = keras.saving.load_model(path, safe_mode=True, compile=False)
     assert reloaded.loss_layer.margin == 0.3 and not reloaded.compiled
     np.testing.assert_array_equal(
-        reloaded.loss_layer.class_weights.numpy(), loss_layer.class_weights.numpy()
+        to_numpy(reloaded.loss_layer.class_weights), to_numpy(loss_layer.class_weights)
     )
     reloaded.compile(optimizer="adam")  # no loss: the owned layer is the loss
     history = reloaded.fit(tiny_images(8), tiny_labels(8, NUM_CLASSES), verbose=0)
@@ -143,9 +151,9 @@ def test_other_loss_layers_are_owned_too():
     model = tiny_model()
     margin = losses.LearnableMarginLoss(num_classes=NUM_CLASSES, seed=0)
     model.compile(optimizer=keras.optimizers.Adam(1e-2), loss=margin)
-    before = margin.beta.numpy().copy()
+    before = to_numpy(margin.beta).copy()
     model.fit(tiny_images(16), tiny_labels(16, NUM_CLASSES), batch_size=16, epochs=2, verbose=0)
-    assert not np.allclose(before, margin.beta.numpy())
+    assert not np.allclose(before, to_numpy(margin.beta))
 
 
 def test_proxies_take_their_own_learning_rate():
@@ -158,8 +166,8 @@ def test_proxies_take_their_own_learning_rate():
     model.compile(optimizer=optimizer, loss=loss_layer)
     proxies, head = weights_of(loss_layer)[0], weights_of(model.heads[0])[0]
     model.fit(tiny_images(8), tiny_labels(8, NUM_CLASSES), batch_size=8, verbose=0)
-    np.testing.assert_array_equal(loss_layer.proxies.numpy(), proxies)
-    assert not np.allclose(model.heads[0].kernel.numpy(), head)
+    np.testing.assert_array_equal(to_numpy(loss_layer.proxies), proxies)
+    assert not np.allclose(to_numpy(model.heads[0].kernel), head)
 
 
 def test_mismatched_embedding_dim_is_refused_at_compile():

@@ -57,6 +57,18 @@ class EnsembleModel(keras.Model):
         # stays open; the loss layer it holds is tracked as part of the model (weights, files).
         self.loss_slot = LossLayerSlot(name="loss_slot")
 
+    def compile(self, *args, **kwargs):
+        """`keras.Model.compile`; the model also tracks its loss's random state.
+
+        A loss that draws at random (`TripletLoss(mining="random")`, `MarginLoss`) owns a
+        `keras.random.SeedGenerator`. JAX runs a training step as a pure function of the
+        model's variables: a generator the model does not track is read as a constant and its
+        updates are dropped, so every step would draw the same negatives. The loss slot tracks
+        the compiled loss's generators, so they advance on every backend (as in TensorFlow).
+        """
+        super().compile(*args, **kwargs)
+        self.loss_slot.hold_seed_generators(getattr(self, "loss", None))
+
     @property
     def loss_layer(self):
         """The loss layer this model owns (e.g. from `compile(loss=layer)`), or `None`."""
@@ -146,10 +158,29 @@ class LossLayerSlot(keras.layers.Layer):
 
     It is marked built without running `build`, so Keras never locks its state, and a loss layer
     can be attached to a model that is already built. Its `held` list is tracked: the layer in it
-    counts as a sublayer of the model. The slot is never called.
+    counts as a sublayer of the model. It also holds the `SeedGenerator`s of the compiled
+    `keras.losses.Loss` (`seed_generators`), whose states then count among the model's
+    non-trainable variables. The slot is never called.
     """
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.held = []
+        self.seed_generators = []
         self.built = True  # nothing to build; `build` is never run, so the state stays open
+
+    def hold_seed_generators(self, loss):
+        """Tracks the `SeedGenerator` attributes of `loss` (or of each loss in a structure).
+
+        Args:
+            loss: what `keras.Model.compile` received as `loss` (a loss object, a name, a
+                function, a list or dict of them, or `None`); only loss objects with a
+                `keras.random.SeedGenerator` attribute contribute.
+        """
+        found = []
+        for item in keras.tree.flatten(loss) if loss is not None else []:
+            for value in getattr(item, "__dict__", {}).values():
+                if isinstance(value, keras.random.SeedGenerator) and value not in found:
+                    found.append(value)
+        self.seed_generators.clear()
+        self.seed_generators.extend(found)

@@ -8,6 +8,30 @@ from keras import ops
 from keras_dml.models.bier.diversity import get_diversity
 
 
+class _DiversityFit(keras.Model):
+    """The embedding kernels and a diversity layer, trained on `L_div` of fixed features.
+
+    A `keras.Model` whose only variables are the kernels (shared with the heads) and the
+    layer's, so `train_on_batch` runs the step on every Keras backend.
+
+    Args:
+        kernels: list of the heads' kernel variables `[h, d_m]`.
+        layer: the diversity layer, called as `layer(raw, kernels=kernels)`.
+    """
+
+    def __init__(self, kernels, layer):
+        super().__init__(name="bier_initialization")
+        self.kernels = list(kernels)
+        self.diversity_layer = layer
+        self.built = True
+
+    def call(self, features):
+        return [ops.matmul(features, ops.cast(w, "float32")) for w in self.kernels]
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        return self.diversity_layer(list(y_pred), kernels=self.kernels)
+
+
 def _features_of(model, data, batch_size):
     """Pooled backbone features `[N, h]` of precomputed features, images or a dataset."""
     if isinstance(data, tf.data.Dataset):
@@ -103,31 +127,23 @@ def initialize_bier_embedding(
             lambda_weight=lambda_weight,
             hidden_units=getattr(model, "regressor_units", 512),
         )
-    kernels = [head.kernel for head in model.heads]
-    variables = kernels + list(layer.trainable_variables)
-    optimizer = keras.optimizers.SGD(
-        learning_rate=learning_rate, momentum=momentum, clipnorm=clipnorm
-    )
-    optimizer.build(variables)
-
-    @tf.function
-    def step(batch):
-        with tf.GradientTape() as tape:
-            raw = [ops.matmul(batch, ops.cast(w, "float32")) for w in kernels]
-            loss = layer(raw, kernels=kernels)
-        gradients = tape.gradient(loss, variables)
-        optimizer.apply(
-            [g if g is not None else ops.zeros_like(v) for g, v in zip(gradients, variables)],
-            variables,
+    fitter = _DiversityFit([head.kernel for head in model.heads], layer)
+    fitter.compile(
+        optimizer=keras.optimizers.SGD(
+            learning_rate=learning_rate, momentum=momentum, clipnorm=clipnorm
         )
-        return loss
+    )
+
+    def step(batch):
+        fitter.reset_metrics()  # the logged loss is then this batch's
+        return float(fitter.train_on_batch(batch))
 
     rng = np.random.default_rng(seed)
     history = []
     for epoch in range(int(epochs)):
         order = rng.permutation(len(features))
         losses = [
-            float(step(tf.constant(features[order[i : i + batch_size]])))
+            step(features[order[i : i + batch_size]])
             for i in range(0, len(features), int(batch_size))
         ]
         history.append(float(np.mean(losses)))
