@@ -24,11 +24,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 
-def _learner_dims(model, slices):
+def _learner_dims(model, slices, size):
     dims = tuple(int(d) for d in getattr(model, "learner_dims", None) or ())
     if len(dims) > 1:
         return dims
-    size = int(model.output_shape[-1])
     if size % slices:
         raise ValueError(f"a {size}-d embedding does not cut into {slices} equal slices")
     return (size // slices,) * slices
@@ -50,7 +49,7 @@ def analyse(run_dir, slices, cache):
     test = cache[key]
     model = keras.saving.load_model(os.path.join(run_dir, "model.keras"), safe_mode=True)
     embeddings, labels = embed(model, test, batch_size=512, verbose=False)
-    dims = _learner_dims(model, slices)
+    dims = _learner_dims(model, slices, embeddings.shape[1])
     whole = evaluate(embeddings, labels, metrics=("recall", "map@r"), recall_at=(1,))
     learners = []
     for start, size in zip(np.cumsum((0,) + dims[:-1]), dims):
