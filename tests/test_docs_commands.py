@@ -158,12 +158,25 @@ def _make_workdir(tmp_path, doc=None):
         if doc == "README.md":  # the search gallery: `photos/<class>/<image>`
             folder = tmp_path / "photos" / ("cat" if i < 2 else "dog")
             folder.mkdir(exist_ok=True)
-            Image.fromarray(pixels).save(folder / f"{i % 2}.png")
+            Image.fromarray(_gallery_image(i)).save(folder / f"{i % 2}.png")
         else:
             Image.fromarray(pixels).save(tmp_path / "photos" / f"{i}.png")
     Image.fromarray(rng.integers(0, 256, size=(32, 32, 3), dtype=np.uint8)).save(tmp_path / "q.jpg")
     env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "2"}
     return tmp_path, env
+
+
+def _gallery_image(i):
+    """Image `i` of the README's two-class search gallery: two digits 0 ("cat"), two digits 1
+    ("dog"), so a model trained on digits separates the classes and `calibrate` can reach its
+    documented precision (random noise would leave it to chance)."""
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    index = np.flatnonzero(digits.target == (0 if i < 2 else 1))[i % 2]
+    pixels = (digits.images[index] * (255 / 16)).astype(np.uint8)
+    pixels = np.asarray(Image.fromarray(pixels).resize((48, 40), Image.NEAREST))
+    return np.repeat(pixels[..., None], 3, axis=-1)
 
 
 @pytest.mark.parametrize("language, text", runnable_blocks())
