@@ -101,7 +101,7 @@ def _add_train_parser(subparsers, with_methods=False):
     parser.add_argument(
         "--backbone",
         help=(
-            "backbone name (default vgg_small; convnet is ~6x cheaper per step; resnet50, "
+            "backbone name (default vgg_small; convnet is cheaper per step; resnet50, "
             "googlenet, bn_inception have ImageNet weights)"
         ),
     )

@@ -84,12 +84,11 @@ SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.tf_only("tf.distribute.MirroredStrategy is TensorFlow's")
-@pytest.mark.slow
-def test_every_method_under_mirrored_strategy_matches_one_device():
+def run_on_two_cpus(script):
+    """Runs `script` in a fresh process (logical devices are set before TensorFlow starts)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     result = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
+        [sys.executable, "-c", script],
         cwd=root,
         capture_output=True,
         text=True,
@@ -97,6 +96,13 @@ def test_every_method_under_mirrored_strategy_matches_one_device():
         env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    return result
+
+
+@pytest.mark.tf_only("tf.distribute.MirroredStrategy is TensorFlow's")
+@pytest.mark.slow
+def test_every_method_under_mirrored_strategy_matches_one_device():
+    result = run_on_two_cpus(SCRIPT)
     names = result.stdout.strip().splitlines()[-1].split(" ", 1)[1].split(",")
     assert {"abe", "baseline", "bier", "dc", "dcml", "hdc", "mheads"} <= set(names)
 
@@ -135,18 +141,10 @@ DEFAULT_LOSS_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.tf_only("tf.distribute.MirroredStrategy is TensorFlow's")
 @pytest.mark.slow
 def test_every_method_trains_with_its_default_loss_under_mirrored_strategy():
     """Each method's own loss (e.g. distance-weighted margin, which needs the embedding size
     statically) on embeddings gathered across replicas."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    result = subprocess.run(
-        [sys.executable, "-c", DEFAULT_LOSS_SCRIPT],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"},
-    )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    result = run_on_two_cpus(DEFAULT_LOSS_SCRIPT)
     assert result.stdout.count("OK ") >= 7

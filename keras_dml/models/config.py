@@ -15,7 +15,7 @@ Schema (every key but `method` and `dataset` has a default)::
                                          # none for in-memory arrays)
       "backbone": {"name": "vgg_small", "weights": null, "freeze_batchnorm": false},
                                          # vgg_small: the default because it is competitive
-                                         # (benchmarks/accuracy.py); "convnet" is ~6x cheaper
+                                         # (benchmarks/accuracy.py); "convnet" is cheaper per step
       "model": {"embedding_dim": 64},    # constructor keyword arguments of the method's model
       "loss": null,                      # keras_dml.losses.get(...) arguments; null = the
                                          # method's default (normalised softmax for the
