@@ -1,0 +1,40 @@
+"""`keras-dml demo`: every method trained briefly on the embedded digits, compared, exported."""
+
+
+def add_demo_parser(subparsers, with_methods=False):
+    """Adds the `demo` sub-command to `keras-dml`'s sub-parsers.
+
+    Args:
+        subparsers: the `argparse` sub-parsers action of the `keras-dml` parser.
+        with_methods: bool. Name the demo's methods in the help of `--methods` (imports
+            TensorFlow). Defaults to `False`.
+    """
+    if with_methods:
+        from keras_dml.demo import demo_methods
+
+        names = ",".join(demo_methods())
+        methods_help = f"comma-separated subset of: {names} (default: all)"
+    else:
+        methods_help = "comma-separated subset of the methods (keras-dml demo --help lists them)"
+    parser = subparsers.add_parser(
+        "demo", help="train every method briefly on the embedded digits data, compare, export"
+    )
+    parser.add_argument("--output", default="demo_output", help="folder for the demo's files")
+    parser.add_argument("--epochs", type=int, help="epochs per method (default: the demo's own)")
+    parser.add_argument("--methods", help=methods_help)
+
+
+def run_demo(args):
+    """Runs `keras-dml demo` (`keras_dml.demo.run_demo`).
+
+    Args:
+        args: `argparse.Namespace` of the `demo` sub-command.
+
+    Returns:
+        int, the exit code (0).
+    """
+    from keras_dml.demo import run_demo as run
+
+    methods = args.methods.split(",") if args.methods else None
+    run(args.output, methods=methods, epochs=args.epochs)
+    return 0

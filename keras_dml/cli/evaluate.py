@@ -1,0 +1,64 @@
+"""`keras-dml evaluate`: retrieval metrics of a saved model on a dataset split."""
+
+import json
+
+
+def add_evaluate_parser(subparsers):
+    """Adds the `evaluate` sub-command to `keras-dml`'s sub-parsers.
+
+    Args:
+        subparsers: the `argparse` sub-parsers action of the `keras-dml` parser.
+    """
+    parser = subparsers.add_parser("evaluate", help="retrieval metrics of a saved model")
+    parser.add_argument("model", help="a .keras file, a zoo preset folder or a zoo model name")
+    parser.add_argument("--dataset", required=True, help="dataset name, e.g. digits")
+    parser.add_argument("--data-dir", help="folder holding the dataset in its official layout")
+    parser.add_argument("--split", default="test", help="test (default), val, or query (In-shop)")
+    parser.add_argument("--batch-size", type=int, default=64, help="embedding batch size")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the validation class split")
+    parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+
+
+def run_evaluate(args):
+    """Runs `keras-dml evaluate`: loads the model and the split, prints the metrics.
+
+    `--split query` (or `gallery`) evaluates the query split against the gallery split
+    (In-shop); any other split queries itself, each image against all the others.
+
+    Args:
+        args: `argparse.Namespace` of the `evaluate` sub-command.
+
+    Returns:
+        int, the exit code (0).
+
+    Raises:
+        ValueError: the model cannot be loaded (with the zoo's message).
+    """
+    from keras_dml import zoo
+    from keras_dml.data import load_dataset
+    from keras_dml.training import evaluate_model
+
+    try:
+        model = zoo.load(args.model)
+    except zoo.ZooError as error:
+        raise ValueError(str(error.args[0]) if error.args else str(error)) from error
+    shape = getattr(model, "image_shape", None) or model.input_shape[1:]
+    image_size = int(shape[0]) if shape[0] else None
+
+    def load(split):
+        return load_dataset(
+            args.dataset, split=split, data_dir=args.data_dir, image_size=image_size, seed=args.seed
+        )
+
+    if args.split in ("query", "gallery"):
+        splits = {"query": load("query"), "gallery": load("gallery")}
+    else:
+        splits = {"test": load(args.split)}
+    metrics = evaluate_model(model, splits, batch_size=args.batch_size, image_size=image_size)
+    metrics = {k: (v.item() if hasattr(v, "item") else v) for k, v in metrics.items()}
+    if args.json:
+        print(json.dumps(metrics))
+    else:
+        for key, value in metrics.items():
+            print(f"{key:>16}: {value:.4f}" if isinstance(value, float) else f"{key:>16}: {value}")
+    return 0

@@ -1,0 +1,46 @@
+"""The argument parser of `keras-dml`: one sub-command per module, built without TensorFlow."""
+
+import argparse
+
+from keras_dml.cli.demo import add_demo_parser
+from keras_dml.cli.evaluate import add_evaluate_parser
+from keras_dml.cli.plugins import load_plugins, plugin_modules
+from keras_dml.cli.report import add_report_parser
+from keras_dml.cli.train import add_train_parser
+
+
+def build_parser(argv=None):
+    """The argument parser of `keras-dml` (also used to document the CLI).
+
+    Args:
+        argv: list of str or `None`. The command line; for `train` the `--plugin` modules are
+            imported first so that `keras-dml train --help` lists their methods too.
+
+    Returns:
+        `argparse.ArgumentParser` with the sub-commands train, evaluate, demo, report, export,
+        zoo and search.
+
+    Raises:
+        ValueError: a `--plugin` module of `train` cannot be imported.
+    """
+    from keras_dml.export.cli import add_export_parser
+    from keras_dml.search.cli import add_search_parser
+    from keras_dml.zoo.cli import add_zoo_parser
+
+    parser = argparse.ArgumentParser(
+        prog="keras-dml", description="Ensemble deep metric learning for Keras 3."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    # Only `train` and `demo` list the registered methods (importing TensorFlow): `keras-dml
+    # --help` and the other commands answer at once.
+    is_train = bool(argv) and argv[0] == "train"
+    if is_train:
+        load_plugins(plugin_modules(argv))
+    add_train_parser(subparsers, with_methods=is_train)
+    add_evaluate_parser(subparsers)
+    add_demo_parser(subparsers, with_methods=bool(argv) and argv[0] == "demo")
+    add_report_parser(subparsers)
+    add_export_parser(subparsers)
+    add_zoo_parser(subparsers)
+    add_search_parser(subparsers)
+    return parser

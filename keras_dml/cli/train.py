@@ -1,0 +1,207 @@
+"""`keras-dml train`: its arguments, the run configuration they give, and the run itself."""
+
+import argparse
+import json
+import os
+
+# The registered datasets (`keras_dml.data.list_datasets()`), written out so that building the
+# parser imports no TensorFlow; tests/test_cli_errors.py checks that the list is complete.
+DATASET_NAMES = (
+    "digits",
+    "fashion_mnist",
+    "cub200",
+    "cars196",
+    "sop",
+    "inshop",
+    "vehicleid",
+    "image_folder",
+    "tfds:caltech_birds2011",
+    "tfds:cars196",
+    "tfds:stanford_online_products",
+)
+
+
+def methods_epilog():
+    """`keras-dml train --help`'s table of the registered methods (plug-ins included)."""
+    from keras_dml.models import list_methods
+
+    rows = [f"  {name:<10} {text}" for name, text in list_methods(verbose=True).items()]
+    return "methods (--method):\n" + "\n".join(rows)
+
+
+def add_train_parser(subparsers, with_methods=False):
+    """Adds the `train` sub-command to `keras-dml`'s sub-parsers.
+
+    Args:
+        subparsers: the `argparse` sub-parsers action of the `keras-dml` parser.
+        with_methods: bool. List the registered methods in the help (imports TensorFlow).
+            Defaults to `False`.
+    """
+    parser = subparsers.add_parser(
+        "train",
+        help="train a model with model.fit and evaluate it on the test split",
+        description=(
+            "Train with model.fit, keep the best model on validation MAP@R (best.keras), "
+            "evaluate the final model on the test split. Settings not given are fitted to the "
+            "data: batches of about 64 images from up to 16 classes, and for D&C / hierarchical "
+            "D&C at most (training classes / 2) learners. Running the same command again "
+            "resumes an interrupted run."
+        ),
+        epilog=methods_epilog() if with_methods else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--config", help="JSON run configuration (see training/configs/)")
+    parser.add_argument("--method", help="training method (listed below), e.g. baseline, dc, bier")
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first; its @register_method methods become trainable (repeatable)",
+    )
+    parser.add_argument(
+        "--dataset",
+        help=f"dataset name: {', '.join(DATASET_NAMES)} (image_folder and the official "
+        "layouts read --data-dir)",
+    )
+    parser.add_argument("--data-dir", help="folder holding the dataset in its official layout")
+    parser.add_argument(
+        "--backbone",
+        help=(
+            "backbone name (default vgg_small; convnet is cheaper per step; resnet50, "
+            "googlenet, bn_inception have ImageNet weights)"
+        ),
+    )
+    parser.add_argument("--weights", help="backbone weights: 'imagenet' or a weights file")
+    parser.add_argument(
+        "--image-size",
+        type=int,
+        metavar="PIXELS",
+        help="side of the square images the model is trained on (default: 32)",
+    )
+    parser.add_argument(
+        "--augmentation",
+        help="training augmentation: none, flip, crop, crop_flip, resized_crop, "
+        "resized_crop_flip (default: the dataset's own, crop_flip for image files such as "
+        "cub200 / cars196 / sop / inshop / vehicleid / tfds:* / image_folder, none for "
+        "in-memory images such as digits / fashion_mnist / hangul)",
+    )
+    parser.add_argument("--embedding-dim", type=int, help="size of the (total) embedding")
+    parser.add_argument(
+        "--num-learners",
+        type=int,
+        help="learners of an ensemble method (K; hierarchical D&C: max_learners)",
+    )
+    parser.add_argument("--epochs", type=int, help="training epochs (default: 10)")
+    parser.add_argument(
+        "--batch-size", type=int, help="images per batch (default: fitted to the data, ~64)"
+    )
+    parser.add_argument(
+        "--m-per-class",
+        type=int,
+        help="images per class in a batch (default: fitted to the data, >= 4)",
+    )
+    parser.add_argument("--learning-rate", type=float, help="optimizer learning rate")
+    parser.add_argument("--seed", type=int, help="random seed (also of the validation split)")
+    parser.add_argument(
+        "--strategy",
+        choices=("default", "mirrored", "multi_worker", "data_parallel"),
+        help="distribution: default (one device), mirrored (every local GPU/CPU device), "
+        "multi_worker (the workers of TF_CONFIG), data_parallel (JAX: local devices)",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=("float32", "mixed_float16", "mixed_bfloat16"),
+        help="Keras dtype policy of the model (default float32; mixed_* compute in 16 bits "
+        "with float32 weights, losses and embeddings)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override any configuration key, dotted for nested ones "
+        "(--set model.num_learners=2 --set method_options.recluster_every=3)",
+    )
+    parser.add_argument("--output", required=True, help="run folder (model.keras, metrics.json...)")
+    parser.add_argument("--quiet", action="store_true", help="no per-epoch progress")
+    parser.add_argument(
+        "--no-report", action="store_true", help="skip RUN_DIR/report.html (see `report`)"
+    )
+
+
+def config_from_args(args):
+    """The run configuration of `keras-dml train`'s arguments.
+
+    The flags override the `--config` file (or the defaults of `--method`), then `--set`
+    overrides both.
+
+    Args:
+        args: `argparse.Namespace` of the `train` sub-command.
+
+    Returns:
+        dict, the resolved run configuration (`keras_dml.training.resolve_config`).
+
+    Raises:
+        ValueError: `--num-learners` without `--method` or `--config`, or a bad override.
+        FileNotFoundError: no file at `--config`.
+    """
+    from keras_dml.models.config import merge_overrides, parse_overrides
+    from keras_dml.training import get_method, load_config, resolve_config
+
+    overrides = {}
+    for key in (
+        "method",
+        "dataset",
+        "data_dir",
+        "image_size",
+        "augmentation",
+        "epochs",
+        "batch_size",
+        "m_per_class",
+        "seed",
+        "strategy",
+        "precision",
+    ):
+        value = getattr(args, key)
+        if value is not None:
+            overrides[key] = value
+    nested = {
+        ("backbone", "name"): args.backbone,
+        ("backbone", "weights"): args.weights,
+        ("model", "embedding_dim"): args.embedding_dim,
+        ("optimizer", "learning_rate"): args.learning_rate,
+    }
+    for (entry, key), value in nested.items():
+        if value is not None:
+            overrides.setdefault(entry, {})[key] = value
+    if args.num_learners is not None:
+        if not (args.config or args.method):
+            raise ValueError("--num-learners needs --method or --config.")
+        method = args.method or load_config(args.config)["method"]
+        option = get_method(method).learners_option
+        overrides.setdefault("model", {})[option] = args.num_learners
+    overrides = merge_overrides(overrides, parse_overrides(args.set))
+    if args.config:
+        return load_config(args.config, overrides)
+    return resolve_config(overrides)
+
+
+def run_train(args):
+    """Runs `keras-dml train`: trains, prints the test metrics and where the model went.
+
+    Args:
+        args: `argparse.Namespace` of the `train` sub-command.
+
+    Returns:
+        int, the exit code (0).
+    """
+    from keras_dml.training import train
+
+    config = config_from_args(args)
+    result = train(config, args.output, verbose=0 if args.quiet else 2, report=not args.no_report)
+    print(json.dumps(result["metrics"], indent=2))
+    if result.get("output_dir", args.output) != args.output:  # a non-chief worker
+        print(f"Not the chief worker: the chief saves {os.path.join(args.output, 'model.keras')}")
+    else:
+        print(f"Saved {os.path.join(args.output, 'model.keras')}")
+    return 0
