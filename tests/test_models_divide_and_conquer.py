@@ -203,6 +203,7 @@ def test_callback_argument_errors():
 def test_failed_division_keeps_the_previous_one(monkeypatch):
     """A division that cannot give every cluster two classes keeps the last good assignment."""
     from keras_dml.models.divide_and_conquer import callback as callback_module
+    from keras_dml.models.divide_and_conquer import chief_division
 
     labels = np.repeat(np.arange(4), 6)
     previous = np.tile([0, 1], 12)
@@ -226,7 +227,7 @@ def test_failed_division_keeps_the_previous_one(monkeypatch):
     def failing_kmeans(*args, **kwargs):
         raise callback_module.ClusteringError("no acceptable partition")
 
-    monkeypatch.setattr(callback_module, "kmeans", failing_kmeans)
+    monkeypatch.setattr(chief_division, "kmeans", failing_kmeans)
     with pytest.warns(UserWarning, match="Keeping the previous division"):
         entry = cb.divide(epoch=4)
     assert "failed" in entry and np.array_equal(cb.assignment, previous)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from keras_dml.evaluation.search_pass import _ranks_from_lists
+from keras_dml.evaluation.search_pass import _ranks_from_lists, _search_depth
 from keras_dml.evaluation.totals import _Totals
 
 
@@ -25,8 +25,7 @@ def _approximation_report(
 
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(queries.shape[0], min(int(sample), queries.shape[0]), replace=False))
-    available = references.shape[0] - (1 if exclude_self else 0)
-    k = min(max(max(recall_at, default=1), k_map), available)
+    k = _search_depth(references.shape[0], exclude_self, recall_at, k_map)
     chunk = np.asarray(queries[rows], dtype=np.float32)
     labels, sample_r = query_labels[rows], r[rows]
     approx = np.empty((rows.size, k), np.int64)

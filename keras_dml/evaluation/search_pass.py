@@ -14,6 +14,28 @@ def _ranks_from_lists(indices, labels, reference_labels):
     return np.where(matches.any(axis=1), matches.argmax(axis=1), np.iinfo(np.int64).max)
 
 
+def _search_depth(num_references, exclude_self, recall_at, k_map):
+    """Neighbours searched per query when the ranks are read from top-k lists.
+
+    Args:
+        num_references: int. Rows of the gallery.
+        exclude_self: bool. Each query is a gallery row, removed from its own neighbours.
+        recall_at: sequence of int. The K of Recall@K (may be empty).
+        k_map: int. Neighbours MAP@R and R-Precision read (0 when not wanted).
+
+    Returns:
+        int, max(K, k_map) capped at the references a query can have.
+
+    Examples:
+    >>> _search_depth(10, True, (1, 2, 4, 8, 16), 3)
+    9
+    >>> _search_depth(10, False, (), 0)
+    1
+    """
+    available = num_references - (1 if exclude_self else 0)
+    return min(max(max(recall_at, default=1), k_map), available)
+
+
 def _search(
     queries,
     references,
@@ -56,8 +78,7 @@ def _search(
         starts = range(0, queries.shape[0], size)
         yield from _map_in_threads(process, starts, workers)
         return
-    available = references.shape[0] - (1 if exclude_self else 0)
-    k = min(max(max(recall_at, default=1), k_map), available)
+    k = _search_depth(references.shape[0], exclude_self, recall_at, k_map)
     size = chunk_size or (searcher.backend.plan()[0] if numpy_exact else 8192)
 
     def process_lists(start):

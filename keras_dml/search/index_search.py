@@ -5,7 +5,7 @@ import numpy as np
 from keras_dml.search.exact_topk import drop_self, exact_search
 from keras_dml.search.gallery import resolve_gallery
 from keras_dml.search.normalize import l2_normalize
-from keras_dml.search.results import SearchResult, gather
+from keras_dml.search.results import search_result
 
 
 class IndexSearch:
@@ -92,18 +92,7 @@ class IndexSearch:
         self._check_k(k)
         vectors = self.embed(queries, batch_size)
         indices, scores = self.search_embeddings(vectors, int(k), learner=learner)
-        return self._result(indices, scores)
-
-    def _result(self, indices, scores, matched=None):
-        ids = None if self.ids is None else np.asarray(self.ids, dtype=object)
-        return SearchResult(
-            indices=indices,
-            scores=scores,
-            labels=gather(self.labels, indices),
-            ids=gather(ids, indices),
-            class_names=self.class_names,
-            matched=matched,
-        )
+        return search_result(self, indices, scores)
 
     def measure_recall(self, sample=1000, k=10, seed=0):
         """Recall@k of this index's neighbours against the exact ones on a sample of the gallery.

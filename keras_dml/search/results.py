@@ -1,4 +1,4 @@
-"""`SearchResult`: the neighbours of a batch of queries."""
+"""`SearchResult`: the neighbours of a batch of queries, with the gallery's labels and ids."""
 
 import dataclasses
 
@@ -52,3 +52,32 @@ def gather(values, indices):
     else:
         out = np.where(missing, -1, out)
     return out
+
+
+def search_result(gallery, indices, scores):
+    """The `SearchResult` of neighbour rows in `gallery`, with their labels and ids.
+
+    Args:
+        gallery: an `EmbeddingIndex` or `ShardedIndex` (anything with `labels`, `ids` and
+            `class_names`, each possibly `None`).
+        indices: int64 `[Q, k]` gallery rows (-1 where fewer than k were found).
+        scores: float32 `[Q, k]` similarities of those rows.
+
+    Returns:
+        `SearchResult` whose `labels` and `ids` are the rows' (-1 / None for missing rows).
+
+    Examples:
+    >>> from types import SimpleNamespace
+    >>> gallery = SimpleNamespace(labels=np.array([3, 4]), ids=["a", "b"], class_names=None)
+    >>> result = search_result(gallery, np.array([[1, -1]]), np.array([[0.9, -np.inf]]))
+    >>> result.labels.tolist(), result.ids.tolist()
+    ([[4, -1]], [['b', None]])
+    """
+    ids = None if gallery.ids is None else np.asarray(gallery.ids, dtype=object)
+    return SearchResult(
+        indices=indices,
+        scores=scores,
+        labels=gather(gallery.labels, indices),
+        ids=gather(ids, indices),
+        class_names=gallery.class_names,
+    )

@@ -5,7 +5,7 @@ import os
 import numpy as np
 
 from keras_dml.search.exact_topk import drop_self, merge_topk
-from keras_dml.search.results import SearchResult, gather
+from keras_dml.search.results import search_result
 
 
 class ShardedIndex:
@@ -100,14 +100,7 @@ class ShardedIndex:
         _check_k(k, len(self))
         vectors = self.embed(queries, batch_size)
         indices, scores = self.search_embeddings(vectors, int(k), learner=learner)
-        ids = None if self.ids is None else np.asarray(self.ids, dtype=object)
-        return SearchResult(
-            indices=indices,
-            scores=scores,
-            labels=gather(self.labels, indices),
-            ids=gather(ids, indices),
-            class_names=self.class_names,
-        )
+        return search_result(self, indices, scores)
 
 
 def _with_embedder(shard, embedder):

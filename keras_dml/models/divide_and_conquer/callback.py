@@ -2,7 +2,6 @@
 
 import logging
 import time
-import warnings
 
 import keras
 import numpy as np
@@ -14,15 +13,16 @@ from keras_dml.models.divide_and_conquer.callback_checks import (  # noqa: F401 
     check_callback_arguments,
     check_enough_classes,
 )
-from keras_dml.models.divide_and_conquer.division_state import restore_division, save_division
-from keras_dml.models.division.clustering import (
-    ClusteringError,
-    cluster_nmi,
-    cluster_sizes,
-    kmeans,
-    match_clusters,
-    usable_classes_per_cluster,
+from keras_dml.models.divide_and_conquer.chief_division import (  # noqa: F401 (re-exported)
+    DIVIDED,
+    FATAL,
+    KEPT,
+    cluster_division,
+    division_entry,
+    encode_outcome,
 )
+from keras_dml.models.divide_and_conquer.division_state import restore_division, save_division
+from keras_dml.models.division.clustering import ClusteringError
 from keras_dml.models.division.embedding_pass import (
     cached_inputs,
     compiled_forward,
@@ -32,10 +32,6 @@ from keras_dml.models.division.embedding_pass import (
 )
 
 logger = logging.getLogger(__name__)
-
-# What the chief's division vector starts with (`divide`): a new assignment follows, the previous
-# division is kept (k-means failed on a later division), or the division failed.
-DIVIDED, KEPT, FATAL = 1, 0, -1
 
 
 class DivideAndConquerCallback(keras.callbacks.Callback):
@@ -185,11 +181,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
                 outcome.update(self._cluster(epoch, count))
             except Exception as error:  # raised below, after the other workers are told
                 outcome["error"] = error
-            if "error" in outcome:
-                return np.concatenate([[FATAL], np.zeros_like(self.labels)])
-            if "assignment" not in outcome:
-                return np.concatenate([[KEPT], np.zeros_like(self.labels)])
-            return np.concatenate([[DIVIDED], outcome["assignment"]])
+            return encode_outcome(outcome, self.labels.size)
 
         received = from_chief(
             getattr(model, "distribute_strategy", None), chief_division, self.labels.size + 1
@@ -210,15 +202,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         self.sampler.set_clusters(assignment)
         self.assignment = assignment
         model.division_count.assign(count + 1)
-        entry = outcome.get("entry") or {
-            "epoch": epoch,
-            "division": count + 1,
-            "cluster_sizes": cluster_sizes(assignment, num).tolist(),
-            "nmi_previous": None if previous is None else cluster_nmi(previous, assignment),
-            "embed_seconds": 0.0,
-            "kmeans_seconds": 0.0,
-            "match_seconds": 0.0,
-        }
+        entry = outcome.get("entry") or division_entry(epoch, count + 1, assignment, previous, num)
         if self.val_data is not None and "entry" in outcome:  # logs of the chief only
             entry["learner_recall@1"] = self.learner_recall_at_1()
         self.history.append(entry)
@@ -228,14 +212,12 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         return entry
 
     def _cluster(self, epoch, count):
-        """Embeds, clusters and matches (the chief's part of `divide`).
+        """Embeds the training set, then clusters and matches (the chief's part of `divide`).
 
         Returns:
-            dict with `assignment` and `entry` (the log entry), or only `entry` when k-means
-            failed on a later division and the previous one is kept; `error` holds the
-            exception to raise when the first division fails.
+            dict of `chief_division.cluster_division`, or only `error` when `train_data` does
+            not give one vector per label.
         """
-        num = self.model.num_learners
         start = time.perf_counter()
         vectors = self._vectors(self.train_data, features=self.cluster_on == "features")
         if vectors.shape[0] != self.labels.shape[0]:
@@ -244,45 +226,18 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
                 "pass the unshuffled training split in the sampler's index order."
             )
             return {"error": error}
-        embed_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        try:
-            assignment = kmeans(
-                vectors,
-                num,
-                seed=self.seed + 1000 * count,
-                min_cluster_size=2,
-                accept=lambda a: usable_classes_per_cluster(a, self.labels, num).min() >= 2,
-                **self.kmeans_options,
-            )
-        except ClusteringError as error:
-            message = (
-                f"Division {count} (epoch {epoch}) failed: {error} Every cluster needs 2 classes "
-                "with 2 samples; use fewer learners or cluster_on='features'."
-            )
-            if self.assignment is None or self.assignment.max() >= num:
-                return {"error": ClusteringError(message)}
-            # Later in training the embedding may separate the few classes so well that k-means
-            # cannot give every cluster two classes: keep training on the previous division
-            # rather than stopping the run.
-            warnings.warn(f"{message} Keeping the previous division.", stacklevel=3)
-            return {"entry": {"epoch": epoch, "division": count, "failed": str(error)}}
-        kmeans_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        previous = self.assignment
-        if previous is not None and previous.max() < num:
-            assignment = match_clusters(previous, assignment, num, self.similarity)
-        match_seconds = time.perf_counter() - start
-        entry = {
-            "epoch": epoch,
-            "division": count + 1,
-            "cluster_sizes": cluster_sizes(assignment, num).tolist(),
-            "nmi_previous": None if previous is None else cluster_nmi(previous, assignment),
-            "embed_seconds": embed_seconds,
-            "kmeans_seconds": kmeans_seconds,
-            "match_seconds": match_seconds,
-        }
-        return {"assignment": assignment, "entry": entry}
+        return cluster_division(
+            vectors,
+            self.labels,
+            self.model.num_learners,
+            self.assignment,
+            epoch,
+            count,
+            seed=self.seed,
+            similarity=self.similarity,
+            kmeans_options=self.kmeans_options,
+            embed_seconds=time.perf_counter() - start,
+        )
 
     def learner_recall_at_1(self):
         """Recall@1 of each learner's slice on `val_data` (list of floats)."""

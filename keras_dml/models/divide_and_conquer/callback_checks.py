@@ -2,7 +2,11 @@
 
 import numpy as np
 
-CLUSTER_ON = ("embedding", "features")
+from keras_dml.models.division.callback_arguments import (  # noqa: F401 (re-exported)
+    CLUSTER_ON,
+    check_division_arguments,
+)
+
 CONQUER_SAMPLING = ("clusters", "all")
 
 
@@ -18,17 +22,12 @@ def check_callback_arguments(recluster_every, cluster_on, conquer_sampling, samp
     Raises:
         ValueError: for a malformed argument.
     """
-    if isinstance(recluster_every, bool) or int(recluster_every) < 1:
-        raise ValueError(f"`recluster_every` must be a positive int. Received: {recluster_every!r}")
-    if cluster_on not in CLUSTER_ON:
-        raise ValueError(f"`cluster_on` must be one of {CLUSTER_ON}. Received: {cluster_on!r}")
+    check_division_arguments("recluster_every", recluster_every, cluster_on, sampler)
     if conquer_sampling not in CONQUER_SAMPLING:
         raise ValueError(
             f"`conquer_sampling` must be one of {CONQUER_SAMPLING}. "
             f"Received: conquer_sampling={conquer_sampling!r}"
         )
-    if not hasattr(sampler, "set_clusters"):
-        raise ValueError(f"`sampler` needs a `set_clusters` method. Received: {sampler!r}")
 
 
 def check_enough_classes(labels, num_learners):

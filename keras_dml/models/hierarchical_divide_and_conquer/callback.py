@@ -13,10 +13,19 @@ from keras_dml.models.division.embedding_pass import (
     compiled_forward,
     embed_training_set,
 )
-from keras_dml.models.hierarchical_divide_and_conquer.division import recluster, split_clusters
+from keras_dml.models.hierarchical_divide_and_conquer.callback_checks import (  # noqa: F401 (re-exported)
+    CLUSTER_ON,
+    check_callback_arguments,
+    check_training_setup,
+)
+from keras_dml.models.hierarchical_divide_and_conquer.chief_division import (
+    cluster_and_split,
+    decode_outcome,
+    division_logs,
+    encode_outcome,
+)
 
 logger = logging.getLogger(__name__)
-CLUSTER_ON = ("embedding", "features")
 
 
 class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
@@ -100,14 +109,7 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
         kmeans_backend="auto",
     ):
         super().__init__()
-        if isinstance(division_every, bool) or int(division_every) < 1:
-            raise ValueError(f"`division_every` must be a positive int. Received: {division_every}")
-        if cluster_on not in CLUSTER_ON:
-            raise ValueError(f"`cluster_on` must be one of {CLUSTER_ON}. Received: {cluster_on!r}")
-        if int(split_attempts) < 1:
-            raise ValueError(f"`split_attempts` must be >= 1. Received: {split_attempts}")
-        if not hasattr(sampler, "set_clusters"):
-            raise ValueError(f"`sampler` needs a `set_clusters` method. Received: {sampler!r}")
+        check_callback_arguments(division_every, cluster_on, split_attempts, sampler)
         self.train_data = train_data
         self.labels = np.asarray(labels).astype(np.int64).reshape(-1)
         self.sampler = sampler
@@ -128,25 +130,7 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
 
     # -- Keras hooks ----------------------------------------------------------------------------
     def on_train_begin(self, logs=None):
-        model = self.model
-        if not hasattr(model, "split_learners"):
-            raise ValueError(
-                "HierarchicalDivideAndConquerCallback needs a HierarchicalDivideAndConquer model. "
-                f"Received {type(model).__name__}."
-            )
-        usable = int(np.sum(np.unique(self.labels, return_counts=True)[1] >= 2))
-        if 2 * model.max_learners > usable:
-            raise ValueError(
-                f"Hierarchical D&C with max_learners={model.max_learners} needs at least "
-                f"{2 * model.max_learners} classes with 2 or more training samples (every cluster "
-                f"needs 2 such classes), but the training set has {usable}. Use a smaller "
-                "max_learners."
-            )
-        if model.num_train_samples not in (None, self.labels.size):
-            raise ValueError(
-                f"The model stores an assignment of num_train_samples={model.num_train_samples} "
-                f"samples but `labels` has {self.labels.size}."
-            )
+        check_training_setup(self.model, self.labels)
         self._started = False
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -211,26 +195,18 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
                 outcome.update(self._cluster(num, count, previous, allow_split))
             except Exception as error:  # raised below, after the other workers are told
                 outcome["error"] = error
-                return np.full((2 + size + width,), -1.0)
-            parents = np.full((width,), -1.0)
-            if outcome["parents"] is not None:
-                parents[: outcome["parents"].size] = outcome["parents"]
-            head = [1.0, float(outcome["reclustered"])]
-            return np.concatenate([head, outcome["assignment"], parents])
+            return encode_outcome(outcome, size, width)
 
         received = from_chief(
             getattr(model, "distribute_strategy", None), chief_division, 2 + size + width
         )
         if "error" in outcome:
             raise outcome["error"]
-        if received[0] < 0:
+        ok, reclustered, assignment, parents = decode_outcome(received, size)
+        if not ok:
             raise ClusteringError(
                 f"HDC division {count} (epoch {epoch}) failed on the chief worker; see its log."
             )
-        reclustered = bool(received[1])
-        assignment = received[2 : 2 + size].astype(np.int64)
-        parents = received[2 + size :]
-        parents = parents[parents >= 0].astype(np.int64)
         split = parents.size > 0
         if split:
             model.split_learners(parents)
@@ -255,73 +231,38 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
             "cluster_seconds": cluster_seconds,
         }
         self.history.append(entry)
-        self._epoch_logs = {
-            "hdc_split": float(split),
-            "hdc_reclustered": float(reclustered),
-            "hdc_min_cluster_size": float(min(entry["cluster_sizes"])),
-            "hdc_max_cluster_size": float(max(entry["cluster_sizes"])),
-            "hdc_recluster_seconds": embed_seconds + cluster_seconds,
-        }
-        if nmi is not None:
-            self._epoch_logs["hdc_nmi_previous"] = float(nmi)
+        self._epoch_logs = division_logs(entry)
         logger.info("HDC division at epoch %s: %s", epoch, entry)
         return entry
 
     def _cluster(self, num, count, previous, allow_split):
-        """Embeds, re-clusters and splits (the chief's part of `divide`).
+        """Embeds the training set, then re-clusters and splits (the chief's part of `divide`).
 
         Returns:
-            dict with `assignment`, `parents` (the learners' parents when K grows, else
-            `None`), `reclustered`, `unsplit`, `embed_seconds` and `cluster_seconds`.
+            dict of `chief_division.cluster_and_split`, plus `embed_seconds`.
         """
         model = self.model
         start = time.perf_counter()
         vectors = self._vectors()
         embed_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        reclustered = True
-        try:
-            assignment = recluster(
-                vectors,
-                self.labels,
-                num,
-                previous=previous,
-                seed=self.seed + 1000 * count,
-                similarity=self.similarity,
-                **self.kmeans_options,
-            )
-        except ClusteringError as error:
-            if previous is None:
-                raise
-            logger.warning("HDC: re-clustering failed (%s); keeping the previous clusters.", error)
-            assignment, reclustered = previous, False
-        unsplit, split_parents = [], None
-        if allow_split and num < model.max_learners:
-            splittable = None
-            if model.fixed_masks:
-                splittable = [model.soft_mask.block_size(c) >= 2 for c in range(num)]
-            new, parents, unsplit = split_clusters(
-                vectors,
-                self.labels,
-                assignment,
-                model.max_learners,
-                seed=self.seed + 1000 * count,
-                attempts=self.split_attempts,
-                splittable=splittable,
-                **self.kmeans_options,
-            )
-            if unsplit:
-                logger.warning("HDC: clusters %s could not be split; they stay whole.", unsplit)
-            if parents.size > num:
-                assignment, split_parents = new, np.asarray(parents, np.int64)
-        return {
-            "assignment": np.asarray(assignment, np.int64),
-            "parents": split_parents,
-            "reclustered": reclustered,
-            "unsplit": unsplit,
-            "embed_seconds": embed_seconds,
-            "cluster_seconds": time.perf_counter() - start,
-        }
+        splittable = None
+        if model.fixed_masks and allow_split and num < model.max_learners:
+            splittable = [model.soft_mask.block_size(c) >= 2 for c in range(num)]
+        outcome = cluster_and_split(
+            vectors,
+            self.labels,
+            num,
+            model.max_learners,
+            previous,
+            count,
+            allow_split=allow_split,
+            splittable=splittable,
+            seed=self.seed,
+            similarity=self.similarity,
+            split_attempts=self.split_attempts,
+            kmeans_options=self.kmeans_options,
+        )
+        return {**outcome, "embed_seconds": embed_seconds}
 
     def _set_assignment(self, assignment):
         assignment = np.asarray(assignment, np.int64)
