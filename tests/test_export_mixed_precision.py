@@ -150,18 +150,32 @@ def test_mixed_precision_exports_stay_float32_in_and_out(policy, name, tmp_path)
     np.testing.assert_array_equal(embed(model, batch), mixed)
 
 
-@pytest.mark.parametrize(
-    "previous, export", [("float32", export_saved_model), ("mixed_bfloat16", export_onnx)]
-)
-def test_export_leaves_the_global_dtype_policy_as_it_was(previous, export, tmp_path):
+def run_artifact(path, batch):
+    """Embeddings of `batch` from an exported ONNX file or SavedModel folder."""
+    if path.suffix == ".onnx":
+        session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        return session.run(None, {"images": batch})[0]
+    signature = tf.saved_model.load(str(path)).signatures["serving_default"]
+    return signature(images=tf.constant(batch))["embedding"].numpy()
+
+
+@pytest.mark.parametrize("artifact", ["sm", "model.onnx"])
+@pytest.mark.parametrize("previous", ["float32", "mixed_bfloat16"])
+def test_export_leaves_the_global_dtype_policy_as_it_was(previous, artifact, tmp_path):
     model = method_model("baseline", "mixed_float16")
+    export = export_onnx if artifact.endswith(".onnx") else export_saved_model
     keras.config.set_dtype_policy(previous)
     try:
-        report = export(model, tmp_path / "artifact", verify=False)
+        report = export(model, tmp_path / artifact, verify=False)
         assert report.source_dtype_policy == "mixed_float16"
         assert keras.config.dtype_policy().name == previous
     finally:
         keras.config.set_dtype_policy("float32")
+    # The rebuild ran under float32, not under the global policy of the time (under which the
+    # rebuilt model would cast its input to 16 bits).
+    batch = images()
+    expected = embed(float32_reference("baseline", model), batch)
+    np.testing.assert_allclose(run_artifact(tmp_path / artifact, batch), expected, atol=ATOL)
 
 
 def test_failed_rebuild_names_the_fix_and_restores_the_global_policy(tmp_path):
