@@ -87,7 +87,8 @@ class ExportReport:
             lines.append(f"  parity ({dtype} input): max |exported - keras| = {diff:.3g}")
         for dtype, diff in self.max_abs_diff_source.items():
             lines.append(
-                f"  ({dtype} input): max |exported - {self.source_dtype_policy} keras| = {diff:.3g}"
+                f"  vs the {self.source_dtype_policy} model ({dtype} input): "
+                f"max |exported - keras| = {diff:.3g}"
             )
         return "\n".join(lines)
 
