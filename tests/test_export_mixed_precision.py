@@ -178,20 +178,40 @@ def test_export_leaves_the_global_dtype_policy_as_it_was(previous, artifact, tmp
     np.testing.assert_allclose(run_artifact(tmp_path / artifact, batch), expected, atol=ATOL)
 
 
-def test_failed_rebuild_names_the_fix_and_restores_the_global_policy(tmp_path):
-    class Unregistered(keras.layers.Layer):  # no get_config / registration: cannot be rebuilt
-        def __init__(self, scale):
-            super().__init__()
-            self.scale = scale
+class Unregistered(keras.layers.Layer):
+    """Not registered: its config names a class deserialization cannot find."""
 
-        def call(self, x):
-            return x * self.scale
+    def __init__(self, scale, **kwargs):
+        super().__init__(**kwargs)
+        self.scale = scale
 
-    with precision_policy("mixed_bfloat16"):
+    def call(self, x):
+        return x * self.scale
+
+
+class Unserializable(Unregistered):
+    """Takes an object `get_config` cannot record: the model cannot even be serialized."""
+
+    def call(self, x):
+        return x * self.scale.value
+
+
+class Scale:
+    value = 2.0
+
+
+def model_with(layer, policy):
+    with precision_policy(policy):
         inputs = keras.Input(IMAGE_SHAPE)
-        x = keras.layers.Conv2D(4, 3)(inputs)
-        x = Unregistered(2.0)(keras.layers.GlobalAveragePooling2D()(x))
-        model = keras.Model(inputs, keras.layers.UnitNormalization(dtype="float32")(x))
+        x = keras.layers.GlobalAveragePooling2D()(keras.layers.Conv2D(4, 3)(inputs))
+        return keras.Model(inputs, keras.layers.UnitNormalization(dtype="float32")(layer(x)))
+
+
+@pytest.mark.parametrize(
+    "layer", [Unregistered(2.0), Unserializable(Scale())], ids=["unregistered", "unserializable"]
+)
+def test_failed_rebuild_names_the_fix_and_restores_the_global_policy(layer, tmp_path):
+    model = model_with(layer, "mixed_bfloat16")
     keras.config.set_dtype_policy("mixed_float16")
     try:
         with pytest.raises(ExportError, match="mixed_bfloat16.*register_keras_serializable"):
@@ -200,6 +220,36 @@ def test_failed_rebuild_names_the_fix_and_restores_the_global_policy(tmp_path):
     finally:
         keras.config.set_dtype_policy("float32")
     assert not (tmp_path / "model.onnx").exists()
+
+
+def test_float32_model_that_cannot_be_serialized_exports_as_before(tmp_path):
+    model = model_with(Unserializable(Scale()), "float32")
+    assert float32_inference_model(model) == (model, None)
+    report = export_onnx(model, tmp_path / "model.onnx")
+    assert report.source_dtype_policy is None and report.max_abs_diff["float32"] <= ATOL
+
+
+@keras.saving.register_keras_serializable(package="keras_dml_tests")
+class NoBuildConfig(keras.Model):
+    """Built on first call, but records no build information for its rebuild."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = keras.layers.Dense(2)
+
+    def call(self, x):
+        return self.dense(x)
+
+    def get_build_config(self):
+        return None
+
+
+def test_rebuild_without_build_information_names_the_fix():
+    with precision_policy("mixed_bfloat16"):
+        model = NoBuildConfig()
+        model(np.zeros((1, 3), "float32"))
+    with pytest.raises(ExportError, match="no build information.*build_from_config"):
+        float32_inference_model(model)
 
 
 def test_float32_models_are_exported_as_they_are(tmp_path):

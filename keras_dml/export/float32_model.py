@@ -53,26 +53,23 @@ def float32_inference_model(model):
         Micikevicius et al., "Mixed Precision Training", ICLR 2018 (float32 master weights,
         16-bit arithmetic: the weights alone define the model).
     """
-    config = keras.saving.serialize_keras_object(model)
+    found = _sixteen_bit_layers(model)
+    try:
+        config = keras.saving.serialize_keras_object(model)
+    except (NotImplementedError, TypeError, ValueError) as error:
+        if not found:  # A float32 model is traced as it is: no config needed.
+            return model, None
+        raise _rebuild_error(model, found, error) from error
     config.pop("compile_config", None)  # Inference only: no optimizer, no loss scale.
-    found = set()
     config = _float32_config(config, found)
-    own = model.dtype_policy
-    if own.quantization_mode is None and own.compute_dtype in SIXTEEN_BIT:
-        found.add(own.name)
     if not found:
         return model, None
-    policy = "+".join(sorted(found))
     try:
         with _global_policy("float32"):
             rebuilt = keras.saving.deserialize_keras_object(config)
     except (TypeError, ValueError) as error:
-        raise ExportError(
-            f"Model '{model.name}' computes in 16 bits ({policy}) and export rebuilds it in "
-            "float32 from its configuration, which failed: register its custom classes with "
-            "`keras.saving.register_keras_serializable` and give them a complete `get_config`, "
-            f"or build the model under the float32 policy. Received: {error}"
-        ) from error
+        raise _rebuild_error(model, found, error) from error
+    policy = "+".join(sorted(found))
     if not rebuilt.built:
         raise ExportError(
             f"Model '{model.name}' ({policy}) was rebuilt in float32 for export but its "
@@ -96,6 +93,30 @@ def source_difference(exported, source, images):
     """
     expected = keras_embeddings(source, images)
     return float(abs(exported - expected).max()) if expected.size else 0.0
+
+
+def _sixteen_bit_layers(model):
+    """Names of the 16-bit float policies of `model` and of the layers reachable by `.layers`."""
+    found, stack, seen = set(), [model], set()
+    while stack:
+        layer = stack.pop()
+        if id(layer) in seen:
+            continue
+        seen.add(id(layer))
+        policy = layer.dtype_policy
+        if policy.quantization_mode is None and policy.compute_dtype in SIXTEEN_BIT:
+            found.add(policy.name)
+        stack.extend(getattr(layer, "layers", ()))
+    return found
+
+
+def _rebuild_error(model, found, error):
+    return ExportError(
+        f"Model '{model.name}' computes in 16 bits ({'+'.join(sorted(found))}) and export "
+        "rebuilds it in float32 from its configuration, which failed: register its custom "
+        "classes with `keras.saving.register_keras_serializable` and give them a complete "
+        f"`get_config`, or build the model under the float32 policy. Received: {error}"
+    )
 
 
 def _float32_config(value, found):
