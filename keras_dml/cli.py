@@ -36,6 +36,14 @@ def error_message(error):
     return f"{ERROR_PREFIX} {message}"
 
 
+class _Parser(argparse.ArgumentParser):
+    """An `ArgumentParser` whose usage errors (every subcommand's too) start `keras-dml: error:`."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{ERROR_PREFIX} {message}\n")
+
+
 def _plugins(argv):
     """The `--plugin MODULE` values in `argv` (repeatable; `--plugin=MODULE` works too)."""
     modules = []
@@ -319,9 +327,7 @@ def build_parser(argv=None):
     from keras_dml.search.cli import add_search_parser
     from keras_dml.zoo.cli import add_zoo_parser
 
-    parser = argparse.ArgumentParser(
-        prog="keras-dml", description="Ensemble deep metric learning for Keras 3."
-    )
+    parser = _Parser(prog="keras-dml", description="Ensemble deep metric learning for Keras 3.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     # Only `train` and `demo` list the registered methods (importing TensorFlow): `keras-dml
     # --help` and the other commands answer at once.

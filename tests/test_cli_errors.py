@@ -156,6 +156,28 @@ def test_every_subcommand_uses_one_error_prefix(argv, capsys):
     assert code != 0 and err.startswith("keras-dml: error:"), err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["export", "model.keras"],
+        ["zoo", "info"],
+        ["search", "model.keras"],
+        ["report"],
+        ["evaluate", "model.keras"],
+        ["train", "--epochs", "x", "--output", "x"],
+        ["no_such_command"],
+    ],
+)
+def test_usage_errors_of_every_subcommand_use_the_same_prefix(argv, capsys):
+    # argparse used to print `keras-dml export: error:` (the subcommand's own prog) here.
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err.strip()
+    assert exit_info.value.code == 2
+    assert err.splitlines()[0].startswith("usage: keras-dml")
+    assert err.splitlines()[-1].startswith("keras-dml: error: "), err
+
+
 def test_evaluate_with_no_valid_query_warns_with_the_count():
     from keras_dml.evaluation import evaluate
 
