@@ -17,6 +17,7 @@ ERROR_PREFIX = "keras-dml: error:"
 DATASET_NAMES = (
     "digits",
     "fashion_mnist",
+    "hangul",
     "cub200",
     "cars196",
     "sop",

@@ -94,3 +94,8 @@ def test_killed_run_resumes_with_best_value_history_tensorboard_and_state(tmp_pa
     assert best["epoch"] == scores.index(max(scores))
     assert best["value"] >= best_before["value"]
     assert tensorboard_epoch_steps(str(output)) == list(range(EPOCHS))
+    # The method's state: D&C's division count (a model variable restored by the backup) goes on
+    # from where the killed run stopped (re-clustered every epoch: division n at epoch n - 1),
+    # with one saved assignment per division.
+    assert history["dc_division"] == [float(n) for n in range(1, EPOCHS + 1)]
+    assert len(glob.glob(os.path.join(output, "state", "division_*.npz"))) == EPOCHS
