@@ -89,6 +89,12 @@ def test_unknown_optimizer_name(tmp_path, capsys):
     assert_one_line_error(code, err, "Unknown optimizer 'adamm'")
 
 
+def test_unknown_backbone_option(tmp_path, capsys):
+    argv = [*TRAIN, "--method", "baseline", "--set", "backbone.widht=[8, 16, 32]"]
+    code, err = run_cli([*argv, "--output", str(tmp_path)], capsys)
+    assert_one_line_error(code, err, "no option(s) ['widht']", "width")
+
+
 def test_unknown_dataset_option(tmp_path, capsys):
     # Used to end in `TypeError: load_digits() got an unexpected keyword argument`.
     argv = [*TRAIN, "--method", "baseline", "--set", "dataset_options.resize_sise=40"]
