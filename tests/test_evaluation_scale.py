@@ -137,3 +137,34 @@ def test_scale_benchmark_runs_small(capsys):
     assert "compute bound (matmul only, blocks 32768 x 1024)" in out
     assert "x the compute bound" in out and "peak RSS" in out
     assert "approx_neighbor_recall" in out and out.count("approx_error_map@r") == 2
+
+
+@needs_faiss
+def test_scale_benchmark_query_sample_runs_small(capsys):
+    """`--num-queries`: the first rows query the others; the all-rows cost is extrapolated."""
+    import importlib.util
+    import os
+
+    pytest.importorskip("psutil")
+    path = os.path.join(
+        os.path.dirname(os.path.dirname(__file__)), "benchmarks", "evaluation_scale.py"
+    )
+    spec = importlib.util.spec_from_file_location("evaluation_scale", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(
+        [
+            "--num-samples",
+            "3000",
+            "--num-queries",
+            "500",
+            "--tile-size",
+            "1024",
+            "--approximate",
+            "",
+        ]
+    )
+    out = capsys.readouterr().out
+    # 3000^2 / (500 * 2500) = 7.2 times the measured work.
+    assert "500 queries against the other 2500 rows" in out and "7.2x this work" in out
+    assert "all-rows run, extrapolated" in out and "x the compute bound" in out

@@ -47,13 +47,15 @@ def search_chunk(queries, references, start, k, chunk_size, tile_size, exclude_s
     rows_count = min(chunk_size, queries.shape[0] - start)
     # One buffer for every tile: no fresh (page-faulting) allocation per block.
     buffer = np.empty((rows_count, min(tile_size, num_refs)), np.float32)
+    above = np.empty(buffer.shape, bool)
     for ref_start in range(0, num_refs, tile_size):
         tile = references[ref_start : ref_start + tile_size]
         block = similarity_block(
             queries, tile, start, chunk_size, exclude_self, ref_start, out=buffer
         )
         if best_indices is not None and best_indices.shape[1] == k:
-            rows, cols = _nonzero_2d(block > best_sims[:, -1:])
+            mask = np.greater(block, best_sims[:, -1:], out=above[:, : block.shape[1]])
+            rows, cols = _nonzero_2d(mask)
             if rows.size:
                 _merge_candidates(
                     best_indices, best_sims, rows, cols + ref_start, block[rows, cols], k
