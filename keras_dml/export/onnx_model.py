@@ -11,6 +11,7 @@ import os
 
 import keras
 
+from keras_dml.export.float32_model import float32_inference_model, source_difference
 from keras_dml.export.report import ExportReport, check_parity
 from keras_dml.export.signature import (
     INPUT_NAME,
@@ -48,6 +49,11 @@ def export_onnx(
     (`[batch, D]` float32): the model's `call` output, including its own preprocessing. Only
     variables that `call(images, training=False)` reads become initializers. The file carries
     metadata (`keras_dml.learner_dims`, `keras_dml.input_range`, ...) for clients.
+
+    The graph computes in float32 whatever the model's dtype policy: a model built under
+    `mixed_float16` / `mixed_bfloat16` is rebuilt with float32 policies and its (float32)
+    weights for the export (metadata `keras_dml.trained_dtype_policy`), and parity is checked
+    against that rebuild (`report.max_abs_diff_source`: the distance to the 16-bit model).
 
     The model is checked with `onnx.checker.check_model`; with `verify=True` it is also run in
     onnxruntime on random images and compared with the Keras model.
@@ -94,6 +100,7 @@ def export_onnx(
         raise ValueError(f"`opset` must be >= 13 (tf2onnx and ONNX Runtime). Received: {opset}")
     path = os.fspath(path)
 
+    source, (model, policy) = model, float32_inference_model(model)
     function = serving_function(model, image_shape, dtype)
     variables = captured_variables([function])
     _patch_tf2onnx(tf2onnx)
@@ -101,7 +108,7 @@ def export_onnx(
         function, input_signature=[input_spec(image_shape, dtype)], opset=opset
     )
     _name_io(proto)
-    _add_metadata(onnx, proto, model, image_shape)
+    _add_metadata(onnx, proto, model, image_shape, policy)
     onnx.checker.check_model(proto)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     onnx.save(proto, path)
@@ -119,6 +126,7 @@ def export_onnx(
         num_model_weights=len(model.weights),
         excluded_weights=list(excluded_weights(model, variables)),
         opset=opset,
+        source_dtype_policy=policy,
     )
     if verify:
         ort = optional_import("onnxruntime", feature="verifying an ONNX export")
@@ -128,6 +136,8 @@ def export_onnx(
         report.max_abs_diff[dtype] = check_parity(
             actual, keras_embeddings(model, images), atol, f"ONNX file {path} ({dtype} input)"
         )
+        if policy is not None:
+            report.max_abs_diff_source[dtype] = source_difference(actual, source, images)
     return report
 
 
@@ -166,7 +176,7 @@ def _name_io(proto):
             dim.dim_param = BATCH_DIM_NAME
 
 
-def _add_metadata(onnx, proto, model, image_shape):
+def _add_metadata(onnx, proto, model, image_shape, policy=None):
     """Records what a client needs beyond the graph: learner slices and the input range."""
     import keras_dml
 
@@ -183,6 +193,8 @@ def _add_metadata(onnx, proto, model, image_shape):
     weights = getattr(model, "learner_weights", None)
     if weights is not None:
         entries["keras_dml.learner_weights"] = ",".join(repr(float(w)) for w in weights)
+    if policy is not None:
+        entries["keras_dml.trained_dtype_policy"] = f"{policy} (exported graph computes in float32)"
     onnx.helper.set_model_props(proto, entries)
     proto.producer_name = f"keras-dml {keras_dml.__version__} (keras {keras.__version__})"
     proto.doc_string = f"{model.name}: images [batch, H, W, C] -> embedding [batch, D]"

@@ -28,6 +28,12 @@ class ExportReport:
         max_abs_diff: dict. Input dtype -> max |exported - Keras| on the parity images, empty
             when the check was skipped.
         opset: int or `None`. ONNX opset (ONNX only).
+        source_dtype_policy: str or `None`. The 16-bit dtype policy the model was built under
+            (e.g. `"mixed_bfloat16"`) when export rebuilt it in float32; `None` when the model
+            already computed in float32. `max_abs_diff` then compares with the float32 rebuild.
+        max_abs_diff_source: dict. Input dtype -> max |exported - 16-bit Keras model| on the
+            parity images (the 16-bit rounding the float32 graph does not do); not checked
+            against `atol`, empty unless `source_dtype_policy` is set and parity was checked.
 
     Examples:
     >>> report = export_onnx(model, "model.onnx")  # doctest: +SKIP
@@ -47,6 +53,8 @@ class ExportReport:
     excluded_weights: list = field(default_factory=list)
     max_abs_diff: dict = field(default_factory=dict)
     opset: int = None
+    source_dtype_policy: str = None
+    max_abs_diff_source: dict = field(default_factory=dict)
 
     def to_dict(self):
         """The report as a JSON-serialisable dict."""
@@ -70,8 +78,18 @@ class ExportReport:
             lines.append(f"  left out (not used by call): {', '.join(self.excluded_weights)}")
         if self.opset is not None:
             lines.append(f"  opset: {self.opset}")
+        if self.source_dtype_policy is not None:
+            lines.append(
+                f"  precision: trained under {self.source_dtype_policy}, exported in float32 "
+                "(rebuilt with float32 dtype policies, same weights)"
+            )
         for dtype, diff in self.max_abs_diff.items():
             lines.append(f"  parity ({dtype} input): max |exported - keras| = {diff:.3g}")
+        for dtype, diff in self.max_abs_diff_source.items():
+            lines.append(
+                f"  vs the {self.source_dtype_policy} model ({dtype} input): "
+                f"max |exported - keras| = {diff:.3g}"
+            )
         return "\n".join(lines)
 
 

@@ -5,6 +5,7 @@ import os
 import tensorflow as tf
 from keras.export import ExportArchive
 
+from keras_dml.export.float32_model import float32_inference_model, source_difference
 from keras_dml.export.report import ExportReport, check_parity
 from keras_dml.export.signature import (
     INPUT_NAME,
@@ -40,6 +41,12 @@ def export_saved_model(
     The model's own preprocessing (the backbone's `ImageNormalization`) is inside the graph.
     Only the variables `call(images, training=False)` reads are saved; training-only parts
     (regressors, compositors...) are listed in the report's `excluded_weights`.
+
+    The graph computes in float32 whatever the model's dtype policy: a model built under
+    `mixed_float16` / `mixed_bfloat16` is rebuilt with float32 policies and its (float32)
+    weights for the export, and parity is checked against that rebuild
+    (`report.source_dtype_policy` names the 16-bit policy, `report.max_abs_diff_source` the
+    distance to the 16-bit model's own embeddings).
 
     Signatures: `serve` takes float32 and `serve_uint8` takes uint8 images (whichever
     `input_dtype` asks for); `serving_default` (what TF Serving calls) is the first of them:
@@ -84,6 +91,7 @@ def export_saved_model(
             f"{path} already holds a SavedModel. Remove it or choose another output path."
         )
 
+    source, (model, policy) = model, float32_inference_model(model)
     archive = ExportArchive()
     functions = {}
     for dtype in dtypes:
@@ -107,6 +115,7 @@ def export_saved_model(
         num_variables=len(variables),
         num_model_weights=len(model.weights),
         excluded_weights=list(excluded_weights(model, variables)),
+        source_dtype_policy=policy,
     )
     if verify:
         loaded = tf.saved_model.load(path)
@@ -120,6 +129,10 @@ def export_saved_model(
                 atol,
                 f"SavedModel {path} signature '{name}' ({dtype} input)",
             )
+            if policy is not None:
+                report.max_abs_diff_source[dtype] = source_difference(
+                    actual.numpy(), source, images
+                )
     return report
 
 
