@@ -2,6 +2,7 @@
 
 import logging
 import time
+import warnings
 
 import keras
 import numpy as np
@@ -180,11 +181,11 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
             logger.info("HDC: resumed %d clusters from the model state.", model.active_learners)
             self._set_assignment(stored)
             return
-        logger.warning(
+        warnings.warn(
             "HDC: the model was trained before but holds no cluster assignment "
-            "(num_train_samples=None); re-clustering into its %d clusters at epoch %d.",
-            model.active_learners,
-            epoch,
+            f"(num_train_samples=None); re-clustering into its {model.active_learners} "
+            f"clusters at epoch {epoch}.",
+            stacklevel=2,
         )
         self.divide(epoch, allow_split=False)
 
@@ -293,7 +294,9 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
         except ClusteringError as error:
             if previous is None:
                 raise
-            logger.warning("HDC: re-clustering failed (%s); keeping the previous clusters.", error)
+            warnings.warn(
+                f"HDC: re-clustering failed ({error}); keeping the previous clusters.", stacklevel=2
+            )
             assignment, reclustered = previous, False
         unsplit, split_parents = [], None
         if allow_split and num < model.max_learners:
@@ -311,7 +314,9 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
                 **self.kmeans_options,
             )
             if unsplit:
-                logger.warning("HDC: clusters %s could not be split; they stay whole.", unsplit)
+                warnings.warn(
+                    f"HDC: clusters {unsplit} could not be split; they stay whole.", stacklevel=2
+                )
             if parents.size > num:
                 assignment, split_parents = new, np.asarray(parents, np.int64)
         return {
