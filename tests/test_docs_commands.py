@@ -236,7 +236,13 @@ def test_every_doc_has_been_scanned():
     with_blocks = set()
     for folder, subfolders, files in os.walk(ROOT):
         skipped = ("node_modules", "build", "dist", "venv", "runs", "demo_output")
-        subfolders[:] = [d for d in subfolders if not d.startswith(".") and d not in skipped]
+        subfolders[:] = [
+            d
+            for d in subfolders
+            if not d.startswith(".")
+            and d not in skipped
+            and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))  # a virtual env
+        ]
         for name in files:
             if name.endswith(".md"):
                 path = os.path.relpath(os.path.join(folder, name), ROOT)
