@@ -89,6 +89,39 @@ def test_unknown_optimizer_name(tmp_path, capsys):
     assert_one_line_error(code, err, "Unknown optimizer 'adamm'")
 
 
+def test_unknown_backbone_option(tmp_path, capsys):
+    argv = [*TRAIN, "--method", "baseline", "--set", "backbone.widht=[8, 16, 32]"]
+    code, err = run_cli([*argv, "--output", str(tmp_path)], capsys)
+    assert_one_line_error(code, err, "no option(s) ['widht']", "width")
+
+
+def test_unknown_dataset_option(tmp_path, capsys):
+    # Used to end in `TypeError: load_digits() got an unexpected keyword argument`.
+    argv = [*TRAIN, "--method", "baseline", "--set", "dataset_options.resize_sise=40"]
+    code, err = run_cli([*argv, "--output", str(tmp_path)], capsys)
+    assert_one_line_error(code, err, "['resize_sise']", "'resize_sise' -> 'resize_size'")
+    assert "dataset_options" in err
+
+
+@pytest.mark.parametrize(
+    "flags, fragments",
+    [
+        (["--embedding-dim", "0"], ["model.embedding_dim=0", "--embedding-dim N"]),
+        # A negative learning rate used to train (gradient ascent) and exit 0.
+        (["--learning-rate", "-0.001"], ["optimizer.learning_rate=-0.001", "--learning-rate"]),
+        (["--set", "optimizer.learning_rate=0"], ["optimizer.learning_rate=0"]),
+        # The message named a flag `--eval-every` that does not exist.
+        (["--set", "eval_every=0"], ["eval_every=0", "--set eval_every=N"]),
+    ],
+)
+def test_non_positive_sizes_and_rates(flags, fragments, tmp_path, capsys):
+    argv = [*TRAIN, "--method", "baseline", "--epochs", "1", *flags]
+    code, err = run_cli([*argv, "--output", str(tmp_path)], capsys)
+    assert_one_line_error(code, err, *fragments)
+    assert "--eval-every" not in err
+    assert not (tmp_path / "model.keras").exists()
+
+
 @pytest.mark.parametrize("method", list_methods())
 def test_unknown_method_option(method, tmp_path, capsys):
     argv = [*TRAIN, "--method", method, "--epochs", "1", "--set", "method_options.bogus=1"]
@@ -156,6 +189,28 @@ def test_every_subcommand_uses_one_error_prefix(argv, capsys):
     assert code != 0 and err.startswith("keras-dml: error:"), err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["export", "model.keras"],
+        ["zoo", "info"],
+        ["search", "model.keras"],
+        ["report"],
+        ["evaluate", "model.keras"],
+        ["train", "--epochs", "x", "--output", "x"],
+        ["no_such_command"],
+    ],
+)
+def test_usage_errors_of_every_subcommand_use_the_same_prefix(argv, capsys):
+    # argparse used to print `keras-dml export: error:` (the subcommand's own prog) here.
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err.strip()
+    assert exit_info.value.code == 2
+    assert err.splitlines()[0].startswith("usage: keras-dml")
+    assert err.splitlines()[-1].startswith("keras-dml: error: "), err
+
+
 def test_evaluate_with_no_valid_query_warns_with_the_count():
     from keras_dml.evaluation import evaluate
 
@@ -198,8 +253,10 @@ def test_help_imports_no_tensorflow_and_documents_the_options():
         assert f" {method} " in train_help, method
     from keras_dml.data import list_datasets
 
+    # The --dataset entry itself lists every dataset (other options' help mentions some).
+    dataset_help = train_help.split("--dataset DATASET ", 1)[1].split(" --data-dir")[0]
     for name in list_datasets():
-        assert name in train_help, name
+        assert name in dataset_help, name
     assert "--image-size PIXELS side of the square images" in train_help
     assert "--dataset DATASET dataset name:" in train_help
     assert "--num-learners NUM_LEARNERS learners of an ensemble method" in train_help

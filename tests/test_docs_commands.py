@@ -229,3 +229,23 @@ def test_environment_assignments_prefix_a_command():
 
 def test_every_doc_has_been_scanned():
     assert sum(1 for _ in runnable_blocks()) >= 8
+    # Each document contributes runnable blocks, and no Markdown file of the checkout with a
+    # `bash` or `python` block is left out of DOCS.
+    scanned = {param.id.split(":")[0] for param in runnable_blocks()}
+    assert scanned == set(DOCS)
+    with_blocks = set()
+    for folder, subfolders, files in os.walk(ROOT):
+        skipped = ("node_modules", "build", "dist", "venv", "runs", "demo_output")
+        subfolders[:] = [
+            d
+            for d in subfolders
+            if not d.startswith(".")
+            and d not in skipped
+            and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))  # a virtual env
+        ]
+        for name in files:
+            if name.endswith(".md"):
+                path = os.path.relpath(os.path.join(folder, name), ROOT)
+                if any(language in ("bash", "python") for language, _, _ in fenced_blocks(path)):
+                    with_blocks.add(path)
+    assert with_blocks <= set(DOCS), sorted(with_blocks - set(DOCS))

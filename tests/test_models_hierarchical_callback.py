@@ -95,10 +95,32 @@ def test_degenerate_inputs():
     images = np.zeros((12, 32, 32, 3), np.uint8)
     same = from_arrays(images, np.repeat(np.arange(6), 2))
     model = make_model(max_learners=2)
-    callback, _, history = hdc_fit(model, same, epochs=2, split_attempts=2)
+    # A Python warning (shown as one `keras-dml: warning:` / `[demo] warning:` line by the CLI
+    # and the demo), not a bare logging line.
+    with pytest.warns(UserWarning, match=r"clusters \[0\] could not be split"):
+        callback, _, history = hdc_fit(model, same, epochs=2, split_attempts=2)
     assert model.active_learners == 1 and callback.history[0]["unsplit"] == [0]
     assert np.isfinite(history["loss"]).all()
     with pytest.raises(ValueError, match="division_every"):
         HierarchicalDivideAndConquerCallback(same, same.labels, object(), division_every=0)
     with pytest.raises(ValueError, match="set_clusters"):
         HierarchicalDivideAndConquerCallback(same, same.labels, object())
+
+
+def test_failed_re_clustering_warns_and_keeps_the_clusters(monkeypatch):
+    from keras_dml.models.hierarchical_divide_and_conquer import chief_division as module
+
+    original = module.recluster
+
+    def fails_after_the_first(*args, previous=None, **kwargs):
+        if previous is not None:
+            raise module.ClusteringError("no acceptable partition")
+        return original(*args, previous=previous, **kwargs)
+
+    monkeypatch.setattr(module, "recluster", fails_after_the_first)
+    data = tiny_data()
+    model = make_model(max_learners=2, num_train_samples=len(data.labels))
+    with pytest.warns(UserWarning, match="re-clustering failed .*keeping the previous clusters"):
+        callback, _, history = hdc_fit(model, data, epochs=3)
+    assert history["hdc_reclustered"][-1] == 0.0
+    np.testing.assert_array_equal(callback.assignment, model.get_cluster_assignment())

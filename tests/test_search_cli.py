@@ -90,6 +90,31 @@ def test_readme_search_python_block_runs(workspace, capsys):
     assert os.path.isfile("photos_index/index.json")
 
 
+def test_learner_flag_searches_that_learners_slice(workspace, capsys):
+    _, model = workspace
+    query = os.path.join("photos", "dog", "1.png")
+    argv = ["search", "runs/baseline/model.keras", "--gallery", "photos"]
+    argv += ["--query", query, "-k", "12", "--learner", "1"]
+    assert main(argv) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    rows = [row for row in rows if row[0].startswith("  ")]
+    paths = [os.path.join("photos", name, f"{i}.png") for name in COLOURS for i in range(4)]
+    images = np.stack([np.asarray(Image.open(p), "float32") for p in paths])
+    embeddings = np.asarray(model(images))
+    query_row = embeddings[paths.index(query)]
+    # Learner 1's scores: cosine similarities of the second 8-d slice only (at most 1, where the
+    # whole embedding's reach 2); learner 0's differ, so the test tells the slices apart.
+    by_learner = [embeddings[:, :8] @ query_row[:8], embeddings[:, 8:] @ query_row[8:]]
+    assert np.abs(by_learner[0] - by_learner[1]).max() > 1e-3
+    printed = {row[3]: float(row[1]) for row in rows}
+    assert sorted(printed) == sorted(paths)
+    np.testing.assert_allclose([printed[p] for p in paths], by_learner[1], atol=1e-4)
+    scores = [float(row[1]) for row in rows]
+    assert scores == sorted(scores, reverse=True)
+    assert main([*argv[:-1], "2"]) == 2
+    assert "`learner` must be in [0, 2)" in capsys.readouterr().err
+
+
 def test_search_errors_are_one_line_messages(workspace, capsys):
     argv = ["search", "runs/baseline/model.keras", "--gallery", "photos"]
     assert main(argv + ["--query", "nope.png"]) == 2

@@ -50,3 +50,22 @@ def test_loading_with_a_model_of_another_size_is_refused(exported, tmp_path):
         EmbeddingIndex.load(tmp_path / "idx", model=other)
     loaded = EmbeddingIndex.load(tmp_path / "idx", model=model)
     assert loaded.search(images[4:5], k=1).indices.tolist() == [[4]]
+
+
+@pytest.mark.parametrize("kind", ["keras", "onnx"])
+def test_gallery_from_an_image_dataset(exported, kind):
+    """An `ImageDataset` gallery: the model's embeddings, with its labels, paths and classes."""
+    from keras_dml.data import from_arrays
+
+    model, paths, _ = exported
+    if kind not in paths:
+        pytest.skip("onnx export needs onnxruntime and tf2onnx")
+    images = digit_images(12).astype("uint8")
+    labels = np.arange(12) % 3
+    data = from_arrays(images, labels, class_names=["a", "b", "c"], split="all")
+    index = EmbeddingIndex.from_model(paths[kind], gallery=data)
+    expected = np.asarray(model(images.astype("float32")))
+    np.testing.assert_allclose(index.embeddings, expected, atol=1e-5)
+    np.testing.assert_array_equal(index.labels, labels)
+    assert index.class_names == ["a", "b", "c"]
+    assert index.search(images[5:6].astype("float32"), k=1).indices.tolist() == [[5]]

@@ -94,3 +94,14 @@ def test_killed_run_resumes_with_best_value_history_tensorboard_and_state(tmp_pa
     assert best["epoch"] == scores.index(max(scores))
     assert best["value"] >= best_before["value"]
     assert tensorboard_epoch_steps(str(output)) == list(range(EPOCHS))
+    # The method's state: D&C's division count (a model variable restored by the backup) goes on
+    # from where the killed run stopped instead of starting again at 1. Every epoch re-clusters
+    # (or logs that its k-means found no valid division and kept the previous one: 4 classes
+    # in 2 clusters of 2 or more classes each do not always come out), one saved assignment per
+    # division.
+    failed = history.get("dc_division_failed", [None] * EPOCHS)
+    assert all((d is None) != (f is None) for d, f in zip(history["dc_division"], failed))
+    divisions = [d for d in history["dc_division"] if d is not None]
+    assert divisions == [float(n) for n in range(1, len(divisions) + 1)]
+    saved = glob.glob(os.path.join(output, "state", "division_*.npz"))
+    assert len(saved) == len(divisions)

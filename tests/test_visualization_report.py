@@ -107,6 +107,7 @@ LEARNERS = ["Learners: what each one retrieves", "Learners: strength and correla
         ("baseline", {"embedding_dim": 16}, []),
         ("dc", {"embedding_dim": 16, "num_learners": 2}, [*LEARNERS, "Training clusters"]),
         ("hdc", {"embedding_dim": 16, "max_learners": 2}, ["Training clusters"]),
+        ("bier", {"embedding_dim": 16, "num_learners": 2}, LEARNERS),
         ("abe", {"embedding_dim": 16, "num_learners": 2}, [*LEARNERS, "Attention maps"]),
         (
             "dcml",

@@ -1,12 +1,22 @@
 """The argument parser of `keras-dml`: one sub-command per module, built without TensorFlow."""
 
 import argparse
+import sys
 
 from keras_dml.cli.demo import add_demo_parser
+from keras_dml.cli.errors import ERROR_PREFIX
 from keras_dml.cli.evaluate import add_evaluate_parser
 from keras_dml.cli.plugins import load_plugins, plugin_modules
 from keras_dml.cli.report import add_report_parser
 from keras_dml.cli.train import add_train_parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """An `ArgumentParser` whose usage errors (every subcommand's too) start `keras-dml: error:`."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{ERROR_PREFIX} {message}\n")
 
 
 def build_parser(argv=None):
@@ -27,9 +37,7 @@ def build_parser(argv=None):
     from keras_dml.search.cli import add_search_parser
     from keras_dml.zoo.cli import add_zoo_parser
 
-    parser = argparse.ArgumentParser(
-        prog="keras-dml", description="Ensemble deep metric learning for Keras 3."
-    )
+    parser = _Parser(prog="keras-dml", description="Ensemble deep metric learning for Keras 3.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     # Only `train` and `demo` list the registered methods (importing TensorFlow): `keras-dml
     # --help` and the other commands answer at once.

@@ -9,6 +9,7 @@ import os
 DATASET_NAMES = (
     "digits",
     "fashion_mnist",
+    "hangul",
     "cub200",
     "cars196",
     "sop",

@@ -140,6 +140,8 @@ def check_config_augmentation(augmentation):
 
 # Settings that must be positive integers (`None` allowed where the default is `None`).
 POSITIVE_INTS = ("epochs", "image_size", "batch_size", "m_per_class", "eval_every")
+# How a user sets each checked key on the command line (`eval_every` has no flag of its own).
+FLAGS = {"eval_every": "--set eval_every=N"}
 DICT_KEYS = ("dataset_options", "backbone", "model", "optimizer", "method_options")
 
 
@@ -157,11 +159,23 @@ def check_values(config):
         if value is None and DEFAULTS.get(key, 0) is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            flag = "--" + key.replace("_", "-")
+            flag = FLAGS.get(key, "--" + key.replace("_", "-") + " N")
             raise ValueError(
-                f'`{key}` must be a positive integer (CLI: {flag} N, config: "{key}": N). '
+                f'`{key}` must be a positive integer (CLI: {flag}, config: "{key}": N). '
                 f"Received: {key}={value!r}"
             )
+    _check_positive_number(
+        config["model"].get("embedding_dim"),
+        "model.embedding_dim",
+        '(CLI: --embedding-dim N, config: "model": {"embedding_dim": N})',
+        integer=True,
+    )
+    _check_positive_number(
+        config["optimizer"].get("learning_rate"),
+        "optimizer.learning_rate",
+        '(CLI: --learning-rate X, config: "optimizer": {"learning_rate": X}; a schedule is '
+        "an object)",
+    )
     for key in DICT_KEYS:
         if not isinstance(config[key], dict):
             raise ValueError(f"`{key}` must be a JSON object. Received: {key}={config[key]!r}")
@@ -182,6 +196,19 @@ def check_values(config):
             "`batch_size` must be a multiple of `m_per_class` (CLI: --batch-size, "
             f"--m-per-class). Received: batch_size={batch_size}, m_per_class={m}"
         )
+
+
+def _check_positive_number(value, name, fix, integer=False):
+    """Raises for a set `value` that is not a positive number (int with `integer`).
+
+    `None` (not set: the method's default) and objects (e.g. a learning-rate schedule) pass.
+    """
+    if value is None or isinstance(value, dict):
+        return
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not 0 < value < float("inf"):
+        kind = "integer" if integer else "number"
+        raise ValueError(f"`{name}` must be a positive {kind} {fix}. Received: {name}={value!r}")
 
 
 def parse_overrides(pairs):

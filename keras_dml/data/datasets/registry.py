@@ -1,6 +1,7 @@
 """Registry of dataset names and `load_dataset`, the single entry point to every dataset."""
 
 import difflib
+import inspect
 
 _LOADERS = {}
 _DESCRIPTIONS = {}
@@ -80,8 +81,8 @@ def load_dataset(
         `ImageDataset`.
 
     Raises:
-        ValueError: unknown name (the message lists the known names and close matches) or
-            unknown split.
+        ValueError: unknown name (the message lists the known names and close matches),
+            unknown split, or an option (`**kwargs`) the dataset's loader does not take.
         FileNotFoundError: the dataset files are not where the loader looked.
 
     Examples:
@@ -102,6 +103,32 @@ def load_dataset(
         )
     if val_fraction is not None:
         kwargs["val_fraction"] = val_fraction
+    _check_options(name, kwargs)
     return _LOADERS[name](
         split=split, data_dir=data_dir, image_size=image_size, seed=seed, **kwargs
     )
+
+
+# Arguments every loader takes from `load_dataset` itself (not options a user sets).
+_COMMON = ("split", "data_dir", "image_size", "seed")
+
+
+def _check_options(name, options):
+    """Raises for options the loader of `name` does not take (a typo must not be a traceback).
+
+    Loaders that take `**kwargs` (e.g. the TFDS ones, which pass them on) are not checked.
+    """
+    parameters = inspect.signature(_LOADERS[name]).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    accepted = sorted(p.name for p in parameters if p.name not in _COMMON)
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        close = {u: difflib.get_close_matches(u, accepted, n=1) for u in unknown}
+        hints = [f"{u!r} -> {m[0]!r}" for u, m in close.items() if m]
+        hint = f" Did you mean {', '.join(hints)}?" if hints else ""
+        raise ValueError(
+            f"Dataset {name!r} has no option(s) {unknown}.{hint} Its options: {accepted} "
+            '(config: "dataset_options"; CLI: --set dataset_options.NAME=VALUE). '
+            f"Received: {', '.join(f'{u}={options[u]!r}' for u in unknown)}"
+        )

@@ -2,6 +2,7 @@
 
 import logging
 import time
+import warnings
 
 import keras
 import numpy as np
@@ -164,11 +165,11 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
             logger.info("HDC: resumed %d clusters from the model state.", model.active_learners)
             self._set_assignment(stored)
             return
-        logger.warning(
+        warnings.warn(
             "HDC: the model was trained before but holds no cluster assignment "
-            "(num_train_samples=None); re-clustering into its %d clusters at epoch %d.",
-            model.active_learners,
-            epoch,
+            f"(num_train_samples=None); re-clustering into its {model.active_learners} "
+            f"clusters at epoch {epoch}.",
+            stacklevel=2,
         )
         self.divide(epoch, allow_split=False)
 

@@ -9,15 +9,13 @@ Layout of the vector, for N training samples and K_max learners: `[ok, recluster
 assignment (N), parents (K_max, -1 padded)]`; every entry is -1 when the chief failed.
 """
 
-import logging
 import time
+import warnings
 
 import numpy as np
 
 from keras_dml.models.division.clustering import ClusteringError
 from keras_dml.models.hierarchical_divide_and_conquer.division import recluster, split_clusters
-
-logger = logging.getLogger(__name__)
 
 
 def cluster_and_split(
@@ -36,8 +34,9 @@ def cluster_and_split(
 ):
     """Re-clusters into the current K (Eq. 2-3), then splits clusters in two while K < K_max.
 
-    A re-clustering for which k-means finds no acceptable partition keeps `previous` (with a
-    warning in the log); a cluster that cannot be split stays whole (also logged).
+    A re-clustering for which k-means finds no acceptable partition keeps `previous`; a cluster
+    that cannot be split stays whole. Both warn (`warnings.warn`, one `warning:` line in the CLI
+    and the demo).
 
     Args:
         vectors: float array `[N, dim]`. The embedded training set.
@@ -82,7 +81,9 @@ def cluster_and_split(
     except ClusteringError as error:
         if previous is None:
             raise
-        logger.warning("HDC: re-clustering failed (%s); keeping the previous clusters.", error)
+        warnings.warn(
+            f"HDC: re-clustering failed ({error}); keeping the previous clusters.", stacklevel=3
+        )
         assignment, reclustered = previous, False
     unsplit, split_parents = [], None
     if allow_split and num_clusters < max_clusters:
@@ -97,7 +98,9 @@ def cluster_and_split(
             **kmeans_options,
         )
         if unsplit:
-            logger.warning("HDC: clusters %s could not be split; they stay whole.", unsplit)
+            warnings.warn(
+                f"HDC: clusters {unsplit} could not be split; they stay whole.", stacklevel=3
+            )
         if parents.size > num_clusters:
             assignment, split_parents = new, np.asarray(parents, np.int64)
     return {
