@@ -109,8 +109,10 @@ def keras_config(row, dataset, budget, best_loss, seed):
             "loss": LOSSES[variant],
         }
     model, paper_loss, options = METHODS[method]
-    dims = {"dcml": {"learner_dim": budget["embedding_dim"] // model["num_learners"]}}
-    model = {**model, **dims.get(method, {"embedding_dim": budget["embedding_dim"]})}
+    if method == "dcml":  # DCML sizes each learner; the others split one embedding
+        model = {**model, "learner_dim": budget["embedding_dim"] // model["num_learners"]}
+    else:
+        model = {**model, "embedding_dim": budget["embedding_dim"]}
     loss = paper_loss if variant == "paper" else LOSSES[best_loss]
     return {**config, "method": method, "model": model, "loss": loss, "method_options": options}
 

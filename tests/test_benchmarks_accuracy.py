@@ -58,3 +58,24 @@ def test_accuracy_rows_record_their_settings_and_the_analysis_cuts_learners(tmp_
     assert analysis["baseline/normalized_softmax"]["learners"] == 4
     assert analysis["abe/best"]["learners"] == 4
     assert len(analysis["abe/best"]["learner_recall@1"]) == 4
+
+
+def test_every_accuracy_row_has_a_run_config():
+    """Each keras-dml row of the benchmark builds its config; ensembles keep the budget's size."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "accuracy_benchmark", os.path.join(ROOT, "benchmarks", "accuracy.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    budget = module.BUDGET
+    for row in module.row_names("normalized_softmax"):
+        if row.startswith("pml/"):
+            continue
+        config = module.keras_config(row, "hangul", budget, "normalized_softmax", seed=0)
+        model = config.get("model", {})
+        if row.startswith("dcml/"):
+            assert model["learner_dim"] * model["num_learners"] == budget["embedding_dim"]
+        elif row != "defaults":
+            assert model["embedding_dim"] == budget["embedding_dim"], row
