@@ -166,6 +166,11 @@ def _images(data, size):
 def print_table(path):
     """Prints the mean over seeds of every row recorded in `path` (results.jsonl)."""
     rows = {}
+    if not os.path.exists(path):
+        raise SystemExit(
+            f"error: no results at {path}; run some rows first (--rows ROW --output DIR) or "
+            "copy benchmarks/results/accuracy_hangul.jsonl there as results.jsonl"
+        )
     with open(path) as f:
         for line in f:
             record = json.loads(line)

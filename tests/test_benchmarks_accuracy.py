@@ -79,3 +79,17 @@ def test_every_accuracy_row_has_a_run_config():
             assert model["learner_dim"] * model["num_learners"] == budget["embedding_dim"]
         elif row != "defaults":
             assert model["embedding_dim"] == budget["embedding_dim"], row
+
+
+def test_table_without_results_names_the_missing_file(tmp_path):
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "accuracy.py"), "--table"]
+        + ["--output", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "no results at" in result.stderr and "results.jsonl" in result.stderr
