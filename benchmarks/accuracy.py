@@ -10,7 +10,8 @@ R-Precision, NMI). Rows:
   (every other setting is the library's default, fitted to the data; recorded in `settings`);
 - `baseline/<loss>`: the baseline with each registered loss family;
 - `<method>/paper` and `<method>/best`: every ensemble method with its paper's loss and with the
-  best baseline loss, at the same total embedding size;
+  best baseline loss, at the same total embedding size (D&C with its conquer stage: the
+  learners merged and the full embedding fine-tuned on all the data in the last epoch);
 - `pml/<recipe>`: PyTorch + pytorch-metric-learning on the same backbone architecture, batches and
   budget (only when torch and PML are installed: `pip install torch pytorch-metric-learning`).
 
@@ -113,6 +114,10 @@ def keras_config(row, dataset, budget, best_loss, seed):
         model = {**model, "learner_dim": budget["embedding_dim"] // model["num_learners"]}
     else:
         model = {**model, "embedding_dim": budget["embedding_dim"]}
+    if method == "dc" and budget["epochs"] > 1:
+        # Algorithm 1 of the paper ends by merging the learners and fine-tuning the full
+        # embedding on the entire dataset: here the budget's last epoch.
+        options = {**options, "conquer_epoch": budget["epochs"] - 1, "conquer_sampling": "all"}
     loss = paper_loss if variant == "paper" else LOSSES[best_loss]
     return {**config, "method": method, "model": model, "loss": loss, "method_options": options}
 
@@ -132,6 +137,7 @@ def run_keras(row, splits, dataset, budget, best_loss, seed, output):
         "model": used["model"],
         "loss": used["loss"],
         "optimizer": used["optimizer"],
+        "method_options": used.get("method_options", {}),
     }
     return run["metrics"], run["seconds"], settings
 

@@ -79,6 +79,8 @@ def test_every_accuracy_row_has_a_run_config():
             assert model["learner_dim"] * model["num_learners"] == budget["embedding_dim"]
         elif row != "defaults":
             assert model["embedding_dim"] == budget["embedding_dim"], row
+        if row.startswith("dc/"):  # the paper's Algorithm 1 ends with the conquer stage
+            assert config["method_options"]["conquer_epoch"] == budget["epochs"] - 1
 
 
 def test_table_without_results_names_the_missing_file(tmp_path):

@@ -20,7 +20,8 @@ class DivideAndConquerOptions:
     Args:
         recluster_every: int. Epochs between divisions (T). Defaults to `2`.
         conquer_epoch: int or `None`. First epoch of the conquer (merge) stage. Defaults to `None`.
-        conquer_sampling: str. Batches of the conquer stage: `"clusters"` or `"classes"`.
+        conquer_sampling: str. Batches of the conquer stage: `"clusters"` (per cluster, as
+            the reference code) or `"all"` (class-balanced over the whole training set).
         cluster_on: str. `"embedding"` (the paper) or `"features"` (the reference code).
         epoch_length: int or `None`. Batches per epoch. The pipeline fixes the dataset's
             cardinality when it is built, so the default is a constant (training samples //
