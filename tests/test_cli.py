@@ -96,7 +96,7 @@ def test_train_then_evaluate_on_digits(tmp_path, capsys):
 )
 def test_errors_are_one_line_messages(argv, message, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(argv) == 2
+    assert main(argv) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("keras-dml: error:") and message in err
     assert "Traceback" not in err

@@ -164,7 +164,7 @@ def test_user_method_trains_through_the_cli_plugin_and_shows_in_help(toy_module,
     assert code == 0
     assert json.loads((output / "config.json").read_text())["method"] == TOY
     assert (output / "model.keras").is_file()
-    assert cli.main(["train", "--plugin", "no_such_plugin_module", "--output", "x"]) == 2
+    assert cli.main(["train", "--plugin", "no_such_plugin_module", "--output", "x"]) == 1
     assert "no_such_plugin_module" in capsys.readouterr().err
 
 

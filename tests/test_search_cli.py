@@ -111,15 +111,15 @@ def test_learner_flag_searches_that_learners_slice(workspace, capsys):
     np.testing.assert_allclose([printed[p] for p in paths], by_learner[1], atol=1e-4)
     scores = [float(row[1]) for row in rows]
     assert scores == sorted(scores, reverse=True)
-    assert main([*argv[:-1], "2"]) == 2
+    assert main([*argv[:-1], "2"]) == 1
     assert "`learner` must be in [0, 2)" in capsys.readouterr().err
 
 
 def test_search_errors_are_one_line_messages(workspace, capsys):
     argv = ["search", "runs/baseline/model.keras", "--gallery", "photos"]
-    assert main(argv + ["--query", "nope.png"]) == 2
+    assert main(argv + ["--query", "nope.png"]) == 1
     assert "Query image not found" in capsys.readouterr().err
-    assert main(argv + ["--query", "photos/cat/0.png", "-k", "13"]) == 2
+    assert main(argv + ["--query", "photos/cat/0.png", "-k", "13"]) == 1
     err = capsys.readouterr().err
     assert "`k` must be an integer in [1, 12]" in err and "Traceback" not in err
     assert (
@@ -133,7 +133,7 @@ def test_search_errors_are_one_line_messages(workspace, capsys):
                 "photos/cat/0.png",
             ]
         )
-        == 2
+        == 1
     )
     assert "gallery folder does not exist" in capsys.readouterr().err
     os.makedirs("empty")
@@ -148,7 +148,7 @@ def test_search_errors_are_one_line_messages(workspace, capsys):
                 "photos/cat/0.png",
             ]
         )
-        == 2
+        == 1
     )
     assert "No images" in capsys.readouterr().err
 

@@ -170,7 +170,7 @@ def test_cli_report_and_its_errors(tmp_path, splits, capsys):
     assert f"Report: {tmp_path / 'report.html'}" in out
     assert f"tensorboard --logdir {tmp_path / 'logs'}" in out
     assert (tmp_path / "report.html").is_file()
-    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert main(["report", str(tmp_path / "missing")]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("keras-dml: error:") and "config.json" in err and "\n" not in err
 

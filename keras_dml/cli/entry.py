@@ -19,15 +19,17 @@ def main(argv=None):
             `None` (`sys.argv[1:]`).
 
     Returns:
-        int: 0 on success, 2 for a usage error or an expected error (`EXPECTED_ERRORS`), printed
-        as one `keras-dml: error:` line. Warnings print as one `keras-dml: warning:` line.
+        int: 0 on success; 1 for an error of the run (`EXPECTED_ERRORS`: a bad value, a missing
+        file, an unknown name), printed as one `keras-dml: error:` line, as `export` and `zoo`
+        do; 2 for a command-line usage error (argparse's convention, also after the usage
+        line). Warnings print as one `keras-dml: warning:` line.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         parser = build_parser(argv)
     except ValueError as error:
         print(error_message(error), file=sys.stderr)
-        return 2
+        return 1
     args = parser.parse_args(argv)
     warnings.showwarning = print_warning
     runners = {
@@ -52,4 +54,4 @@ def main(argv=None):
         return run_zoo(args)
     except EXPECTED_ERRORS as error:
         print(error_message(error), file=sys.stderr)
-        return 2
+        return 1
