@@ -6,7 +6,7 @@ reports (shapes, input dtypes, variable counts, parity). Exits non-zero on any f
 
 Examples:
     python export/export_model.py runs/cub/model.keras --output-dir dist/cub
-    python export/export_model.py dnc_resnet50_cub200 --output-dir dist --formats onnx \\
+    python export/export_model.py digits_dc_convnet --output-dir dist --formats onnx \\
         --input-dtype uint8 --opset 17
 
 Writes `dist/cub/saved_model/`, `dist/cub/model.onnx` and `dist/cub/export_manifest.json`.

@@ -10,6 +10,7 @@ environment assignments such as `KERAS_BACKEND=jax`) are checked to be ones `.ci
 rather than run recursively.
 """
 
+import json
 import os
 import re
 import shlex
@@ -249,3 +250,42 @@ def test_every_doc_has_been_scanned():
                 if any(language in ("bash", "python") for language, _, _ in fenced_blocks(path)):
                     with_blocks.add(path)
     assert with_blocks <= set(DOCS), sorted(with_blocks - set(DOCS))
+
+
+def json_blocks():
+    return [
+        pytest.param(text, id=f"{doc}:{line}")
+        for doc in DOCS
+        for language, line, text in fenced_blocks(doc)
+        if language == "json"
+    ]
+
+
+@pytest.mark.parametrize("text", json_blocks())
+def test_documented_json_is_valid_for_what_it_shows(text):
+    """A documented `json` block parses, and is valid for the reader that takes it: a model card
+    passes the card schema (its placeholder sha256 filled in) and the commands it quotes parse
+    as `keras-dml` command lines; a `TF_CONFIG` passes the multi-worker check."""
+    from keras_dml.cli.parser import build_parser
+    from keras_dml.training.strategy import check_tf_config
+    from keras_dml.zoo.schema import validate_card
+
+    data = json.loads(text)
+    if "schema_version" in data:
+        for entry in data.get("files", []):
+            entry["sha256"] = "0" * 64  # the README shows "<64 lowercase hex digits>"
+        validate_card(data, source="documented card")
+        assert os.path.exists(os.path.join(ROOT, data["training"]["recipe"])), data["training"]
+        for section in ("training", "metrics"):
+            command = data[section].get("command", "")
+            if command.startswith("keras-dml "):
+                argv = shlex.split(command)[1:]
+                build_parser(argv).parse_args(argv)
+    elif "cluster" in data:
+        check_tf_config(text)
+    else:
+        pytest.fail(f"no check for this documented JSON: {text[:80]!r}")
+
+
+def test_every_json_block_is_checked():
+    assert len(json_blocks()) >= 2

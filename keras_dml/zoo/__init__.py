@@ -8,7 +8,7 @@ with `safe_mode=True` only. Keras is imported only when a model is loaded or sav
 Examples:
 >>> from keras_dml import zoo
 >>> zoo.list_models(status="published")  # doctest: +SKIP
->>> model = zoo.load("dnc_resnet50_cub200")  # doctest: +SKIP
+>>> model = zoo.load("digits_dc_convnet")  # doctest: +SKIP
 """
 
 from keras_dml.zoo.cache import cache_root, download, download_all, mirror_url

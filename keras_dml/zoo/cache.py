@@ -254,7 +254,7 @@ def download(name, filename=None, cache_dir=None, progress=None, **fetch_options
 
     Examples:
     >>> from keras_dml import zoo
-    >>> path = zoo.download("dnc_resnet50_cub200")  # doctest: +SKIP
+    >>> path = zoo.download("digits_dc_convnet")  # doctest: +SKIP
     """
     card = get_card(name)
     filename = filename or primary_filename(card)

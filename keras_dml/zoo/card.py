@@ -18,7 +18,7 @@ class ModelCard:
             resolved relative to its folder. `None` for cards built in memory.
 
     Examples:
-    >>> card = get_card("dnc_resnet50_cub200")  # doctest: +SKIP
+    >>> card = get_card("dc_resnet50_cub200")  # doctest: +SKIP
     >>> card.name, card.status, [f["filename"] for f in card.files]  # doctest: +SKIP
     """
 
@@ -83,7 +83,7 @@ def read_card(path):
         CardValidationError: if the file is not valid JSON or not a valid card.
 
     Examples:
-    >>> card = read_card("models/dnc_resnet50_cub200.json")  # doctest: +SKIP
+    >>> card = read_card("models/dc_resnet50_cub200.json")  # doctest: +SKIP
     """
     path = Path(path).resolve()
     try:

@@ -171,7 +171,7 @@ def load(name_or_path, compile=False, cache_dir=None, progress=None, **fetch_opt
 
     Examples:
     >>> from keras_dml import zoo
-    >>> model = zoo.load("dnc_resnet50_cub200")  # doctest: +SKIP
+    >>> model = zoo.load("digits_dc_convnet")  # doctest: +SKIP
     >>> embeddings = model.predict(images)  # doctest: +SKIP
     >>> model = zoo.load("runs/cub/preset")  # a directory written by save_preset  # doctest: +SKIP
     """

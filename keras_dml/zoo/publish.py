@@ -124,7 +124,7 @@ def publish_run(
         CardValidationError: if the resulting card is invalid (names the field to supply).
 
     Examples:
-    >>> publish_run("runs/dnc_cub", "models", name="dnc_resnet50_cub200",
+    >>> publish_run("runs/dc_cub", "models", name="dc_resnet50_cub200",
     ...             base_url="https://example.org/keras-dml/v1")  # doctest: +SKIP
     """
     run_dir = Path(run_dir)

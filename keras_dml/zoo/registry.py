@@ -126,7 +126,7 @@ def get_card(name):
     """Returns the validated card of a model.
 
     Args:
-        name: str. The model name, e.g. `"dnc_resnet50_cub200"`.
+        name: str. The model name, e.g. `"dc_resnet50_cub200"`.
 
     Returns:
         A `ModelCard`.
@@ -137,7 +137,7 @@ def get_card(name):
         CardValidationError: if the card is invalid.
 
     Examples:
-    >>> card = get_card("dnc_resnet50_cub200")  # doctest: +SKIP
+    >>> card = get_card("dc_resnet50_cub200")  # doctest: +SKIP
     >>> card.data["metrics"]["values"]["recall@1"]  # doctest: +SKIP
     """
     if not isinstance(name, str) or not name:
