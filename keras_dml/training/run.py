@@ -1,9 +1,11 @@
 """Train, evaluate and save one run from a configuration (used by the CLI, recipes and demo)."""
 
+import dataclasses
 import json
 import os
 import shutil
 import time
+import warnings
 
 import keras
 
@@ -138,13 +140,33 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
         return result
 
 
+def warn_unreached_stages(options, epochs):
+    """Warns for each stage option (`conquer_epoch`, `finetune_epoch`, ...) that `epochs` never
+    reaches, since that stage would silently not run (epochs are counted from 0).
+
+    Args:
+        options: a method's parsed options dataclass.
+        epochs: int. The run's number of epochs.
+    """
+    for field in dataclasses.fields(options):
+        value = getattr(options, field.name)
+        if field.name.endswith("_epoch") and isinstance(value, int) and value >= epochs:
+            warnings.warn(
+                f"method_options.{field.name}={value} is not below epochs={epochs}, so that "
+                f"stage will not run (epochs count from 0); set it to at most {epochs - 1}, or "
+                "to null to train without it.",
+                stacklevel=2,
+            )
+
+
 def _train(config, output_dir, verbose, extra_callbacks, splits):
     """`train` inside the run's strategy scope and dtype policy."""
     from keras_dml import backbones
     from keras_dml.evaluation import RetrievalEvaluation
 
     method = get_method(config["method"])
-    method.parse_options(config)  # unknown method_options fail before any data is loaded
+    options = method.parse_options(config)  # unknown method_options fail before any data loads
+    warn_unreached_stages(options, config["epochs"])
     if config["loss"] is not None:
         check_loss_entry(config["loss"])
     splits = splits or load_splits(config)
