@@ -45,3 +45,30 @@ def test_history_file_keeps_earlier_epochs_and_replaces_repeated_ones(tmp_path):
     assert history["epoch"] == [0, 1, 2, 3]
     np.testing.assert_allclose(history["loss"], [1.0, 0.9, 0.5, 0.4], rtol=1e-6)
     assert history["val_map@r"] == [None, None, 0.7, 0.8]
+
+
+def test_best_checkpoint_skips_epochs_without_evaluation_quietly(tmp_path):
+    """With `eval_every` > 1 most epochs log no validation metric: no Keras warning for each of
+    them, a save at the evaluated epoch, and one warning only when no epoch was evaluated."""
+    import warnings
+
+    import pytest
+
+    x, y = np.ones((8, 2), "float32"), np.ones((8, 1), "float32")
+    path = str(tmp_path / "best.keras")
+
+    class EvaluateLastEpoch(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch == 2:
+                logs[SELECTION_METRIC] = 0.5
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        tiny_model().fit(
+            x, y, epochs=3, verbose=0, callbacks=[EvaluateLastEpoch(), BestCheckpoint(path)]
+        )
+    assert json.loads((tmp_path / "best.keras.json").read_text())["epoch"] == 2
+
+    never = str(tmp_path / "never.keras")
+    with pytest.warns(UserWarning, match="No epoch logged 'val_map@r'.*eval_every"):
+        tiny_model().fit(x, y, epochs=2, verbose=0, callbacks=[BestCheckpoint(never)])

@@ -9,6 +9,7 @@ a new `ModelCheckpoint` starts with no best value (so the first epoch after a re
 import json
 import math
 import os
+import warnings
 
 import keras
 
@@ -40,12 +41,28 @@ class BestCheckpoint(keras.callbacks.ModelCheckpoint):
         if record and record.get("monitor") == monitor and os.path.exists(filepath):
             self.best = float(record["value"])
 
+    def on_train_begin(self, logs=None):
+        super().on_train_begin(logs)
+        self._monitored_epochs = 0
+
     def on_epoch_end(self, epoch, logs=None):
+        if self.monitor not in (logs or {}):
+            return  # an epoch without evaluation (`eval_every` > 1): nothing to compare
+        self._monitored_epochs = getattr(self, "_monitored_epochs", 0) + 1
         previous = self.best
         super().on_epoch_end(epoch, logs)
         if self.best != previous and math.isfinite(self.best):
             _write_json(
                 self.record_path, {"monitor": self.monitor, "value": self.best, "epoch": epoch}
+            )
+
+    def on_train_end(self, logs=None):
+        super().on_train_end(logs)
+        if getattr(self, "_monitored_epochs", 0) == 0:
+            warnings.warn(
+                f"No epoch logged {self.monitor!r}, so {self.filepath} was not written; "
+                "evaluate on the validation split at least once (eval_every <= epochs).",
+                stacklevel=2,
             )
 
 
