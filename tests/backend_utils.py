@@ -6,6 +6,7 @@ suite) and once with `KERAS_BACKEND=jax`. What a test would otherwise write in T
 
 - `tf.GradientTape` -> `gradients(fn, sources)` / `value_and_gradients(fn, sources)`;
 - `tensor.numpy()` -> `to_numpy(tensor)` (`keras.ops.convert_to_numpy`);
+- `tensor.dtype == "float32"` -> `dtype_name(tensor) == "float32"`;
 - `tf.function(..., input_signature=..., jit_compile=...)` -> `traced(fn, signature, jit_compile)`;
 - `tf.function` used only to speed up many draws of a seeded function -> `graph_on_tensorflow(fn)`;
 - a test whose subject only exists on TensorFlow (SavedModel / ONNX export,
@@ -34,6 +35,12 @@ def to_numpy(x):
     if BACKEND == "torch" and hasattr(x, "detach"):
         x = x.detach()
     return keras.ops.convert_to_numpy(x)
+
+
+def dtype_name(x):
+    """The dtype of a backend tensor, variable or array as Keras' string (`"float32"`): PyTorch
+    tensors carry `torch.float32`, which never equals the string."""
+    return keras.backend.standardize_dtype(x.dtype)
 
 
 def value_and_gradients(fn, sources):

@@ -11,7 +11,7 @@ from keras_dml.losses.class_weights import (
     mean_over_samples,
     prepare_class_inputs,
 )
-from keras_dml.losses.pairwise import safe_sqrt
+from keras_dml.losses.pairwise import one_hot_in_range, safe_sqrt
 from keras_dml.losses.reduction import finish
 
 
@@ -34,7 +34,7 @@ def margin_softmax_loss(labels, embeddings, class_weights, scale, target_logit_f
         labels, embeddings, class_weights
     )
     cosine = cosine_logits(embeddings, class_weights)
-    targets = ops.one_hot(labels, class_weights.shape[0], dtype="float32")
+    targets = one_hot_in_range(labels, class_weights.shape[0])
     target_cosine = ops.sum(targets * cosine, axis=1)
     target_logit = target_logit_fn(target_cosine)
     logits = scale * (cosine + targets * ops.expand_dims(target_logit - target_cosine, 1))
@@ -69,6 +69,7 @@ def arcface_target_logit(cosine, margin=0.5, easy_margin=False):
         float32 tensor of the same shape.
     """
     # (1 - c)(1 + c) instead of 1 - c^2: no cancellation near c = 1 in float32.
+    cosine = ops.convert_to_tensor(cosine, "float32")
     sine = safe_sqrt(ops.maximum((1.0 - cosine) * (1.0 + cosine), 0.0))
     with_margin = cosine * math.cos(margin) - sine * math.sin(margin)
     if easy_margin:

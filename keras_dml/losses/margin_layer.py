@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.margin import check_margin_arguments, margin_loss
+from keras_dml.losses.pairwise import one_hot_in_range
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
@@ -120,7 +121,7 @@ class LearnableMarginLoss(keras.layers.Layer):
         labels = ops.reshape(ops.cast(labels, "int32"), (-1,))
         if self.num_classes is None:
             return self.beta * ops.ones(ops.shape(labels), dtype="float32")
-        one_hot = ops.one_hot(labels, self.num_classes, dtype="float32")
+        one_hot = one_hot_in_range(labels, self.num_classes)
         return ops.matmul(one_hot, ops.expand_dims(self.beta, 1))[:, 0]
 
     def call(self, labels, embeddings, return_count=False):

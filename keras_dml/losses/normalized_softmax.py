@@ -9,6 +9,7 @@ from keras_dml.losses.class_weights import (
     mean_over_samples,
     prepare_class_inputs,
 )
+from keras_dml.losses.pairwise import one_hot_in_range
 from keras_dml.losses.reduction import finish
 
 
@@ -47,7 +48,7 @@ def normalized_softmax_loss(
         labels, embeddings, class_weights
     )
     logits = cosine_logits(embeddings, class_weights) / temperature
-    targets = ops.one_hot(labels, class_weights.shape[0], dtype="float32")
+    targets = one_hot_in_range(labels, class_weights.shape[0])
     per_sample = ops.logsumexp(logits, axis=1) - ops.sum(targets * logits, axis=1)
     loss, count = mean_over_samples(per_sample, invalid)
     return finish(loss, count, return_count, embeddings=embeddings)

@@ -84,6 +84,18 @@ def l2_normalize(embeddings, epsilon=_NORM_EPSILON):
     return embeddings / ops.sqrt(ops.maximum(squared_norm, epsilon))
 
 
+def one_hot_in_range(labels, num_classes):
+    """`[B, num_classes]` float32 one-hot rows; a label outside `[0, num_classes)` gives a row
+    of zeros on every backend (`ops.one_hot` raises on PyTorch and gives zeros on TensorFlow).
+
+    Examples:
+    >>> ops.convert_to_numpy(one_hot_in_range([1, 5], 3)).tolist()
+    [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    labels = ops.cast(ops.reshape(labels, (-1, 1)), "int32")
+    return ops.cast(ops.equal(labels, ops.arange(num_classes, dtype="int32")[None, :]), "float32")
+
+
 def diagonal_mask(batch_size):
     """Boolean `[B, B]` identity mask, built from `arange` so `batch_size` may be a tensor."""
     index = ops.arange(batch_size)

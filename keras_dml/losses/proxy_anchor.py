@@ -10,6 +10,7 @@ from keras_dml.losses.class_weights import (
     prepare_class_inputs,
 )
 from keras_dml.losses.mining import LARGE_VALUE
+from keras_dml.losses.pairwise import one_hot_in_range
 from keras_dml.losses.reduction import finish
 
 
@@ -72,7 +73,7 @@ def proxy_anchor_loss(labels, embeddings, proxies, alpha=32.0, delta=0.1, return
     )
     num_classes = proxies.shape[0]
     similarities = cosine_logits(embeddings, proxies)  # [B, C]
-    positive = ops.one_hot(labels, num_classes, dtype="float32") > 0.0
+    positive = one_hot_in_range(labels, num_classes) > 0.0
     negative = ops.logical_not(positive)
     positive_terms = log_one_plus_sum_exp(-alpha * (similarities - delta), positive, axis=0)
     negative_terms = log_one_plus_sum_exp(alpha * (similarities + delta), negative, axis=0)

@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.mining import LARGE_VALUE, count_true
-from keras_dml.losses.pairwise import l2_normalize, prepare_inputs
+from keras_dml.losses.pairwise import l2_normalize, one_hot_in_range, prepare_inputs
 from keras_dml.losses.reduction import finish, masked_mean
 
 
@@ -65,7 +65,7 @@ def proxy_nca_loss(
         + ops.expand_dims(ops.sum(ops.square(p), axis=1), 0)
     )
     distances = ops.maximum(distances, 0.0)
-    targets = ops.one_hot(labels, num_classes, dtype="float32")  # all-zero rows if out of range
+    targets = one_hot_in_range(labels, num_classes)  # all-zero rows if out of range
     valid = ops.sum(targets, axis=1) > 0.0
     positive_distance = ops.sum(targets * distances, axis=1)
     logits = -distances
