@@ -219,7 +219,7 @@ def test_failed_division_keeps_the_previous_one(monkeypatch):
 
     class Model:
         num_learners = 2
-        division_count = keras.Variable(1, dtype="int32")
+        division_count = keras.Variable(1, dtype="int32", trainable=False)
 
     cb.set_model(Model())
     monkeypatch.setattr(cb, "_vectors", lambda data, features: np.zeros((24, 4), "float32"))
