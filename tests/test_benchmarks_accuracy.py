@@ -95,3 +95,27 @@ def test_table_without_results_names_the_missing_file(tmp_path):
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "no results at" in result.stderr and "results.jsonl" in result.stderr
+
+
+def test_readme_accuracy_table_matches_the_recorded_runs():
+    """Every row of the README's accuracy table is the mean of its records in
+    benchmarks/results/accuracy_hangul.jsonl (seeds, metrics to 3 decimals, train time)."""
+    records = {}
+    with open(os.path.join(ROOT, "benchmarks", "results", "accuracy_hangul.jsonl")) as f:
+        for line in f:
+            record = json.loads(line)
+            records.setdefault(record["row"], []).append(record)
+    with open(os.path.join(ROOT, "README.md")) as f:
+        table = [line for line in f if line.startswith("| `") and line.count("|") == 8]
+    assert len(table) == len(records), "README accuracy rows and recorded rows differ"
+    for line in table:
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        row = cells[0].split("`")[1]
+        assert row in records, f"README row {row} has no record"
+        runs = records[row]
+        assert cells[1] == ", ".join(str(r["seed"]) for r in runs), row
+        for cell, key in zip(cells[2:6], ("recall@1", "map@r", "r_precision", "nmi")):
+            mean = sum(r["metrics"][key] for r in runs) / len(runs)
+            assert cell == f"{mean:.3f}", f"{row} {key}: README {cell}, records {mean:.3f}"
+        seconds = sum(r["seconds"] for r in runs) / len(runs)
+        assert cells[6] == f"{seconds:.0f} s", f"{row} train time: README {cells[6]}"
