@@ -79,7 +79,12 @@ def main(method, output, state_dir, record, epochs, stop_after):
     }
     if method == "dc":
         config["model"]["num_learners"] = 2
-        config["method_options"] = {"recluster_every": 1, "state_dir": state_dir}
+        # Divided in every epoch (no merge) so that each epoch tests the chief's division.
+        config["method_options"] = {
+            "recluster_every": 1,
+            "state_dir": state_dir,
+            "conquer_epoch": None,
+        }
     if method == "hdc":  # one learner, split in two at the first division
         config["model"]["max_learners"] = 2
         config["method_options"] = {"division_every": 1}

@@ -48,7 +48,8 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
 
     Logged per division (in `self.history` and in the epoch's Keras logs as `dc_*` entries):
     cluster sizes, NMI between consecutive assignments, time spent embedding / clustering /
-    matching, and each learner's Recall@1 on `val_data` when given.
+    matching, and each learner's Recall@1 on `val_data` when given. Every epoch logs
+    `dc_conquer` (1.0 in the conquer stage, 0.0 while divided).
 
     State: the division count and the stage are model variables (saved with the weights); the
     assignment of division n is written to `state_dir/division_<n>.npz`. A run resumed from a
@@ -63,7 +64,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         sampler: object with `set_clusters(assignment)`, e.g. `ClusterMPerClassSampler`.
         recluster_every: int. T, epochs between divisions. Defaults to `2` (Sec. 4.2).
         conquer_epoch: int or `None`. First epoch of the conquer stage. Defaults to `None`
-            (never).
+            (never; the `dc` run configuration's `"auto"` resolves to an epoch before this).
         conquer_sampling: str. `"clusters"` or `"all"`. Defaults to `"clusters"`.
         cluster_on: str. `"embedding"`: the concatenated embedding (the paper, Sec. 3.2);
             `"features"`: the L2-normalised pooled backbone features (the reference code).
@@ -150,6 +151,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
             self._resumed = True
             self._resume_state()
         conquer = self.conquer_epoch is not None and epoch >= self.conquer_epoch
+        self._epoch_logs["dc_conquer"] = float(conquer)  # the stage, in history.json per epoch
         if conquer:
             self.model.set_stage("conquer")
             if self.conquer_sampling == "all":
@@ -194,7 +196,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
                 f"Division {count} (epoch {epoch}) failed on the chief worker; see its log."
             )
         if status == KEPT:
-            self._epoch_logs = {"dc_division_failed": 1.0}
+            self._epoch_logs.update({"dc_division_failed": 1.0})
             entry = outcome.get("entry") or {"epoch": epoch, "division": count, "failed": "chief"}
             self.history.append(entry)
             return entry
@@ -207,7 +209,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
             entry["learner_recall@1"] = self.learner_recall_at_1()
         self.history.append(entry)
         save_division(self.state_dir, count + 1, assignment)
-        self._epoch_logs = numeric_logs(entry)
+        self._epoch_logs.update(numeric_logs(entry))
         logger.info("D&C division %d at epoch %s: %s", count + 1, epoch, entry)
         return entry
 

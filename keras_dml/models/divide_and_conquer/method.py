@@ -19,9 +19,14 @@ class DivideAndConquerOptions:
 
     Args:
         recluster_every: int. Epochs between divisions (T). Defaults to `2`.
-        conquer_epoch: int or `None`. First epoch of the conquer (merge) stage. Defaults to `None`.
-        conquer_sampling: str. Batches of the conquer stage: `"clusters"` (per cluster, as
-            the reference code) or `"all"` (class-balanced over the whole training set).
+        conquer_epoch: int, `"auto"` or `None`. First epoch (counted from 0) of the conquer
+            stage, where the learners are merged and the whole embedding is fine-tuned (Sec. 3.3).
+            `"auto"` (the default) conquers in the last 5% of the epochs, at least the last one,
+            as the reference code's last 10 of 200 epochs; a 1-epoch run only divides. `None`
+            never merges.
+        conquer_sampling: str. Batches of the conquer stage: `"all"` (the default;
+            class-balanced over the whole training set, as the reference code's final stage) or
+            `"clusters"` (still per cluster, as its intermediate full-embedding stage).
         cluster_on: str. `"embedding"` (the paper) or `"features"` (the reference code).
         epoch_length: int or `None`. Batches per epoch. The pipeline fixes the dataset's
             cardinality when it is built, so the default is a constant (training samples //
@@ -34,8 +39,8 @@ class DivideAndConquerOptions:
     """
 
     recluster_every: int = 2
-    conquer_epoch: int | None = None
-    conquer_sampling: str = "clusters"
+    conquer_epoch: int | str | None = "auto"
+    conquer_sampling: str = "all"
     cluster_on: str = "embedding"
     epoch_length: int | None = None
     kmeans_niter: int = 100
@@ -43,6 +48,42 @@ class DivideAndConquerOptions:
     similarity: str = "iou"
     state_dir: str | None = None
     log_learner_recall: bool = True
+
+    def __post_init__(self):
+        value = self.conquer_epoch
+        valid_int = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        if not (value is None or value == "auto" or valid_int):
+            raise ValueError(
+                "`method_options.conquer_epoch` must be an epoch >= 0, 'auto' (the last 5% of "
+                f"the epochs) or null (never merge). Received: conquer_epoch={value!r}"
+            )
+
+
+# The reference code fine-tunes the merged embedding in its last 10 of 200 epochs.
+CONQUER_SHARE = 0.05
+
+
+def conquer_epoch_for(conquer_epoch, epochs):
+    """The first conquer epoch a run of `epochs` epochs uses.
+
+    Args:
+        conquer_epoch: int, `"auto"` or `None` (`DivideAndConquerOptions.conquer_epoch`).
+        epochs: int. The run's number of epochs.
+
+    Returns:
+        An int, or `None` when the run never merges: `"auto"` gives the last
+        `max(1, round(0.05 * epochs))` epochs, and `None` for a 1-epoch run (nothing to divide
+        before it).
+
+    Examples:
+        >>> [conquer_epoch_for("auto", epochs) for epochs in (200, 3, 1)]
+        [190, 2, None]
+    """
+    if conquer_epoch != "auto":
+        return conquer_epoch
+    if epochs < 2:
+        return None
+    return epochs - max(1, round(CONQUER_SHARE * epochs))
 
 
 def prepare_divide_and_conquer(config, model, splits):
@@ -66,7 +107,7 @@ def prepare_divide_and_conquer(config, model, splits):
         options,
         DivideAndConquerCallback,
         recluster_every=options.recluster_every,
-        conquer_epoch=options.conquer_epoch,
+        conquer_epoch=conquer_epoch_for(options.conquer_epoch, config["epochs"]),
         conquer_sampling=options.conquer_sampling,
         val_data=splits.get("val") if options.log_learner_recall else None,
         state_dir=options.state_dir,
