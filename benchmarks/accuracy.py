@@ -12,6 +12,8 @@ R-Precision, NMI). Rows:
 - `<method>/paper` and `<method>/best`: every ensemble method with its paper's loss and with the
   best baseline loss, at the same total embedding size (D&C with its conquer stage: the
   learners merged and the full embedding fine-tuned on all the data in the last epoch);
+- `<method>/best-<ablation>`: a `best` row with one method option changed (`ABLATIONS`), to
+  find out why an ensemble trails the baseline;
 - `pml/<recipe>`: PyTorch + pytorch-metric-learning on the same backbone architecture, batches and
   budget (only when torch and PML are installed: `pip install torch pytorch-metric-learning`).
 
@@ -72,6 +74,15 @@ METHODS = {
     "dcml": ({"num_learners": 4, "num_compositors": 8}, LOSSES["margin"], {}),
 }
 
+# Ablations of a `<method>/best` row: row -> the method_options it changes. They show why an
+# ensemble trails the baseline at this budget (README, "Embedding quality").
+ABLATIONS = {
+    "dc/best-without-conquer": {"conquer_epoch": None},  # divided to the end, never merged
+    # Hierarchical D&C freezes the backbone for the epoch after each division (reference code);
+    # divided every epoch, a 3-epoch run trains its backbone in the first epoch only.
+    "hdc/best-unfrozen": {"freeze_backbone": False},
+}
+
 PML_RECIPES = ("normalized_softmax", "proxy_anchor", "multi_similarity", "margin", "arcface")
 
 
@@ -79,6 +90,7 @@ def row_names(best_loss):
     names = ["defaults"] + [f"baseline/{loss}" for loss in LOSSES]
     for method in METHODS:
         names += [f"{method}/paper", f"{method}/best"]
+        names += [row for row in ABLATIONS if row.startswith(f"{method}/")]
     names += [f"pml/{recipe}" for recipe in PML_RECIPES]
     return names
 
@@ -118,6 +130,7 @@ def keras_config(row, dataset, budget, best_loss, seed):
         # Algorithm 1 of the paper ends by merging the learners and fine-tuning the full
         # embedding on the entire dataset: here the budget's last epoch.
         options = {**options, "conquer_epoch": budget["epochs"] - 1, "conquer_sampling": "all"}
+    options = {**options, **ABLATIONS.get(row, {})}
     loss = paper_loss if variant == "paper" else LOSSES[best_loss]
     return {**config, "method": method, "model": model, "loss": loss, "method_options": options}
 

@@ -79,8 +79,16 @@ def test_every_accuracy_row_has_a_run_config():
             assert model["learner_dim"] * model["num_learners"] == budget["embedding_dim"]
         elif row != "defaults":
             assert model["embedding_dim"] == budget["embedding_dim"], row
-        if row.startswith("dc/"):  # the paper's Algorithm 1 ends with the conquer stage
+        if row in ("dc/paper", "dc/best"):  # the paper's Algorithm 1 ends with the conquer stage
             assert config["method_options"]["conquer_epoch"] == budget["epochs"] - 1
+    ablated = module.keras_config(
+        "dc/best-without-conquer", "hangul", budget, "normalized_softmax", seed=0
+    )
+    assert ablated["method_options"]["conquer_epoch"] is None
+    unfrozen = module.keras_config(
+        "hdc/best-unfrozen", "hangul", budget, "normalized_softmax", seed=0
+    )
+    assert unfrozen["method_options"] == {"division_every": 1, "freeze_backbone": False}
 
 
 def test_table_without_results_names_the_missing_file(tmp_path):
