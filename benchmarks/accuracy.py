@@ -67,7 +67,9 @@ LOSSES = {
 # Ensemble methods: name -> (model options at the budget's embedding size, paper loss, options).
 METHODS = {
     "dc": ({"num_learners": 4}, LOSSES["margin"], {"recluster_every": 1}),
-    "hdc": ({"max_learners": 4}, LOSSES["margin"], {"division_every": 1}),
+    # freeze_backbone as in the runs recorded before its default became False (the ablation
+    # row hdc/best-unfrozen is the default now).
+    "hdc": ({"max_learners": 4}, LOSSES["margin"], {"division_every": 1, "freeze_backbone": True}),
     "bier": ({"num_learners": 3}, None, {}),
     "abe": ({"num_learners": 4}, None, {}),
     "mheads": ({"num_learners": 4}, None, {}),

@@ -89,6 +89,8 @@ def test_every_accuracy_row_has_a_run_config():
         "hdc/best-unfrozen", "hangul", budget, "normalized_softmax", seed=0
     )
     assert unfrozen["method_options"] == {"division_every": 1, "freeze_backbone": False}
+    frozen = module.keras_config("hdc/best", "hangul", budget, "normalized_softmax", seed=0)
+    assert frozen["method_options"]["freeze_backbone"] is True  # as hdc/best was recorded
 
 
 def test_table_without_results_names_the_missing_file(tmp_path):
