@@ -34,7 +34,8 @@ class DivideAndConquer(DivisionModel):
     Implementation notes:
     - The step is Keras' own `train_step` on every backend; `compute_loss` selects the batch's
       learner with a one-hot over the learners computed from its cluster id, and `ops.cond`
-      evaluates only the loss of the active branch (learner slice or full embedding).
+      evaluates only the loss of the active branch (learner slice or full embedding); on JAX,
+      whose `cond` cannot advance a random loss's seed, both are evaluated and one selected.
     - The loss is the compiled loss (any keras_dml loss, default `MarginLoss(beta=1.2,
       margin=0.2)` with distance-weighted sampling). Under `tf.distribute.MirroredStrategy`
       (both stages) it is computed on the embeddings gathered from every replica, so it equals
@@ -182,6 +183,12 @@ class DivideAndConquer(DivisionModel):
         def full_loss():
             return self.metric_loss(labels, y_pred, sample_weight)
 
-        # One loss evaluation per step: the branch not taken is not computed.
-        loss = ops.cond(divide, lambda: ops.cast(learner_loss(), "float32"), full_loss)
+        if keras.backend.backend() == "jax":
+            # A loss that draws random samples advances its SeedGenerator, which JAX cannot do
+            # inside a `cond` branch (UnexpectedTracerError at the conquer stage): evaluate
+            # both losses and select one; the other gets no gradient.
+            loss = ops.where(divide, ops.cast(learner_loss(), "float32"), full_loss())
+        else:
+            # One loss evaluation per step: the branch not taken is not computed.
+            loss = ops.cond(divide, lambda: ops.cast(learner_loss(), "float32"), full_loss)
         return with_model_losses(self, loss, replicas)
