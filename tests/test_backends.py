@@ -33,6 +33,9 @@ for name in sys.argv[2].split(","):
     expected = np.load(f"{out}/{name}.npy")
     np.testing.assert_allclose(model(probe).numpy(), expected, rtol=1e-4, atol=1e-5)
     print("LOADED", name, flush=True)
+# The saving backend's optimizer class is read by its public name: loading a PyTorch-saved file
+# does not import torch (Keras imports jax itself when it is installed, so only torch is checked).
+assert "torch" not in sys.modules, "loading imported torch"
 """
 
 

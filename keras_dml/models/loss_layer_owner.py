@@ -58,7 +58,7 @@ class LossLayerOwner:
         """
         if type(self).compile is not LossLayerOwner.compile:
             return super().compile_from_config(config)
-        config = keras.saving.deserialize_keras_object(config)
+        config = keras.saving.deserialize_keras_object(backend_neutral_optimizer(config))
         self.compile(**config)
         if self.built and getattr(self, "optimizer", None) is not None:
             self.optimizer.build(self.trainable_variables)  # so its saved state can load
@@ -127,3 +127,19 @@ class LossLayerOwner:
         # per-replica losses), plus the regularisers and `add_loss` terms Keras would add.
         replicas, (labels, embeddings) = gather_replicas(y, y_pred)
         return with_model_losses(self, loss_layer(labels, embeddings), replicas)
+
+
+def backend_neutral_optimizer(compile_config):
+    """`compile_config` with a backend's optimizer class (`keras.src.backend.torch.optimizers.
+    torch_adam.Adam`, as Keras saves it on PyTorch) named by its public `keras.optimizers` path,
+    so a `.keras` file saved on one backend loads on another without importing the first
+    (loading a PyTorch-saved model on TensorFlow imported torch)."""
+    optimizer = (compile_config or {}).get("optimizer")
+    if isinstance(optimizer, dict) and str(optimizer.get("module", "")).startswith(
+        "keras.src.backend."
+    ):
+        compile_config = {
+            **compile_config,
+            "optimizer": {**optimizer, "module": "keras.optimizers"},
+        }
+    return compile_config
