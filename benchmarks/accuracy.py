@@ -130,7 +130,8 @@ def keras_config(row, dataset, budget, best_loss, seed):
         model = {**model, "embedding_dim": budget["embedding_dim"]}
     if method == "dc" and budget["epochs"] > 1:
         # Algorithm 1 of the paper ends by merging the learners and fine-tuning the full
-        # embedding on the entire dataset: here the budget's last epoch.
+        # embedding on the entire dataset: here the budget's last epoch. Set explicitly (the
+        # library's "auto" gives the same at 3 epochs) so each record names the epoch it used.
         options = {**options, "conquer_epoch": budget["epochs"] - 1, "conquer_sampling": "all"}
     options = {**options, **ABLATIONS.get(row, {})}
     loss = paper_loss if variant == "paper" else LOSSES[best_loss]

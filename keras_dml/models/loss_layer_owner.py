@@ -58,7 +58,7 @@ class LossLayerOwner:
         """
         if type(self).compile is not LossLayerOwner.compile:
             return super().compile_from_config(config)
-        config = keras.saving.deserialize_keras_object(backend_neutral_optimizer(config))
+        config = deserialize_compile_config(config)
         self.compile(**config)
         if self.built and getattr(self, "optimizer", None) is not None:
             self.optimizer.build(self.trainable_variables)  # so its saved state can load
@@ -129,17 +129,24 @@ class LossLayerOwner:
         return with_model_losses(self, loss_layer(labels, embeddings), replicas)
 
 
-def backend_neutral_optimizer(compile_config):
-    """`compile_config` with a backend's optimizer class (`keras.src.backend.torch.optimizers.
-    torch_adam.Adam`, as Keras saves it on PyTorch) named by its public `keras.optimizers` path,
-    so a `.keras` file saved on one backend loads on another without importing the first
-    (loading a PyTorch-saved model on TensorFlow imported torch)."""
-    optimizer = (compile_config or {}).get("optimizer")
+def deserialize_compile_config(compile_config):
+    """The compile arguments of a `.keras` file (`Model.get_compile_config()`), deserialized.
+
+    Keras saves a backend's optimizer class under its private module (on PyTorch
+    `keras.src.backend.torch.optimizers.torch_adam`); that module is replaced by the public
+    `keras.optimizers`, so a file saved on one backend loads on another without importing the
+    first (loading a PyTorch-saved model on TensorFlow imported torch).
+
+    Args:
+        compile_config: dict, the saved compile arguments.
+
+    Returns:
+        dict of `compile` keyword arguments.
+    """
+    config = dict(compile_config or {})
+    optimizer = config.get("optimizer")
     if isinstance(optimizer, dict) and str(optimizer.get("module", "")).startswith(
         "keras.src.backend."
     ):
-        compile_config = {
-            **compile_config,
-            "optimizer": {**optimizer, "module": "keras.optimizers"},
-        }
-    return compile_config
+        config["optimizer"] = {**optimizer, "module": "keras.optimizers"}
+    return keras.saving.deserialize_keras_object(config)

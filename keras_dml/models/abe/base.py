@@ -12,7 +12,7 @@ from keras_dml.models.embedding_model import (
     l2_normalize,
     resolve_learner_dims,
 )
-from keras_dml.models.loss_layer_owner import backend_neutral_optimizer
+from keras_dml.models.loss_layer_owner import deserialize_compile_config
 
 
 class SplitEnsembleBase(EnsembleModel):
@@ -232,7 +232,7 @@ class SplitEnsembleBase(EnsembleModel):
 
     def compile_from_config(self, config):
         """Restores the compiled state of a `.keras` file (the loss is built in)."""
-        config = keras.saving.deserialize_keras_object(backend_neutral_optimizer(dict(config)))
+        config = deserialize_compile_config(config)
         config.pop("loss", None)
         self.compile(**config)
         if getattr(self, "optimizer", None) is not None and self.built:

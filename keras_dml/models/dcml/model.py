@@ -9,7 +9,7 @@ from keras_dml.models.dcml.diagnostics import average_compositor_weights
 from keras_dml.models.dcml.objective import compose, self_reinforced_loss
 from keras_dml.models.distribution import gather_replicas, with_model_losses
 from keras_dml.models.embedding_model import EmbeddingModel
-from keras_dml.models.loss_layer_owner import backend_neutral_optimizer
+from keras_dml.models.loss_layer_owner import deserialize_compile_config
 
 TRACKED_TERMS = ("dis_loss", "subtask_loss", "reinforce_loss", "max_weight")
 
@@ -154,7 +154,7 @@ class DCML(EmbeddingModel):
 
     def compile_from_config(self, config):
         """Re-compiles a loaded model (optimizer and its state) so `fit` resumes training."""
-        config = keras.saving.deserialize_keras_object(backend_neutral_optimizer(config))
+        config = deserialize_compile_config(config)
         self.compile(**config)
         if self.built:
             self.optimizer.build(self.trainable_variables)
