@@ -3,6 +3,7 @@
 import numpy as np
 
 from keras_dml.visualization._common import check_labels, display_images, label_name, new_figure
+from keras_dml.visualization.fonts import use_fallback_fonts
 
 
 def attention_value_range(maps, value_range=None):
@@ -130,4 +131,4 @@ def plot_attention(
         axes[0, m + 1].set_title(title, fontsize=9)
     colorbar = figure.colorbar(overlay, ax=list(axes[:, 1:].ravel()), shrink=0.8)
     colorbar.set_label("attention (shared scale)")
-    return figure
+    return use_fallback_fonts(figure)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from keras_dml.visualization._common import new_figure
+from keras_dml.visualization.fonts import use_fallback_fonts
 
 
 def compositor_weight_matrix(weights_or_model, images=None):
@@ -103,4 +104,4 @@ def plot_compositor_weights(
                 fontsize=8,
                 color="black" if value > 0.6 else "white",
             )
-    return figure
+    return use_fallback_fonts(figure)

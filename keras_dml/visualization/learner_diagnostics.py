@@ -9,6 +9,7 @@ from keras_dml.visualization._common import (
     learner_slices,
     new_figure,
 )
+from keras_dml.visualization.fonts import use_fallback_fonts
 
 
 def plot_learner_diagnostics(
@@ -91,4 +92,4 @@ def plot_learner_diagnostics(
     corr_axis.set_title(
         "correlation between learners" + ("" if np.isnan(mean) else f" (mean {mean:.2f})")
     )
-    return figure
+    return use_fallback_fonts(figure)

@@ -10,6 +10,7 @@ from keras_dml.visualization._common import (
     learner_slices,
     new_figure,
 )
+from keras_dml.visualization.fonts import use_fallback_fonts
 from keras_dml.visualization.neighbors import nearest_neighbors
 from keras_dml.visualization.retrieval_grid import draw_grid, resolve_queries
 
@@ -97,4 +98,4 @@ def plot_learner_retrieval_grids(
             class_names,
             f"learner {learner + 1}: first correct {hits}/{len(query_ids)}",
         )
-    return figure
+    return use_fallback_fonts(figure)

@@ -12,6 +12,7 @@ from keras_dml.visualization._common import (
     label_name,
     new_figure,
 )
+from keras_dml.visualization.fonts import use_fallback_fonts
 
 PROJECTIONS = ("auto", "pca", "tsne", "umap")
 _NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}
@@ -195,4 +196,4 @@ def plot_projection(
             point_size,
             palette="Dark2",  # other colours than the classes'
         )
-    return figure
+    return use_fallback_fonts(figure)

@@ -13,6 +13,7 @@ from keras_dml.visualization._common import (
     label_name,
     new_figure,
 )
+from keras_dml.visualization.fonts import use_fallback_fonts
 from keras_dml.visualization.neighbors import nearest_neighbors
 
 
@@ -213,4 +214,4 @@ def plot_retrieval_grid(
         class_names,
         f"top-{k} neighbours: first correct for {hits}/{len(query_ids)} queries",
     )
-    return figure
+    return use_fallback_fonts(figure)

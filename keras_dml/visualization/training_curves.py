@@ -7,6 +7,7 @@ import numpy as np
 
 from keras_dml.utils import optional_import
 from keras_dml.visualization._common import category_colors, new_figure
+from keras_dml.visualization.fonts import use_fallback_fonts
 
 # Validation metrics of `keras_dml.evaluation.RetrievalEvaluation`, drawn when present.
 _RETRIEVAL_PREFIXES = ("val_recall@", "val_map@r", "val_r_precision", "val_nmi")
@@ -101,4 +102,4 @@ def plot_training_curves(history, eval_every=1, ax=None):
             axis.legend(fontsize=8)
         else:
             axis.text(0.5, 0.5, "not logged", ha="center", va="center", transform=axis.transAxes)
-    return figure
+    return use_fallback_fonts(figure)
