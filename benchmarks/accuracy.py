@@ -17,6 +17,12 @@ R-Precision, NMI). Rows:
 - `pml/<recipe>`: PyTorch + pytorch-metric-learning on the same backbone architecture, batches and
   budget (only when torch and PML are installed: `pip install torch pytorch-metric-learning`).
 
+Two regimes (`--regime`): `scratch` (default) trains every row from a random initialisation;
+`pretrained` is the papers' setting on this machine's data: the baseline first trains the budget's
+backbone on the dataset's `pretrain` split (Hangul syllables in neither the training nor the test
+set; `PRETRAIN` gives its epochs and loss), once per output folder, and every keras-dml row then
+fine-tunes from that backbone with the same budget. Its rows are recorded as `ROW@pretrained`.
+
 Each finished run is appended to `OUTPUT/results.jsonl`, so rows can be run in several
 invocations (`--rows`) and the table (`--table`) aggregates every result found: the mean over
 seeds, and the number of seeds.
@@ -24,11 +30,13 @@ seeds, and the number of seeds.
 Usage:
     python benchmarks/accuracy.py --list
     python benchmarks/accuracy.py --rows defaults,baseline/normalized_softmax,pml/proxy_anchor
+    python benchmarks/accuracy.py --regime pretrained --rows baseline/normalized_softmax,dc/best
     python benchmarks/accuracy.py --table
 """
 
 import argparse
 import fnmatch
+import hashlib
 import json
 import os
 import platform
@@ -85,6 +93,12 @@ ABLATIONS = {
     "hdc/best-unfrozen": {"freeze_backbone": False},
 }
 
+# The pretrained regime's first stage: the baseline on the `pretrain` split with the budget's
+# backbone, batches, optimizer and embedding size, this loss and these epochs (one seed, shared by
+# every row and seed, as the papers fine-tune one ImageNet checkpoint).
+PRETRAIN = {"epochs": 2, "loss": "normalized_softmax", "seed": 0}
+REGIMES = ("scratch", "pretrained")
+
 PML_RECIPES = ("normalized_softmax", "proxy_anchor", "multi_similarity", "margin", "arcface")
 
 
@@ -97,20 +111,42 @@ def row_names(best_loss):
     return names
 
 
-def keras_config(row, dataset, budget, best_loss, seed):
-    """The run configuration of a keras-dml row."""
+def table_key(record):
+    """The table row of a record: its row name, with `@<regime>` outside the scratch regime."""
+    regime = record.get("regime", "scratch")
+    return record["row"] if regime == "scratch" else f"{record['row']}@{regime}"
+
+
+def keras_config(
+    row, dataset, budget, best_loss, seed, dataset_options=None, backbone_weights=None
+):
+    """The run configuration of a keras-dml row.
+
+    Args:
+        row: str. A row name of `row_names` (not `pml/...`).
+        dataset: str. Registered dataset name.
+        budget: dict. The shared budget (`BUDGET` with the `--set` overrides).
+        best_loss: str. The loss of the `<method>/best` rows (a key of `LOSSES`).
+        seed: int.
+        dataset_options: dict or `None`. Options of the dataset loader.
+        backbone_weights: str or `None`. Weights file the backbone starts from (the
+            pretrained regime); not allowed for `defaults`, which sets nothing but the data.
+    """
     common = {
         "dataset": dataset,
+        "dataset_options": dict(dataset_options or {}),
         "epochs": budget["epochs"],
         "seed": seed,
         "eval_every": budget["epochs"],
     }
     if row == "defaults":
+        if backbone_weights is not None:
+            raise ValueError("The `defaults` row runs in the scratch regime only.")
         return {"method": "baseline", **common}
     config = {
         **common,
         "image_size": budget["image_size"],
-        "backbone": {"name": budget["backbone"]},
+        "backbone": {"name": budget["backbone"], "weights": backbone_weights},
         "batch_size": budget["batch_size"],
         "m_per_class": budget["m_per_class"],
         "optimizer": {"name": "adam", "learning_rate": budget["learning_rate"]},
@@ -138,11 +174,73 @@ def keras_config(row, dataset, budget, best_loss, seed):
     return {**config, "method": method, "model": model, "loss": loss, "method_options": options}
 
 
-def run_keras(row, splits, dataset, budget, best_loss, seed, output):
+def pretrained_backbone(dataset, budget, output, dataset_options=None):
+    """The budget's backbone trained by the baseline on the dataset's `pretrain` split.
+
+    Trained once per output folder and settings (`PRETRAIN`, the budget, the dataset options)
+    and cached as `OUTPUT/pretrained/<digest>/backbone.weights.h5`.
+
+    Args:
+        dataset: str. A dataset with a `"pretrain"` split (classes disjoint from its training
+            and test classes), e.g. `"hangul"`.
+        budget: dict. The shared budget.
+        output: str. The benchmark's output folder.
+        dataset_options: dict or `None`. Options of the dataset loader.
+
+    Returns:
+        `(weights path, info dict)`; the info names the digest, classes, images and epochs.
+    """
+    key = {
+        "dataset": dataset,
+        "dataset_options": dataset_options or {},
+        "pretrain": PRETRAIN,
+        "budget": {k: v for k, v in budget.items() if k != "epochs"},
+    }
+    digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+    folder = os.path.join(output, "pretrained", digest)
+    path = os.path.join(folder, "backbone.weights.h5")
+    info_path = os.path.join(folder, "pretrained.json")
+    if os.path.exists(path) and os.path.exists(info_path):
+        with open(info_path) as f:
+            return path, json.load(f)
+
+    from keras_dml.data import load_dataset
     from keras_dml.training import train
 
-    config = keras_config(row, dataset, budget, best_loss, seed)
+    data = load_dataset(
+        dataset, split="pretrain", image_size=budget["image_size"], **(dataset_options or {})
+    )
+    # The run's validation and test metrics (logged, not used): every 10th class of its own data.
+    check = data.subset(np.flatnonzero(data.labels % 10 == 0))
+    config = keras_config(
+        "baseline/" + PRETRAIN["loss"], dataset, budget, None, PRETRAIN["seed"], dataset_options
+    )
+    config.update(epochs=PRETRAIN["epochs"], eval_every=PRETRAIN["epochs"])
+    splits = {"train": data, "val": check, "test": check}
+    run = train(config, os.path.join(folder, "run"), verbose=0, splits=splits, report=False)
+    run["model"].backbone.save_weights(path)
+    info = {
+        "digest": digest,
+        "classes": int(data.num_classes),
+        "images": len(data),
+        "epochs": PRETRAIN["epochs"],
+        "loss": PRETRAIN["loss"],
+        "seconds": float(run["seconds"]),
+    }
+    with open(info_path, "w") as f:
+        json.dump(info, f)
+    return path, info
+
+
+def run_keras(
+    row, splits, dataset, budget, best_loss, seed, output, dataset_options=None, weights=None
+):
+    from keras_dml.training import train
+
+    config = keras_config(row, dataset, budget, best_loss, seed, dataset_options, weights)
     run_dir = os.path.join(output, row.replace("/", "_"), f"seed{seed}")
+    if weights is not None:
+        run_dir = os.path.join(output, "pretrained_rows", row.replace("/", "_"), f"seed{seed}")
     run = train(config, run_dir, verbose=0, splits=splits)
     with open(os.path.join(run_dir, "config.json")) as f:
         used = json.load(f)  # what the run fitted to the data (the `defaults` row sets little)
@@ -196,7 +294,7 @@ def print_table(path):
     with open(path) as f:
         for line in f:
             record = json.loads(line)
-            rows.setdefault(record["row"], []).append(record)
+            rows.setdefault(table_key(record), []).append(record)
     keys = ("recall@1", "map@r", "r_precision", "nmi")
     print(f"{'row':<30} {'R@1':>6} {'MAP@R':>6} {'R-Prec':>6} {'NMI':>6} {'time':>6} seeds")
     for row, records in rows.items():
@@ -220,6 +318,14 @@ def main(argv=None):
         metavar="KEY=VALUE",
         help="override a budget entry, e.g. --set epochs=1",
     )
+    parser.add_argument(
+        "--dataset-option",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="an option of the dataset loader, e.g. --dataset-option num_train_classes=100",
+    )
+    parser.add_argument("--regime", choices=REGIMES, default="scratch")
     parser.add_argument("--list", action="store_true", help="list the rows and exit")
     parser.add_argument("--table", action="store_true", help="print the table and exit")
     args = parser.parse_args(argv)
@@ -228,6 +334,13 @@ def main(argv=None):
     for item in args.set:
         key, value = item.split("=", 1)
         budget[key] = type(BUDGET[key])(value) if key in BUDGET else value
+    dataset_options = {}
+    for item in args.dataset_option:
+        key, _, value = item.partition("=")
+        try:
+            dataset_options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            dataset_options[key] = value  # a bare string, e.g. a folder
     names = row_names(args.best_loss)
     if args.list:
         print("\n".join(names))
@@ -241,6 +354,14 @@ def main(argv=None):
     unknown = [p for p in patterns if not any(fnmatch.fnmatch(n, p) for n in names)]
     if unknown:
         parser.error(f"no row matches {unknown}; see --list")
+    if args.regime == "pretrained":
+        # PML's backbone is translated without weights, and `defaults` sets nothing but the data.
+        skipped = [n for n in selected if n.startswith("pml/") or n == "defaults"]
+        selected = [n for n in selected if n not in skipped]
+        if skipped:
+            print(f"[accuracy] scratch regime only, skipped: {', '.join(skipped)}", flush=True)
+        if not selected:
+            parser.error("no keras-dml row selected for --regime pretrained")
 
     from keras_dml.training import load_splits, resolve_config
 
@@ -250,10 +371,18 @@ def main(argv=None):
         f"budget {budget}",
         flush=True,
     )
+    weights, pretrained = None, None
+    if args.regime == "pretrained":
+        weights, pretrained = pretrained_backbone(
+            args.dataset, budget, args.output, dataset_options
+        )
+        print(f"[accuracy] pretrained backbone {weights}: {pretrained}", flush=True)
     splits = {}
     for seed in [int(s) for s in args.seeds.split(",")]:
         for row in selected:
-            config = resolve_config(keras_config("defaults", args.dataset, budget, None, seed))
+            config = resolve_config(
+                keras_config("defaults", args.dataset, budget, None, seed, dataset_options)
+            )
             if seed not in splits:
                 splits[seed] = load_splits({**config, "image_size": budget["image_size"]})
             start = time.perf_counter()
@@ -266,12 +395,22 @@ def main(argv=None):
                     continue
             else:
                 metrics, seconds, settings = run_keras(
-                    row, splits[seed], args.dataset, budget, args.best_loss, seed, args.output
+                    row,
+                    splits[seed],
+                    args.dataset,
+                    budget,
+                    args.best_loss,
+                    seed,
+                    args.output,
+                    dataset_options,
+                    weights,
                 )
             record = {
                 "row": row,
                 "seed": seed,
                 "dataset": args.dataset,
+                **({"dataset_options": dataset_options} if dataset_options else {}),
+                **({"regime": args.regime, "pretrained": pretrained} if pretrained else {}),
                 "budget": budget,
                 "settings": settings,
                 "metrics": {k: v if isinstance(v, str) else float(v) for k, v in metrics.items()},
@@ -282,8 +421,8 @@ def main(argv=None):
                 f.write(json.dumps(record) + "\n")
             m = record["metrics"]
             print(
-                f"[accuracy] {row} seed {seed}: R@1 {m['recall@1']:.3f} MAP@R {m['map@r']:.3f} "
-                f"train {seconds:.0f}s",
+                f"[accuracy] {table_key(record)} seed {seed}: R@1 {m['recall@1']:.3f} "
+                f"MAP@R {m['map@r']:.3f} train {seconds:.0f}s",
                 flush=True,
             )
     print_table(results)

@@ -60,8 +60,7 @@ def test_accuracy_rows_record_their_settings_and_the_analysis_cuts_learners(tmp_
     assert len(analysis["abe/best"]["learner_recall@1"]) == 4
 
 
-def test_every_accuracy_row_has_a_run_config():
-    """Each keras-dml row of the benchmark builds its config; ensembles keep the budget's size."""
+def accuracy_module():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
@@ -69,6 +68,12 @@ def test_every_accuracy_row_has_a_run_config():
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def test_every_accuracy_row_has_a_run_config():
+    """Each keras-dml row of the benchmark builds its config; ensembles keep the budget's size."""
+    module = accuracy_module()
     budget = module.BUDGET
     for row in module.row_names("normalized_softmax"):
         if row.startswith("pml/"):
@@ -110,11 +115,12 @@ def test_table_without_results_names_the_missing_file(tmp_path):
 def test_readme_accuracy_table_matches_the_recorded_runs():
     """Every row of the README's accuracy table is the mean of its records in
     benchmarks/results/accuracy_hangul.jsonl (seeds, metrics to 3 decimals, train time)."""
+    table_key = accuracy_module().table_key  # `ROW`, or `ROW@pretrained` in that regime
     records = {}
     with open(os.path.join(ROOT, "benchmarks", "results", "accuracy_hangul.jsonl")) as f:
         for line in f:
             record = json.loads(line)
-            records.setdefault(record["row"], []).append(record)
+            records.setdefault(table_key(record), []).append(record)
     with open(os.path.join(ROOT, "README.md")) as f:
         table = [line for line in f if line.startswith("| `") and line.count("|") == 8]
     assert len(table) == len(records), "README accuracy rows and recorded rows differ"
@@ -129,3 +135,94 @@ def test_readme_accuracy_table_matches_the_recorded_runs():
             assert cell == f"{mean:.3f}", f"{row} {key}: README {cell}, records {mean:.3f}"
         seconds = sum(r["seconds"] for r in runs) / len(runs)
         assert cells[6] == f"{seconds:.0f} s", f"{row} train time: README {cells[6]}"
+
+
+def hangul_options(num_train_classes, pretrain_classes, fonts=2, copies=1):
+    """Options of a small hangul benchmark leaving `pretrain_classes` syllables to pretrain on."""
+    from keras_dml.data.datasets import glyphs, hangul
+
+    found, _ = glyphs.find_font_files(hangul.DEFAULT_FONTS, hangul.DEFAULT_FONT_DIR)
+    if len(found) < fonts:
+        pytest.skip(f"needs Hangul fonts: {hangul.INSTALL_COMMAND}")
+    test = len(hangul.ks_x_1001_syllables()) - num_train_classes - pretrain_classes
+    return {
+        "num_train_classes": num_train_classes,
+        "num_test_classes": test,
+        "fonts": [os.path.basename(f) for f in found[:fonts]],
+        "copies": copies,
+    }
+
+
+def test_pretrained_regime_rows_start_from_a_backbone_trained_on_disjoint_classes(
+    tmp_path, monkeypatch
+):
+    import keras
+    import numpy as np
+
+    from keras_dml import backbones
+
+    module = accuracy_module()
+    monkeypatch.setattr(module, "PRETRAIN", {**module.PRETRAIN, "epochs": 1})
+    monkeypatch.setenv("KERAS_DML_DATA_DIR", str(tmp_path / "data"))
+    options = hangul_options(num_train_classes=10, pretrain_classes=6)
+    budget = {**module.BUDGET, "backbone": "convnet", "batch_size": 8, "m_per_class": 2}
+    budget["embedding_dim"] = 16
+    path, info = module.pretrained_backbone("hangul", budget, str(tmp_path), options)
+    # It trained on the pretrain split: the 6 syllables outside the benchmark's classes.
+    assert info["classes"] == 6 and info["images"] == 6 * 2 and info["epochs"] == 1
+
+    size = budget["image_size"]
+    pretrained = backbones.get("convnet", weights=path, input_shape=(size, size, 3))
+    fresh = backbones.get("convnet", input_shape=(size, size, 3))
+    for row in module.row_names("normalized_softmax"):
+        if row.startswith("pml/") or row == "defaults":
+            continue
+        config = module.keras_config(row, "hangul", budget, "normalized_softmax", 0, options, path)
+        assert config["backbone"]["weights"] == path, row
+    # The file holds trained weights: a backbone built from it differs from a fresh one.
+    kernels = [w for w in pretrained.weights if "kernel" in w.path]
+    fresh_kernels = [w for w in fresh.weights if "kernel" in w.path]
+    assert any(
+        not np.allclose(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
+        for a, b in zip(kernels, fresh_kernels)
+    )
+    with pytest.raises(ValueError, match="scratch regime only"):
+        module.keras_config("defaults", "hangul", budget, None, 0, options, path)
+
+    # Cached: the same settings load the file instead of training again.
+    def fail(*args, **kwargs):
+        raise AssertionError("pretrained again")
+
+    import keras_dml.training
+
+    monkeypatch.setattr(keras_dml.training, "train", fail)
+    assert module.pretrained_backbone("hangul", budget, str(tmp_path), options)[0] == path
+
+
+@pytest.mark.slow
+def test_pretrained_regime_end_to_end_records_its_rows(tmp_path):
+    out = str(tmp_path / "acc")
+    # 6 images per class: D&C's k-means needs 2 classes with 2 images in each of its clusters.
+    options = hangul_options(num_train_classes=24, pretrain_classes=8, fonts=3, copies=2)
+    run(
+        "accuracy.py",
+        "--dataset",
+        "hangul",
+        *[f"--dataset-option={k}={json.dumps(v)}" for k, v in options.items()],
+        "--regime",
+        "pretrained",
+        "--rows",
+        "defaults,baseline/normalized_softmax,dc/best,pml/normalized_softmax",
+        "--seeds",
+        "0",
+        "--output",
+        out,
+        *["--set", "epochs=2", "--set", "batch_size=16", "--set", "backbone=convnet"],
+    )
+    with open(os.path.join(out, "results.jsonl")) as f:
+        records = [json.loads(line) for line in f]
+    # defaults and the PML rows run from scratch only: they are skipped, not recorded.
+    assert [r["row"] for r in records] == ["baseline/normalized_softmax", "dc/best"]
+    assert all(r["regime"] == "pretrained" and r["pretrained"]["classes"] == 8 for r in records)
+    table = run("accuracy.py", "--output", out, "--table")
+    assert "dc/best@pretrained" in table

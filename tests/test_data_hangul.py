@@ -100,6 +100,37 @@ def test_splits_are_disjoint_with_expected_counts(tmp_path):
     assert set(other.class_names) <= names["trainval"]
 
 
+def test_pretrain_classes_are_the_rest_of_the_pool():
+    pool = hangul.ks_x_1001_syllables()
+    chosen = hangul.hangul_classes(300, 1000, render_seed=3)
+    rest = hangul.hangul_pretrain_classes(300, 1000, render_seed=3)
+    assert len(rest) == 1050 and set(rest).isdisjoint(chosen)
+    assert set(rest) | set(chosen) == set(pool)
+    with pytest.raises(ValueError, match="No Hangul syllable is left"):
+        hangul.hangul_pretrain_classes(1350, 1000)
+
+
+def test_pretrain_split_holds_only_classes_outside_the_benchmark(tmp_path):
+    fonts = installed_fonts(2)
+    options = dict(
+        num_train_classes=1200,
+        num_test_classes=1145,
+        fonts=fonts,
+        copies=1,
+        image_size=16,
+        data_dir=str(tmp_path),
+    )
+    pretrain = load_dataset("hangul", split="pretrain", **options)
+    expected = hangul.hangul_pretrain_classes(1200, 1145)
+    assert list(pretrain.class_names) == expected and pretrain.num_classes == 5
+    assert np.bincount(pretrain.labels).tolist() == [len(fonts)] * 5
+    for split in ("trainval", "test"):
+        other = load_dataset("hangul", split=split, **options)
+        assert set(other.class_names).isdisjoint(pretrain.class_names)
+    with pytest.raises(ValueError, match="'pretrain'"):
+        load_dataset("hangul", split="extra", **options)
+
+
 def test_cache_is_reused_and_keyed_by_the_settings(tmp_path, monkeypatch):
     fonts = installed_fonts(2)
     first = hangul.render_hangul(3, 2, image_size=16, fonts=fonts, cache_dir=str(tmp_path))

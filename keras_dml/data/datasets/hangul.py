@@ -17,7 +17,7 @@ import numpy as np
 
 from keras_dml.data.datasets.glyphs import find_font_files, render_glyphs
 from keras_dml.data.datasets.registry import register_dataset
-from keras_dml.data.datasets.splits import make_split, select_classes
+from keras_dml.data.datasets.splits import SPLITS, check_split, make_split, select_classes
 
 # Debian packages holding DEFAULT_FONTS; the error for missing fonts names this command.
 APT_PACKAGES = ("fonts-nanum", "fonts-unfonts-core", "fonts-unfonts-extra", "fonts-baekmuk")
@@ -70,6 +70,7 @@ DEFAULT_FONTS = (
 )
 # Bump when the rendering changes, so that stale caches are not reused.
 RENDER_VERSION = 1
+CLASS_SETS = ("benchmark", "pretrain")
 
 
 def ks_x_1001_syllables():
@@ -119,6 +120,35 @@ def hangul_classes(num_train_classes, num_test_classes, render_seed=0):
     return [pool[i] for i in order]
 
 
+def hangul_pretrain_classes(num_train_classes, num_test_classes, render_seed=0):
+    """The syllables in neither the training nor the test set: a disjoint pretraining set.
+
+    The papers fine-tune a backbone pretrained on other classes (ImageNet); on this benchmark
+    the same regime pretrains on these syllables (2,350 - 1,300 = 1,050 by default).
+
+    Args:
+        num_train_classes: int. Training syllables of the benchmark.
+        num_test_classes: int. Test syllables of the benchmark.
+        render_seed: int. Seed of the permutation. Defaults to `0`.
+
+    Returns:
+        list of str: the remaining syllables, in the seeded permutation's order.
+
+    Raises:
+        ValueError: for counts `hangul_classes` rejects, or when no syllable is left.
+    """
+    chosen = set(hangul_classes(num_train_classes, num_test_classes, render_seed))
+    pool = ks_x_1001_syllables()
+    order = np.random.default_rng(render_seed).permutation(len(pool))
+    remaining = [pool[i] for i in order if pool[i] not in chosen]
+    if not remaining:
+        raise ValueError(
+            "No Hangul syllable is left for pretraining: the training and test classes use all "
+            f"{len(pool)}. Use fewer num_train_classes or num_test_classes."
+        )
+    return remaining
+
+
 def resolve_fonts(fonts=None, font_dir=None):
     """Font file paths for `fonts` (default: `DEFAULT_FONTS`), looked up under `font_dir`.
 
@@ -155,6 +185,7 @@ def render_hangul(
     font_dir=None,
     render_seed=0,
     cache_dir=None,
+    class_set="benchmark",
     **jitter,
 ):
     """Renders (or loads from the cache) every image of the Hangul benchmark.
@@ -170,11 +201,14 @@ def render_hangul(
         cache_dir: str or `False`. Folder of the `.npz` cache; `False` renders without
             caching. Defaults to `None` (`$KERAS_DML_DATA_DIR/hangul`, else
             `~/.keras/datasets/hangul`).
+        class_set: str. `"benchmark"` (the training then the test syllables) or `"pretrain"`
+            (the syllables in neither, `hangul_pretrain_classes`). Defaults to `"benchmark"`.
         **jitter: `max_rotation`, `scale_range`, `max_shift` of `render_glyphs`.
 
     Returns:
         dict with `images` uint8 `[N, S, S]`, `labels` int64 `[N]` (index into `characters`;
-        the first `num_train_classes` are the training classes), `font_ids` int64 `[N]`,
+        for the benchmark set the first `num_train_classes` are the training classes),
+        `font_ids` int64 `[N]`,
         `characters` (list of str) and `fonts` (list of font file names).
 
     Examples:
@@ -182,8 +216,11 @@ def render_hangul(
     >>> data["images"].shape, len(data["characters"])  # doctest: +SKIP
     ((12, 32, 32), 6)
     """
+    if class_set not in CLASS_SETS:
+        raise ValueError(f"`class_set` must be one of {CLASS_SETS}. Received: {class_set!r}")
     paths = resolve_fonts(fonts, font_dir)
-    characters = hangul_classes(num_train_classes, num_test_classes, render_seed)
+    choose = hangul_classes if class_set == "benchmark" else hangul_pretrain_classes
+    characters = choose(num_train_classes, num_test_classes, render_seed)
     key = {
         "version": RENDER_VERSION,
         "fonts": [(os.path.basename(p), os.path.getsize(p)) for p in paths],
@@ -262,7 +299,9 @@ def load_hangul(
     are disjoint; `"val"` holds out `val_fraction` of the training syllables (45 of 300 by default).
 
     Args:
-        split: str. `"train"`, `"val"`, `"trainval"` or `"test"`. Defaults to `"train"`.
+        split: str. `"train"`, `"val"`, `"trainval"`, `"test"`, or `"pretrain"`: every
+            syllable in neither the training nor the test set (1,050 by default), for
+            pretraining a backbone on disjoint classes. Defaults to `"train"`.
         data_dir: str. Cache folder of the rendered arrays. Defaults to `None`
             (`$KERAS_DML_DATA_DIR/hangul`, else `~/.keras/datasets/hangul`).
         image_size: int. Side of the rendered images and default crop. Defaults to `None` (32).
@@ -293,6 +332,7 @@ def load_hangul(
     >>> test.num_classes, len(test)  # doctest: +SKIP
     (1000, 77996)
     """
+    check_split(split, (*SPLITS, "pretrain"), "hangul")
     size = int(image_size or 32)
     data = render_hangul(
         num_train_classes,
@@ -303,11 +343,15 @@ def load_hangul(
         font_dir=font_dir,
         render_seed=render_seed,
         cache_dir=data_dir,
+        class_set="pretrain" if split == "pretrain" else "benchmark",
         **jitter,
     )
-    train = np.arange(int(num_train_classes))
-    test = np.arange(int(num_train_classes), len(data["characters"]))
-    classes = select_classes(split, train, test, val_fraction, seed, "hangul")
+    if split == "pretrain":
+        classes = np.arange(len(data["characters"]))
+    else:
+        train = np.arange(int(num_train_classes))
+        test = np.arange(int(num_train_classes), len(data["characters"]))
+        classes = select_classes(split, train, test, val_fraction, seed, "hangul")
     return make_split(
         "hangul",
         split,
