@@ -202,7 +202,7 @@ def test_pretrained_regime_rows_start_from_a_backbone_trained_on_disjoint_classe
 @pytest.mark.slow
 def test_pretrained_regime_end_to_end_records_its_rows(tmp_path):
     out = str(tmp_path / "acc")
-    # 6 images per class: D&C's k-means needs 2 classes with 2 images in each of its clusters.
+    # 6 images per class, so D&C divides the samples (the papers' k-means, no class fallback).
     options = hangul_options(num_train_classes=24, pretrain_classes=8, fonts=3, copies=2)
     run(
         "accuracy.py",

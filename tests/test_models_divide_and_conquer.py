@@ -224,10 +224,10 @@ def test_failed_division_keeps_the_previous_one(monkeypatch):
     cb.set_model(Model())
     monkeypatch.setattr(cb, "_vectors", lambda data, features: np.zeros((24, 4), "float32"))
 
-    def failing_kmeans(*args, **kwargs):
+    def failing_division(*args, **kwargs):
         raise callback_module.ClusteringError("no acceptable partition")
 
-    monkeypatch.setattr(chief_division, "kmeans", failing_kmeans)
+    monkeypatch.setattr(chief_division, "divide_samples", failing_division)
     with pytest.warns(UserWarning, match="Keeping the previous division"):
         entry = cb.divide(epoch=4)
     assert "failed" in entry and np.array_equal(cb.assignment, previous)

@@ -41,8 +41,11 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
     epoch's batches are drawn, it embeds the training set, runs k-means into K clusters, matches
     the new clusters to the previous ones with the Hungarian algorithm on their IoU (so learner k
     keeps the successor of its cluster, Appendix A) and hands the assignment to the sampler
-    (`sampler.set_clusters`). From `conquer_epoch` on, the model trains the full embedding
-    (Sec. 3.3, "Merging the solutions"), on batches still drawn within clusters
+    (`sampler.set_clusters`). When no k-means of the samples gives every cluster 2 classes with
+    2 samples (few images per class), the class means are clustered instead, with a warning and
+    `dc_division_by_class` in the logs (`keras_dml.models.division.class_fallback`). From
+    `conquer_epoch` on, the model trains the full embedding (Sec. 3.3, "Merging the
+    solutions"), on batches still drawn within clusters
     (`conquer_sampling="clusters"`, the reference code's fine-tune) or on batches over all the
     data (`"all"`: the sampler gets a single cluster and re-clustering stops).
 

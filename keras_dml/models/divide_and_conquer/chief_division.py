@@ -12,13 +12,12 @@ import warnings
 
 import numpy as np
 
+from keras_dml.models.division.class_fallback import divide_samples
 from keras_dml.models.division.clustering import (
     ClusteringError,
     cluster_nmi,
     cluster_sizes,
-    kmeans,
     match_clusters,
-    usable_classes_per_cluster,
 )
 
 # What the chief's division vector starts with: a new assignment follows, the previous division
@@ -79,8 +78,9 @@ def cluster_division(
     """Clusters the training vectors into K and matches the clusters to the previous ones.
 
     k-means (seed `seed + 1000 * count`) is retried until every cluster holds 2 classes with 2
-    samples; the new clusters are then relabelled after the previous ones by the Hungarian
-    algorithm on `similarity`, so learner k keeps the successor of its cluster.
+    samples, else the class means are clustered (`divide_samples`, with a warning); the new
+    clusters are then relabelled after the previous ones by the Hungarian algorithm on
+    `similarity`, so learner k keeps the successor of its cluster.
 
     Args:
         vectors: float array `[N, dim]`. The embedded training set.
@@ -108,13 +108,8 @@ def cluster_division(
     num = num_clusters
     start = time.perf_counter()
     try:
-        assignment = kmeans(
-            vectors,
-            num,
-            seed=seed + 1000 * count,
-            min_cluster_size=2,
-            accept=lambda a: usable_classes_per_cluster(a, labels, num).min() >= 2,
-            **(kmeans_options or {}),
+        assignment, by_class = divide_samples(
+            vectors, labels, num, seed=seed + 1000 * count, **(kmeans_options or {})
         )
     except ClusteringError as error:
         message = (
@@ -129,6 +124,13 @@ def cluster_division(
         warnings.warn(f"{message} Keeping the previous division.", stacklevel=4)
         return {"entry": {"epoch": epoch, "division": count, "failed": str(error)}}
     kmeans_seconds = time.perf_counter() - start
+    if by_class:
+        warnings.warn(
+            f"Division {count} (epoch {epoch}): k-means over the samples left some cluster "
+            "without 2 classes of 2 samples (too few images per class), so the class means were "
+            "clustered instead: every class is in one cluster.",
+            stacklevel=4,
+        )
     start = time.perf_counter()
     if previous is not None and previous.max() < num:
         assignment = match_clusters(previous, assignment, num, similarity)
@@ -136,6 +138,7 @@ def cluster_division(
     entry = division_entry(
         epoch, count + 1, assignment, previous, num, embed_seconds, kmeans_seconds, match_seconds
     )
+    entry["by_class"] = by_class
     return {"assignment": assignment, "entry": entry}
 
 

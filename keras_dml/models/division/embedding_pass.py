@@ -147,6 +147,8 @@ def numeric_logs(entry):
     }
     if entry["nmi_previous"] is not None:
         logs["dc_nmi_previous"] = float(entry["nmi_previous"])
+    if entry.get("by_class"):
+        logs["dc_division_by_class"] = 1.0  # the class-mean fallback of `divide_samples`
     for k, value in enumerate(entry.get("learner_recall@1", [])):
         logs[f"dc_learner_{k}_recall@1"] = float(value)
     return logs

@@ -10,11 +10,13 @@ that stays whole gives one. When every cluster splits this is exactly the refere
 k. `parents[j]` is the old cluster of new cluster j.
 """
 
+import warnings
+
 import numpy as np
 
+from keras_dml.models.division.class_fallback import divide_samples
 from keras_dml.models.division.clustering import (
     ClusteringError,
-    kmeans,
     match_clusters,
     usable_classes_per_cluster,
 )
@@ -31,8 +33,8 @@ def recluster(
 ):
     """k-means into the current K clusters, relabelled to match `previous` (Eq. 2-3).
 
-    Every cluster must hold 2 classes with 2 samples (else the k-means is retried; see
-    `clustering.kmeans`).
+    Every cluster must hold 2 classes with 2 samples (else the k-means is retried, then the
+    class means are clustered with a warning; see `class_fallback.divide_samples`).
 
     Args:
         vectors: float array `[N, dim]`. Embeddings of the training set.
@@ -62,14 +64,16 @@ def recluster(
     labels = np.asarray(labels)
     if num_clusters == 1:
         return np.zeros((labels.size,), np.int64)
-    assignment = kmeans(
-        vectors,
-        int(num_clusters),
-        seed=seed,
-        min_cluster_size=2,
-        accept=lambda a: usable_classes_per_cluster(a, labels, num_clusters).min() >= 2,
-        **kmeans_options,
+    assignment, by_class = divide_samples(
+        vectors, labels, int(num_clusters), seed=seed, **kmeans_options
     )
+    if by_class:
+        warnings.warn(
+            f"Re-clustering into {num_clusters}: k-means over the samples left some cluster "
+            "without 2 classes of 2 samples (too few images per class), so the class means were "
+            "clustered instead: every class is in one cluster.",
+            stacklevel=2,
+        )
     if previous is not None and np.max(previous) < num_clusters:
         assignment = match_clusters(previous, assignment, num_clusters, similarity)
     return assignment
@@ -88,8 +92,9 @@ def split_clusters(
     """Splits clusters in two with 2-means until `max_clusters` (bisecting step of Sec. 3.1.1).
 
     Each cluster is split by 2-means on its own points, retried with up to `attempts` seeds until
-    both children hold at least 2 classes with at least 2 samples. A cluster for which no seed
-    works (too few classes, duplicate points, ...) stays whole. When the budget
+    both children hold at least 2 classes with at least 2 samples, then by 2-means of its class
+    means (`class_fallback.divide_samples`: each class whole in one half). A cluster for which
+    neither works (too few classes, duplicate points, ...) stays whole. When the budget
     `max_clusters - K` is smaller than the number of splittable clusters, the largest clusters
     are split first.
 
@@ -163,14 +168,10 @@ def _bisect(vectors, labels, seed, attempts, **kmeans_options):
     if labels.size < 4:
         return None
     try:
-        return kmeans(
-            vectors,
-            2,
-            seed=seed,
-            min_cluster_size=2,
-            accept=lambda a: usable_classes_per_cluster(a, labels, 2).min() >= 2,
-            max_attempts=int(attempts),
-            **kmeans_options,
+        # Falls back to splitting the class means (each class whole in one half).
+        halves, _ = divide_samples(
+            vectors, labels, 2, seed=seed, max_attempts=int(attempts), **kmeans_options
         )
+        return halves
     except ClusteringError:
         return None
