@@ -200,10 +200,12 @@ def test_pretrained_regime_rows_start_from_a_backbone_trained_on_disjoint_classe
 
 
 @pytest.mark.slow
-def test_pretrained_regime_end_to_end_records_its_rows(tmp_path):
+def test_pretrained_regime_end_to_end_records_its_rows(tmp_path, monkeypatch):
     out = str(tmp_path / "acc")
     # 6 images per class, so D&C divides the samples (the papers' k-means, no class fallback).
     options = hangul_options(num_train_classes=24, pretrain_classes=8, fonts=3, copies=2)
+    # The rendered cache stays in the test's folder.
+    monkeypatch.setenv("KERAS_DML_DATA_DIR", str(tmp_path / "data"))
     run(
         "accuracy.py",
         "--dataset",
