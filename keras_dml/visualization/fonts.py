@@ -23,7 +23,7 @@ PREFERRED_FALLBACKS = (
     "WenQuanYi Zen Hei",
     "Droid Sans Fallback",
 )
-# Fonts that map every code point to a placeholder box: no better than a missing glyph.
+# Fonts that draw every code point as the same box glyph: no better than a missing glyph.
 PLACEHOLDER_FONTS = ("Last Resort",)
 
 
