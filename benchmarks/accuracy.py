@@ -24,8 +24,9 @@ set; `PRETRAIN` gives its epochs and loss), once per output folder, and every ke
 fine-tunes from that backbone with the same budget. Its rows are recorded as `ROW@pretrained`.
 
 Each finished run is appended to `OUTPUT/results.jsonl`, so rows can be run in several
-invocations (`--rows`) and the table (`--table`) aggregates every result found: the mean over
-seeds, and the number of seeds.
+invocations (`--rows`) and the table (`--table`, `accuracy_table.py`) aggregates every result
+found: the mean over seeds and the seeds, then each row's signed difference from the baseline
+trained with the same loss, on the seeds both have.
 
 Usage:
     python benchmarks/accuracy.py --list
@@ -47,131 +48,17 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-BUDGET = {
-    "epochs": 3,
-    "batch_size": 128,
-    "m_per_class": 4,
-    "learning_rate": 1e-3,
-    "embedding_dim": 128,
-    "image_size": 32,
-    "backbone": "vgg_small",
-}
-
-# Loss families of the baseline rows: name -> run-config `loss` entry.
-LOSSES = {
-    "margin": {"name": "margin", "beta": 1.2, "margin": 0.2, "sampling": "distance_weighted"},
-    "multi_similarity": {"name": "multi_similarity"},
-    "triplet": {"name": "triplet", "margin": 0.2, "mining": "semi-hard"},
-    "contrastive": {"name": "contrastive"},
-    "binomial_deviance": {"name": "binomial_deviance"},
-    "proxy_nca": {"name": "proxy_nca"},
-    "proxy_anchor": {"name": "proxy_anchor"},
-    "normalized_softmax": {"name": "normalized_softmax"},
-    "arcface": {"name": "arcface"},
-    "cosface": {"name": "cosface"},
-}
-
-# Ensemble methods: name -> (model options at the budget's embedding size, paper loss, options).
-METHODS = {
-    "dc": ({"num_learners": 4}, LOSSES["margin"], {"recluster_every": 1}),
-    # freeze_backbone as in the runs recorded before its default became False (the ablation
-    # row hdc/best-unfrozen is the default now).
-    "hdc": ({"max_learners": 4}, LOSSES["margin"], {"division_every": 1, "freeze_backbone": True}),
-    "bier": ({"num_learners": 3}, None, {}),
-    "abe": ({"num_learners": 4}, None, {}),
-    "mheads": ({"num_learners": 4}, None, {}),
-    "dcml": ({"num_learners": 4, "num_compositors": 8}, LOSSES["margin"], {}),
-}
-
-# Ablations of a `<method>/best` row: row -> the method_options it changes. They show why an
-# ensemble trails the baseline at this budget (README, "Embedding quality").
-ABLATIONS = {
-    "dc/best-without-conquer": {"conquer_epoch": None},  # divided to the end, never merged
-    # Hierarchical D&C freezes the backbone for the epoch after each division (reference code);
-    # divided every epoch, a 3-epoch run trains its backbone in the first epoch only.
-    "hdc/best-unfrozen": {"freeze_backbone": False},
-}
+# Sibling scripts: the rows (budget, losses, methods, run configs) and the table.
+from accuracy_rows import BUDGET, keras_config, row_names  # noqa: E402
+from accuracy_table import print_table, table_key  # noqa: E402
 
 # The pretrained regime's first stage: the baseline on the `pretrain` split with the budget's
 # backbone, batches, optimizer and embedding size, this loss and these epochs (one seed, shared by
 # every row and seed, as the papers fine-tune one ImageNet checkpoint).
 PRETRAIN = {"epochs": 2, "loss": "normalized_softmax", "seed": 0}
 REGIMES = ("scratch", "pretrained")
-
-PML_RECIPES = ("normalized_softmax", "proxy_anchor", "multi_similarity", "margin", "arcface")
-
-
-def row_names(best_loss):
-    names = ["defaults"] + [f"baseline/{loss}" for loss in LOSSES]
-    for method in METHODS:
-        names += [f"{method}/paper", f"{method}/best"]
-        names += [row for row in ABLATIONS if row.startswith(f"{method}/")]
-    names += [f"pml/{recipe}" for recipe in PML_RECIPES]
-    return names
-
-
-def table_key(record):
-    """The table row of a record: its row name, with `@<regime>` outside the scratch regime."""
-    regime = record.get("regime", "scratch")
-    return record["row"] if regime == "scratch" else f"{record['row']}@{regime}"
-
-
-def keras_config(
-    row, dataset, budget, best_loss, seed, dataset_options=None, backbone_weights=None
-):
-    """The run configuration of a keras-dml row.
-
-    Args:
-        row: str. A row name of `row_names` (not `pml/...`).
-        dataset: str. Registered dataset name.
-        budget: dict. The shared budget (`BUDGET` with the `--set` overrides).
-        best_loss: str. The loss of the `<method>/best` rows (a key of `LOSSES`).
-        seed: int.
-        dataset_options: dict or `None`. Options of the dataset loader.
-        backbone_weights: str or `None`. Weights file the backbone starts from (the
-            pretrained regime); not allowed for `defaults`, which sets nothing but the data.
-    """
-    common = {
-        "dataset": dataset,
-        "dataset_options": dict(dataset_options or {}),
-        "epochs": budget["epochs"],
-        "seed": seed,
-        "eval_every": budget["epochs"],
-    }
-    if row == "defaults":
-        if backbone_weights is not None:
-            raise ValueError("The `defaults` row runs in the scratch regime only.")
-        return {"method": "baseline", **common}
-    config = {
-        **common,
-        "image_size": budget["image_size"],
-        "backbone": {"name": budget["backbone"], "weights": backbone_weights},
-        "batch_size": budget["batch_size"],
-        "m_per_class": budget["m_per_class"],
-        "optimizer": {"name": "adam", "learning_rate": budget["learning_rate"]},
-    }
-    method, variant = row.split("/")
-    if method == "baseline":
-        return {
-            **config,
-            "method": "baseline",
-            "model": {"embedding_dim": budget["embedding_dim"]},
-            "loss": LOSSES[variant],
-        }
-    model, paper_loss, options = METHODS[method]
-    if method == "dcml":  # DCML sizes each learner; the others split one embedding
-        model = {**model, "learner_dim": budget["embedding_dim"] // model["num_learners"]}
-    else:
-        model = {**model, "embedding_dim": budget["embedding_dim"]}
-    if method == "dc" and budget["epochs"] > 1:
-        # Algorithm 1 of the paper ends by merging the learners and fine-tuning the full
-        # embedding on the entire dataset: here the budget's last epoch. Set explicitly (the
-        # library's "auto" gives the same at 3 epochs) so each record names the epoch it used.
-        options = {**options, "conquer_epoch": budget["epochs"] - 1, "conquer_sampling": "all"}
-    options = {**options, **ABLATIONS.get(row, {})}
-    loss = paper_loss if variant == "paper" else LOSSES[best_loss]
-    return {**config, "method": method, "model": model, "loss": loss, "method_options": options}
 
 
 def pretrained_backbone(dataset, budget, output, dataset_options=None):
@@ -281,27 +168,6 @@ def _images(data, size):
     """The evaluation-preprocessed images of an in-memory split, uint8-range floats."""
     batches = [x for x, _ in data.as_tf_dataset(training=False, batch_size=1024, image_size=size)]
     return np.concatenate([np.asarray(b) for b in batches])
-
-
-def print_table(path):
-    """Prints the mean over seeds of every row recorded in `path` (results.jsonl)."""
-    rows = {}
-    if not os.path.exists(path):
-        raise SystemExit(
-            f"error: no results at {path}; run some rows first (--rows ROW --output DIR) or "
-            "copy benchmarks/results/accuracy_hangul.jsonl there as results.jsonl"
-        )
-    with open(path) as f:
-        for line in f:
-            record = json.loads(line)
-            rows.setdefault(table_key(record), []).append(record)
-    keys = ("recall@1", "map@r", "r_precision", "nmi")
-    print(f"{'row':<30} {'R@1':>6} {'MAP@R':>6} {'R-Prec':>6} {'NMI':>6} {'time':>6} seeds")
-    for row, records in rows.items():
-        means = [np.mean([r["metrics"][k] for r in records]) for k in keys]
-        seconds = np.mean([r["seconds"] for r in records])
-        seeds = ",".join(str(r["seed"]) for r in records)
-        print(f"{row:<30} " + " ".join(f"{m:>6.3f}" for m in means) + f" {seconds:>5.0f}s {seeds}")
 
 
 def main(argv=None):
@@ -429,5 +295,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     main()

@@ -1,0 +1,119 @@
+"""The rows of `benchmarks/accuracy.py`: the shared budget, the loss families, the ensemble
+methods with their paper losses, the ablations, and the run config each keras-dml row trains.
+
+Usage:
+    python benchmarks/accuracy.py --list
+"""
+
+BUDGET = {
+    "epochs": 3,
+    "batch_size": 128,
+    "m_per_class": 4,
+    "learning_rate": 1e-3,
+    "embedding_dim": 128,
+    "image_size": 32,
+    "backbone": "vgg_small",
+}
+
+# Loss families of the baseline rows: name -> run-config `loss` entry.
+LOSSES = {
+    "margin": {"name": "margin", "beta": 1.2, "margin": 0.2, "sampling": "distance_weighted"},
+    "multi_similarity": {"name": "multi_similarity"},
+    "triplet": {"name": "triplet", "margin": 0.2, "mining": "semi-hard"},
+    "contrastive": {"name": "contrastive"},
+    "binomial_deviance": {"name": "binomial_deviance"},
+    "proxy_nca": {"name": "proxy_nca"},
+    "proxy_anchor": {"name": "proxy_anchor"},
+    "normalized_softmax": {"name": "normalized_softmax"},
+    "arcface": {"name": "arcface"},
+    "cosface": {"name": "cosface"},
+}
+
+# Ensemble methods: name -> (model options at the budget's embedding size, paper loss, options).
+METHODS = {
+    "dc": ({"num_learners": 4}, LOSSES["margin"], {"recluster_every": 1}),
+    # freeze_backbone as in the runs recorded before its default became False (the ablation
+    # row hdc/best-unfrozen is the default now).
+    "hdc": ({"max_learners": 4}, LOSSES["margin"], {"division_every": 1, "freeze_backbone": True}),
+    "bier": ({"num_learners": 3}, None, {}),
+    "abe": ({"num_learners": 4}, None, {}),
+    "mheads": ({"num_learners": 4}, None, {}),
+    "dcml": ({"num_learners": 4, "num_compositors": 8}, LOSSES["margin"], {}),
+}
+
+# Ablations of a `<method>/best` row: row -> the method_options it changes. They show why an
+# ensemble trails the baseline at this budget (README, "Embedding quality").
+ABLATIONS = {
+    "dc/best-without-conquer": {"conquer_epoch": None},  # divided to the end, never merged
+    # Hierarchical D&C freezes the backbone for the epoch after each division (reference code);
+    # divided every epoch, a 3-epoch run trains its backbone in the first epoch only.
+    "hdc/best-unfrozen": {"freeze_backbone": False},
+}
+
+PML_RECIPES = ("normalized_softmax", "proxy_anchor", "multi_similarity", "margin", "arcface")
+
+
+def row_names(best_loss):
+    names = ["defaults"] + [f"baseline/{loss}" for loss in LOSSES]
+    for method in METHODS:
+        names += [f"{method}/paper", f"{method}/best"]
+        names += [row for row in ABLATIONS if row.startswith(f"{method}/")]
+    names += [f"pml/{recipe}" for recipe in PML_RECIPES]
+    return names
+
+
+def keras_config(
+    row, dataset, budget, best_loss, seed, dataset_options=None, backbone_weights=None
+):
+    """The run configuration of a keras-dml row.
+
+    Args:
+        row: str. A row name of `row_names` (not `pml/...`).
+        dataset: str. Registered dataset name.
+        budget: dict. The shared budget (`BUDGET` with the `--set` overrides).
+        best_loss: str. The loss of the `<method>/best` rows (a key of `LOSSES`).
+        seed: int.
+        dataset_options: dict or `None`. Options of the dataset loader.
+        backbone_weights: str or `None`. Weights file the backbone starts from (the
+            pretrained regime); not allowed for `defaults`, which sets nothing but the data.
+    """
+    common = {
+        "dataset": dataset,
+        "dataset_options": dict(dataset_options or {}),
+        "epochs": budget["epochs"],
+        "seed": seed,
+        "eval_every": budget["epochs"],
+    }
+    if row == "defaults":
+        if backbone_weights is not None:
+            raise ValueError("The `defaults` row runs in the scratch regime only.")
+        return {"method": "baseline", **common}
+    config = {
+        **common,
+        "image_size": budget["image_size"],
+        "backbone": {"name": budget["backbone"], "weights": backbone_weights},
+        "batch_size": budget["batch_size"],
+        "m_per_class": budget["m_per_class"],
+        "optimizer": {"name": "adam", "learning_rate": budget["learning_rate"]},
+    }
+    method, variant = row.split("/")
+    if method == "baseline":
+        return {
+            **config,
+            "method": "baseline",
+            "model": {"embedding_dim": budget["embedding_dim"]},
+            "loss": LOSSES[variant],
+        }
+    model, paper_loss, options = METHODS[method]
+    if method == "dcml":  # DCML sizes each learner; the others split one embedding
+        model = {**model, "learner_dim": budget["embedding_dim"] // model["num_learners"]}
+    else:
+        model = {**model, "embedding_dim": budget["embedding_dim"]}
+    if method == "dc" and budget["epochs"] > 1:
+        # Algorithm 1 of the paper ends by merging the learners and fine-tuning the full
+        # embedding on the entire dataset: here the budget's last epoch. Set explicitly (the
+        # library's "auto" gives the same at 3 epochs) so each record names the epoch it used.
+        options = {**options, "conquer_epoch": budget["epochs"] - 1, "conquer_sampling": "all"}
+    options = {**options, **ABLATIONS.get(row, {})}
+    loss = paper_loss if variant == "paper" else LOSSES[best_loss]
+    return {**config, "method": method, "model": model, "loss": loss, "method_options": options}

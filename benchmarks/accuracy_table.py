@@ -1,0 +1,117 @@
+"""The table of `benchmarks/accuracy.py`: recorded runs, their means, and each row's signed
+difference from the baseline trained with the same loss.
+
+Usage:
+    python benchmarks/accuracy.py --table --output DIR   # DIR/results.jsonl
+"""
+
+import json
+import os
+
+import numpy as np
+
+METRICS = ("recall@1", "map@r", "r_precision", "nmi")
+
+
+def table_key(record):
+    """The table row of a record: its row name, with `@<regime>` outside the scratch regime."""
+    regime = record.get("regime", "scratch")
+    return record["row"] if regime == "scratch" else f"{record['row']}@{regime}"
+
+
+def read_records(path):
+    """`{table key: [record, ...]}` in file order, from a `results.jsonl`.
+
+    Raises:
+        SystemExit: no file at `path` (a one-line message naming the fix).
+    """
+    if not os.path.exists(path):
+        raise SystemExit(
+            f"error: no results at {path}; run some rows first (--rows ROW --output DIR) or "
+            "copy benchmarks/results/accuracy_hangul.jsonl there as results.jsonl"
+        )
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            record = json.loads(line)
+            rows.setdefault(table_key(record), []).append(record)
+    return rows
+
+
+def loss_of(record):
+    """The loss a record trained with, comparable across rows: the run config's `loss` entry
+    without what the run fits to the data (`num_classes`). A PML row's recipe is the one its
+    `baseline/<recipe>` row trains, by the benchmark's construction (`torch_reference.py`
+    translates each recipe's settings), so it stands for that row's loss."""
+    settings = record["settings"]
+    if "recipe" in settings:
+        return {"baseline": f"baseline/{settings['recipe']}"}
+    return {k: v for k, v in (settings.get("loss") or {}).items() if k != "num_classes"}
+
+
+def differences_from_baseline(rows):
+    """Each row's difference from the baseline trained with the same loss.
+
+    A row is compared with the `baseline/<loss>` row of its regime whose recorded loss entry is
+    the same (`loss_of`), on the seeds both have, so the difference is the method's (or PML's)
+    and not the loss's or a seed's. Positive: the row is ahead of the baseline. Records written
+    before records named their settings are left out: their loss is not on record.
+
+    Args:
+        rows: dict. `read_records`' output.
+
+    Returns:
+        A list of dicts (`row`, `baseline`, `seeds`, and `recall@1` / `map@r` differences of the
+        means), in table order; `baseline` is `None` (and no differences) where no baseline row
+        with the same loss and a shared seed is recorded.
+    """
+    known = {key: [r for r in records if "settings" in r] for key, records in rows.items()}
+    found = []
+    for key, records in known.items():
+        row, _, regime = key.partition("@")
+        if row == "defaults" or row.startswith("baseline/"):
+            continue
+        entry = {"row": key, "baseline": None, "seeds": []}
+        found.append(entry)
+        losses = [loss_of(r) for r in records]
+        if not losses or any(loss != losses[0] for loss in losses):
+            continue  # no loss on record, or seeds trained with different losses
+        for other, base in known.items():
+            other_row, _, other_regime = other.partition("@")
+            if not other_row.startswith("baseline/") or other_regime != regime:
+                continue
+            pml_pair = losses[0] == {"baseline": other_row}
+            if not base or not (pml_pair or all(loss_of(b) == losses[0] for b in base)):
+                continue
+            seeds = sorted({r["seed"] for r in records} & {b["seed"] for b in base})
+            if not seeds:
+                continue
+            entry.update(baseline=other, seeds=seeds)
+            for metric in ("recall@1", "map@r"):
+                mine = np.mean([r["metrics"][metric] for r in records if r["seed"] in seeds])
+                theirs = np.mean([b["metrics"][metric] for b in base if b["seed"] in seeds])
+                entry[metric] = float(mine - theirs)
+            break
+    return found
+
+
+def print_table(path):
+    """Prints the mean over seeds of every row recorded in `path` (results.jsonl), then each
+    row's difference from the baseline with the same loss (`differences_from_baseline`)."""
+    rows = read_records(path)
+    print(f"{'row':<40} {'R@1':>6} {'MAP@R':>6} {'R-Prec':>6} {'NMI':>6} {'time':>6} seeds")
+    for row, records in rows.items():
+        means = [np.mean([r["metrics"][k] for r in records]) for k in METRICS]
+        seconds = np.mean([r["seconds"] for r in records])
+        seeds = ",".join(str(r["seed"]) for r in records)
+        print(f"{row:<40} " + " ".join(f"{m:>6.3f}" for m in means) + f" {seconds:>5.0f}s {seeds}")
+    print("\ndifference from the baseline with the same loss (row - baseline, shared seeds)")
+    print(f"{'row':<40} {'baseline':<40} {'dR@1':>7} {'dMAP@R':>7} seeds")
+    for entry in differences_from_baseline(rows):
+        if entry["baseline"] is None:
+            print(f"{entry['row']:<40} (no baseline row with this loss and a shared seed)")
+            continue
+        print(
+            f"{entry['row']:<40} {entry['baseline']:<40} {entry['recall@1']:>+7.3f} "
+            f"{entry['map@r']:>+7.3f} {','.join(map(str, entry['seeds']))}"
+        )

@@ -1,0 +1,113 @@
+"""`benchmarks/accuracy_table.py`: each row's signed difference from the baseline with its loss."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def table_module():
+    spec = importlib.util.spec_from_file_location(
+        "accuracy_table", os.path.join(ROOT, "benchmarks", "accuracy_table.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def record(row, seed, recall, map_at_r, loss=None, regime=None, recipe=None):
+    settings = {"recipe": recipe} if recipe else {"loss": loss}
+    found = {
+        "row": row,
+        "seed": seed,
+        "settings": settings,
+        "metrics": {"recall@1": recall, "map@r": map_at_r, "r_precision": 0.5, "nmi": 0.5},
+        "seconds": 1.0,
+    }
+    if regime:
+        found["regime"] = regime
+    return found
+
+
+SOFTMAX = {"name": "normalized_softmax"}
+MARGIN = {"name": "margin", "beta": 1.2, "margin": 0.2, "sampling": "distance_weighted"}
+
+
+def rows_of(records):
+    rows = {}
+    for r in records:
+        rows.setdefault(table_module().table_key(r), []).append(r)
+    return rows
+
+
+def test_difference_is_row_minus_the_baseline_with_the_same_loss_on_shared_seeds():
+    rows = rows_of(
+        [
+            record("baseline/normalized_softmax", 0, 0.90, 0.60, SOFTMAX),
+            record("baseline/normalized_softmax", 1, 0.80, 0.40, SOFTMAX),
+            # Fitted to the data (num_classes): still the same loss.
+            record("baseline/margin", 0, 0.50, 0.20, {**MARGIN, "num_classes": 7}),
+            record("bier/best", 1, 0.85, 0.30, {**SOFTMAX, "num_classes": 7}),
+            record("bier/best", 2, 0.99, 0.99, SOFTMAX),  # no baseline seed 2: left out
+            record("dc/paper", 0, 0.40, 0.30, MARGIN),
+        ]
+    )
+    found = {e["row"]: e for e in table_module().differences_from_baseline(rows)}
+    assert set(found) == {"bier/best", "dc/paper"}  # baselines are not compared with themselves
+    bier = found["bier/best"]
+    assert bier["baseline"] == "baseline/normalized_softmax" and bier["seeds"] == [1]
+    assert bier["recall@1"] == pytest.approx(0.05) and bier["map@r"] == pytest.approx(-0.10)
+    dc = found["dc/paper"]
+    assert dc["baseline"] == "baseline/margin"
+    assert dc["recall@1"] == pytest.approx(-0.10) and dc["map@r"] == pytest.approx(0.10)
+
+
+def test_no_baseline_is_claimed_for_another_loss_regime_or_an_unrecorded_loss():
+    other_margin = {**MARGIN, "margin": 0.1}
+    rows = rows_of(
+        [
+            record("baseline/margin", 0, 0.9, 0.6, MARGIN),
+            record("baseline/normalized_softmax", 0, 0.9, 0.6, SOFTMAX, regime="pretrained"),
+            record("dc/paper", 0, 0.8, 0.5, other_margin),  # same name, other options
+            record("dc/best", 0, 0.8, 0.5, SOFTMAX),  # its baseline is in another regime
+            {**record("abe/best", 0, 0.8, 0.5), "settings": None},
+            record("mheads/best", 0, 0.8, 0.5, SOFTMAX),
+            record("mheads/best", 1, 0.8, 0.5, MARGIN),  # seeds disagree on the loss
+            record("pml/margin", 0, 0.7, 0.4, recipe="margin"),
+        ]
+    )
+    rows["abe/best"][0].pop("settings")  # a record older than the settings field
+    found = {e["row"]: e for e in table_module().differences_from_baseline(rows)}
+    for row in ("dc/paper", "dc/best", "abe/best", "mheads/best"):
+        assert found[row]["baseline"] is None, row
+    # PML's recipe is the baseline's family of the same name.
+    assert found["pml/margin"]["baseline"] == "baseline/margin"
+    assert found["pml/margin"]["recall@1"] == pytest.approx(-0.2)
+
+
+def test_table_prints_the_signed_differences(tmp_path):
+    with open(tmp_path / "results.jsonl", "w") as f:
+        for r in (
+            record("baseline/normalized_softmax", 0, 0.90, 0.60, SOFTMAX),
+            record("mheads/best", 0, 0.92, 0.55, SOFTMAX),
+            record("abe/paper", 0, 0.5, 0.5, {"name": "contrastive"}),
+        ):
+            f.write(json.dumps(r) + "\n")
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "accuracy.py"), "--table"]
+        + ["--output", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    line = next(x for x in lines if x.startswith("mheads/best") and "baseline/" in x)
+    assert line.split()[2:4] == ["+0.020", "-0.050"]
+    assert any(x.startswith("abe/paper") and "no baseline row" in x for x in lines)
