@@ -12,6 +12,7 @@ R-Precision, NMI). Rows:
 - `<method>/paper` and `<method>/best`: every ensemble method with its paper's loss and with the
   best baseline loss, at the same total embedding size (D&C with its conquer stage: the
   learners merged and the full embedding fine-tuned on all the data in the last epoch);
+- `<method>/<loss>`: a method with another loss of `LOSSES` than the best (e.g. `bier/arcface`);
 - `<method>/best-<ablation>`: a `best` row with one method option changed (`ABLATIONS`), to
   find out why an ensemble trails the baseline;
 - `pml/<recipe>`: PyTorch + pytorch-metric-learning on the same backbone architecture, batches and

@@ -54,10 +54,16 @@ PML_RECIPES = ("normalized_softmax", "proxy_anchor", "multi_similarity", "margin
 
 
 def row_names(best_loss):
+    """Every row, in table order.
+
+    `<method>/best` trains with `best_loss`; `<method>/<loss>` with any other loss of `LOSSES`
+    (e.g. `bier/arcface`), so a method's rows with several losses stay apart in one results file.
+    """
     names = ["defaults"] + [f"baseline/{loss}" for loss in LOSSES]
     for method in METHODS:
         names += [f"{method}/paper", f"{method}/best"]
         names += [row for row in ABLATIONS if row.startswith(f"{method}/")]
+        names += [f"{method}/{loss}" for loss in LOSSES if loss != best_loss]
     names += [f"pml/{recipe}" for recipe in PML_RECIPES]
     return names
 
@@ -115,5 +121,8 @@ def keras_config(
         # library's "auto" gives the same at 3 epochs) so each record names the epoch it used.
         options = {**options, "conquer_epoch": budget["epochs"] - 1, "conquer_sampling": "all"}
     options = {**options, **ABLATIONS.get(row, {})}
-    loss = paper_loss if variant == "paper" else LOSSES[best_loss]
+    if variant == "paper":
+        loss = paper_loss
+    else:  # best, best-<ablation>, or a loss name
+        loss = LOSSES.get(variant, LOSSES[best_loss])
     return {**config, "method": method, "model": model, "loss": loss, "method_options": options}

@@ -98,6 +98,20 @@ def test_every_accuracy_row_has_a_run_config():
     assert frozen["method_options"]["freeze_backbone"] is True  # as hdc/best was recorded
 
 
+def test_method_rows_name_the_loss_they_train_with_unless_it_is_the_best():
+    module = accuracy_module()
+    names = module.row_names("normalized_softmax")
+    assert "bier/arcface" in names and "dcml/proxy_anchor" in names
+    assert "bier/normalized_softmax" not in names  # that is bier/best
+    for row, loss in (("bier/arcface", "arcface"), ("bier/best", "normalized_softmax")):
+        config = module.keras_config(row, "hangul", module.BUDGET, "normalized_softmax", seed=0)
+        assert config["loss"]["name"] == loss, row
+    # With ArcFace as the best loss, bier/best trains ArcFace and bier/normalized_softmax exists.
+    assert "bier/normalized_softmax" in module.row_names("arcface")
+    config = module.keras_config("dc/best-without-conquer", "hangul", module.BUDGET, "arcface", 0)
+    assert config["loss"]["name"] == "arcface"
+
+
 def test_table_without_results_names_the_missing_file(tmp_path):
     result = subprocess.run(
         [sys.executable, os.path.join(ROOT, "benchmarks", "accuracy.py"), "--table"]

@@ -118,9 +118,7 @@ def test_readme_difference_table_matches_the_recorded_runs():
     row names) is `differences_from_baseline` of benchmarks/results/accuracy_hangul.jsonl: every
     compared row, its baseline, the shared seeds and both signed differences to 3 decimals."""
     module = table_module()
-    rows = module.read_records(
-        os.path.join(ROOT, "benchmarks", "results", "accuracy_hangul.jsonl")
-    )
+    rows = module.read_records(os.path.join(ROOT, "benchmarks", "results", "accuracy_hangul.jsonl"))
     expected = {
         e["row"]: e for e in module.differences_from_baseline(rows) if e["baseline"] is not None
     }
