@@ -90,3 +90,16 @@ def check_layer(layer, input_shape, inputs=None, seed=0):
         atol=1e-6,
     )
     return reloaded
+
+
+def benchmark_script(name):
+    """The module of `benchmarks/<name>.py`, loaded from its file (benchmarks is no package)."""
+    import importlib.util
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(root, "benchmarks", f"{name}.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from tests.helpers import benchmark_script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -61,14 +63,7 @@ def test_accuracy_rows_record_their_settings_and_the_analysis_cuts_learners(tmp_
 
 
 def accuracy_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "accuracy_benchmark", os.path.join(ROOT, "benchmarks", "accuracy.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("accuracy")
 
 
 def test_every_accuracy_row_has_a_run_config():

@@ -1,6 +1,5 @@
 """`benchmarks/accuracy_table.py`: each row's signed difference from the baseline with its loss."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -8,16 +7,13 @@ import sys
 
 import pytest
 
+from tests.helpers import benchmark_script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def table_module():
-    spec = importlib.util.spec_from_file_location(
-        "accuracy_table", os.path.join(ROOT, "benchmarks", "accuracy_table.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("accuracy_table")
 
 
 def record(row, seed, recall, map_at_r, loss=None, regime=None, recipe=None):
