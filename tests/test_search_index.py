@@ -1,4 +1,4 @@
-"""`EmbeddingIndex`: every backend against a naive exact search, storage, shards, errors."""
+"""`EmbeddingIndex`: every backend against a naive exact search, shards, recall, errors."""
 
 import numpy as np
 import pytest
