@@ -1,4 +1,4 @@
-"""Test-wide hooks: the `tf_only` marker (see `tests/backend_utils.py`)."""
+"""Test-wide hooks and fixtures: the `tf_only` marker (`tests/backend_utils.py`), `googlenet`."""
 
 import keras
 import pytest
@@ -18,3 +18,12 @@ def pytest_collection_modifyitems(config, items):
             )
         if backend != "tensorflow":
             item.add_marker(pytest.mark.skip(reason=f"TensorFlow only: {marker.args[0]}"))
+
+
+@pytest.fixture(scope="module")
+def googlenet():
+    """A 64 px GoogLeNet backbone with seeded weights, shared by a module's tests."""
+    from keras_dml import backbones
+
+    keras.utils.set_random_seed(0)
+    return backbones.get("googlenet", input_shape=(64, 64, 3))

@@ -12,12 +12,6 @@ def _np(x):
     return keras.ops.convert_to_numpy(x)
 
 
-@pytest.fixture(scope="module")
-def googlenet():
-    keras.utils.set_random_seed(0)
-    return backbones.get("googlenet", input_shape=(64, 64, 3))
-
-
 def test_cut_googlenet_into_abe_parts(googlenet):
     S = backbones.cut(googlenet, end="pool3")
     C = backbones.cut(googlenet, start="pool3", end="inception_4e")

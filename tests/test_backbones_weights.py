@@ -16,12 +16,6 @@ def _np(x):
     return keras.ops.convert_to_numpy(x)
 
 
-@pytest.fixture(scope="module")
-def googlenet():
-    keras.utils.set_random_seed(0)
-    return backbones.get("googlenet", input_shape=(64, 64, 3))
-
-
 def test_weights_file_from_another_instance(tmp_path, googlenet):
     path = os.fspath(tmp_path / "googlenet.weights.h5")
     googlenet.save_weights(path)
