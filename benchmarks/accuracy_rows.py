@@ -50,7 +50,14 @@ ABLATIONS = {
     "hdc/best-unfrozen": {"freeze_backbone": False},
 }
 
-PML_RECIPES = ("normalized_softmax", "proxy_anchor", "multi_similarity", "margin", "arcface")
+PML_RECIPES = (
+    "normalized_softmax",
+    "proxy_anchor",
+    "multi_similarity",
+    "margin",
+    "arcface",
+    "proxy_nca",
+)
 
 
 def row_names(best_loss):

@@ -47,6 +47,15 @@ RECIPES = {
         None,
         1.0,
     ),
+    # keras-dml's Proxy-NCA scales embeddings and proxies to norm 3, so its squared distances
+    # are 9x those of PML's unit vectors: softmax_scale=9 gives the same logits (PML's default,
+    # 1, is a far softer softmax). PML keeps the true class in the denominator, which keras-dml
+    # leaves out by default (the paper's NCA form); PML has no option for that.
+    "proxy_nca": (
+        lambda c, d: pml_losses.ProxyNCALoss(num_classes=c, embedding_size=d, softmax_scale=9),
+        None,
+        1.0,
+    ),
 }
 
 
