@@ -22,6 +22,7 @@ FUNCTIONS = {
     "proxy_anchor": losses.proxy_anchor_loss,
     "arcface": losses.arcface_loss,
     "cosface": losses.cosface_loss,
+    "proxy_nca": losses.proxy_nca_loss,
 }
 
 

@@ -17,11 +17,17 @@ How PML's definitions differ from keras-dml's and how each case aligns them (so 
 of the same quantity):
 - Weight layout: PML's `NormalizedSoftmaxLoss`, `ArcFaceLoss` and `CosFaceLoss` hold `W` as
   `[dim, num_classes]`; the script assigns the transpose of the stored `[num_classes, dim]`
-  matrix. `ProxyAnchorLoss.proxies` is `[num_classes, dim]` like keras-dml's.
+  matrix. `ProxyAnchorLoss.proxies` and `ProxyNCALoss.proxies` are `[num_classes, dim]` like
+  keras-dml's.
 - ArcFace margin: PML takes degrees (default 28.6, i.e. 0.49916 rad); keras-dml takes radians
   (default 0.5, the paper's). The script passes `np.degrees(margin)` to PML. Both use the same
   fallback `cos(theta) - m sin(m)` for `theta > pi - m` (PML compares angles, keras-dml the cosine
   with `cos(pi - m)`: the same set); `easy_margin=True` has no PML counterpart and is not compared.
+- Proxy-NCA: keras-dml scales embeddings and proxies to norm `scale` (squared distances
+  `scale**2` times those of unit vectors); PML normalises both and multiplies the negative
+  squared distances by `softmax_scale`, so `softmax_scale = scale**2`. PML's softmax keeps the
+  true class in the denominator: compared with keras-dml's `exclude_positive=False` (its default,
+  the paper's NCA form, has no PML counterpart).
 - ProxyAnchor: PML's `margin` is the paper's (and keras-dml's) `delta`; its `DivisorReducer`
   divides the positive sum by the number of proxies with positives and the negative sum by
   `num_classes`, which is Eq. 4 as keras-dml computes it.
@@ -102,6 +108,18 @@ LOSSES = [
     ("arcface", {"scale": 30.0, "margin": 0.3}, "ArcFaceLoss", {"scale": 30, "margin": 0.3}),
     ("cosface", {"scale": 64.0, "margin": 0.35}, "CosFaceLoss", {"scale": 64, "margin": 0.35}),
     ("cosface", {"scale": 30.0, "margin": 0.2}, "CosFaceLoss", {"scale": 30, "margin": 0.2}),
+    (
+        "proxy_nca",
+        {"scale": 3.0, "exclude_positive": False},
+        "ProxyNCALoss",
+        {"softmax_scale": 9},
+    ),
+    (
+        "proxy_nca",
+        {"scale": 1.0, "exclude_positive": False},
+        "ProxyNCALoss",
+        {"softmax_scale": 1},
+    ),
 ]
 
 
@@ -115,7 +133,7 @@ def pml_value(pml_class, pml_arguments, labels, embeddings, weights):
         num_classes=num_classes, embedding_size=dim, **arguments
     ).double()
     with torch.no_grad():
-        if pml_class == "ProxyAnchorLoss":
+        if pml_class in ("ProxyAnchorLoss", "ProxyNCALoss"):  # proxies: [classes, dim]
             loss_fn.proxies.copy_(torch.tensor(weights, dtype=torch.float64))
         else:
             loss_fn.W.copy_(torch.tensor(weights.T, dtype=torch.float64))  # PML: [dim, classes]
