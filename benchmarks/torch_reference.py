@@ -47,16 +47,28 @@ RECIPES = {
         None,
         1.0,
     ),
-    # keras-dml's Proxy-NCA scales embeddings and proxies to norm 3, so its squared distances
-    # are 9x those of PML's unit vectors: softmax_scale=9 gives the same logits (PML's default,
-    # 1, is a far softer softmax). PML keeps the true class in the denominator, which keras-dml
-    # leaves out by default (the paper's NCA form); PML has no option for that.
+    # keras-dml's Proxy-NCA scales embeddings and proxies to norm `scale` (3), so its squared
+    # distances are scale**2 times those of PML's unit vectors: softmax_scale = scale**2 gives the
+    # same logits (PML's default, 1, is a far softer softmax). PML keeps the true class in the
+    # denominator, which keras-dml leaves out by default (the paper's NCA form); PML has no
+    # option for that.
     "proxy_nca": (
-        lambda c, d: pml_losses.ProxyNCALoss(num_classes=c, embedding_size=d, softmax_scale=9),
+        lambda c, d: pml_losses.ProxyNCALoss(
+            num_classes=c, embedding_size=d, softmax_scale=_keras_dml_proxy_nca_scale() ** 2
+        ),
         None,
         1.0,
     ),
 }
+
+
+def _keras_dml_proxy_nca_scale():
+    """keras-dml's default Proxy-NCA `scale`, read from its signature so the recipes stay equal."""
+    import inspect
+
+    from keras_dml.losses import proxy_nca_loss
+
+    return inspect.signature(proxy_nca_loss).parameters["scale"].default
 
 
 class _Normalize(torch.nn.Module):
