@@ -171,7 +171,8 @@ def _images(data, size):
     return np.concatenate([np.asarray(b) for b in batches])
 
 
-def main(argv=None):
+def build_parser():
+    """The command line of this script (also read by the README command checks)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="hangul")
     parser.add_argument("--rows", default="*", help="comma-separated row names or globs")
@@ -195,6 +196,19 @@ def main(argv=None):
     parser.add_argument("--regime", choices=REGIMES, default="scratch")
     parser.add_argument("--list", action="store_true", help="list the rows and exit")
     parser.add_argument("--table", action="store_true", help="print the table and exit")
+    return parser
+
+
+def select_rows(names, patterns):
+    """`(selected, unknown)`: the rows of `names` matching any glob of `patterns`, and the
+    patterns that match no row."""
+    selected = [n for n in names if any(fnmatch.fnmatch(n, p) for p in patterns)]
+    unknown = [p for p in patterns if not any(fnmatch.fnmatch(n, p) for n in names)]
+    return selected, unknown
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
 
     budget = dict(BUDGET)
@@ -217,8 +231,7 @@ def main(argv=None):
         print_table(results)
         return
     patterns = args.rows.split(",")
-    selected = [n for n in names if any(fnmatch.fnmatch(n, p) for p in patterns)]
-    unknown = [p for p in patterns if not any(fnmatch.fnmatch(n, p) for n in names)]
+    selected, unknown = select_rows(names, patterns)
     if unknown:
         parser.error(f"no row matches {unknown}; see --list")
     if args.regime == "pretrained":
