@@ -91,6 +91,16 @@ def test_every_accuracy_row_has_a_run_config():
     assert unfrozen["method_options"] == {"division_every": 1, "freeze_backbone": False}
     frozen = module.keras_config("hdc/best", "hangul", budget, "normalized_softmax", seed=0)
     assert frozen["method_options"]["freeze_backbone"] is True  # as hdc/best was recorded
+    paper = module.keras_config("hdc/paper", "hangul", budget, "normalized_softmax", seed=0)
+    assert paper["method_options"]["freeze_backbone"] is True  # the reference code's setting
+
+
+def test_method_rows_with_a_named_loss_train_with_the_library_defaults():
+    """`hdc/proxy_nca` does not inherit the reference code's frozen backbone of hdc/paper."""
+    module = accuracy_module()
+    config = module.keras_config("hdc/proxy_nca", "hangul", module.BUDGET, "arcface", seed=0)
+    assert config["method_options"] == {"division_every": 1, "freeze_backbone": False}
+    assert config["loss"]["name"] == "proxy_nca"
 
 
 def test_method_rows_name_the_loss_they_train_with_unless_it_is_the_best():
