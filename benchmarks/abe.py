@@ -116,7 +116,8 @@ def measure(backbone_name, size, learners, embedding_dim, batch_size, steps, war
     return rows
 
 
-def main(argv=None):
+def build_parser():
+    """The command-line options (the README's commands are parsed with it in the tests)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backbone", default="convnet")
     parser.add_argument("--sizes", type=int, nargs="+", default=[32, 64])
@@ -130,7 +131,11 @@ def main(argv=None):
         action="store_true",
         help="GoogLeNet at 224 px with one timed step (overrides backbone, sizes and steps)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     if args.googlenet:
         args.backbone, args.sizes, args.steps, args.warmup = "googlenet", [224], 1, 1
     print(

@@ -54,7 +54,8 @@ def time_steps(model, images, labels, steps):
     return (time.perf_counter() - wall) / steps, (time.process_time() - cpu) / steps
 
 
-def main(argv=None):
+def build_parser():
+    """The command-line options (the README's commands are parsed with it in the tests)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--image-size", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=100)
@@ -65,6 +66,11 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=10)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.batch_size % args.m_per_class:
         parser.error("--batch-size must be a multiple of --m-per-class")

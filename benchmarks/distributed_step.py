@@ -39,7 +39,8 @@ def _step_clock():
     return StepClock
 
 
-def main(argv=None):
+def build_parser():
+    """The command-line options (the README's commands are parsed with it in the tests)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--methods", default="*", help="comma-separated names; * = every method")
     parser.add_argument("--batch-size", type=int, default=32)
@@ -47,7 +48,11 @@ def main(argv=None):
     parser.add_argument("--backbone", default="convnet")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
 
     import tensorflow as tf
 

@@ -9,7 +9,7 @@ Targets (issue "Divide & Conquer"): D&C step time <= 1.02x baseline; re-clusteri
 T epochs <= 15% of a training epoch.
 
 Usage:
-    python benchmarks/divide_and_conquer.py [--epochs 5] [--learners 4] [--every 2]
+    python benchmarks/divide_and_conquer.py --epochs 5 --learners 4 --every 2
 """
 
 import argparse
@@ -38,7 +38,8 @@ class EpochTimer(keras.callbacks.Callback):
         self.seconds.append(time.perf_counter() - self._start)
 
 
-def main():
+def build_parser():
+    """The command-line options (the README's commands are parsed with it in the tests)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--learners", type=int, default=4)
@@ -46,7 +47,11 @@ def main():
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--m", type=int, default=4)
     parser.add_argument("--embed-batch-size", type=int, default=256, help="re-clustering pass")
-    args = parser.parse_args()
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
 
     from keras_dml import backbones
     from keras_dml.data.datasets.registry import load_dataset

@@ -66,7 +66,8 @@ def analyse(run_dir, slices, cache):
     }
 
 
-def main(argv=None):
+def build_parser():
+    """The command-line options (the README's commands are parsed with it in the tests)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default="runs/accuracy", help="benchmarks/accuracy.py --output")
     parser.add_argument("--rows", required=True, help="comma-separated row names")
@@ -74,7 +75,11 @@ def main(argv=None):
     parser.add_argument(
         "--slices", type=int, default=4, help="equal slices of a single embedding (the control)"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     cache = {}
     records = []
     for row in args.rows.split(","):

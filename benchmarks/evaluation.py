@@ -167,7 +167,8 @@ def max_rss_bytes():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
 
 
-def main(argv=None):
+def build_parser():
+    """The command-line options (the README's commands are parsed with it in the tests)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--num-samples", type=int, default=60502)
     parser.add_argument("--num-classes", type=int, default=None, help="default: SOP ratio")
@@ -180,6 +181,11 @@ def main(argv=None):
     )
     parser.add_argument("--skip-naive", action="store_true", help="only time our evaluate")
     parser.add_argument("--tracemalloc", action="store_true", help="rerun ours under tracemalloc")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     num_classes = args.num_classes or max(1, round(args.num_samples * 11316 / 60502))
     embeddings, labels = sop_like_data(

@@ -112,7 +112,8 @@ def measured(fn):
     return result, seconds, max(peak[0], process.memory_info().rss), os.getloadavg()[0]
 
 
-def main(argv=None):
+def build_parser():
+    """The command-line options (the README's commands are parsed with it in the tests)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--num-samples", type=int, default=1_000_000)
     parser.add_argument("--num-classes", type=int, help="default: num_samples / 10")
@@ -134,7 +135,11 @@ def main(argv=None):
         "all-rows run is extrapolated; peak RSS is measured with the full gallery)",
     )
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     exact_index = "exact" if args.tile_size is None else EmbeddingIndex(tile_size=args.tile_size)
     num_classes = args.num_classes or max(1, args.num_samples // 10)
     recall_at = tuple(int(k) for k in args.recall_at.split(","))

@@ -91,7 +91,8 @@ def interleaved_times(runners, images, runs, warmup):
     return times
 
 
-def main(argv=None):
+def build_parser():
+    """The command-line options (the README's commands are parsed with it in the tests)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backbone", default="convnet", help="backbone name (default convnet)")
     parser.add_argument("--image-size", type=int, default=None, help="64 (convnet) / 224")
@@ -102,7 +103,11 @@ def main(argv=None):
     parser.add_argument("--throughput-runs", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     if args.image_size is None:
         args.image_size = 64 if args.backbone == "convnet" else 224
 

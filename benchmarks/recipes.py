@@ -28,12 +28,18 @@ def recipe_methods():
     return sorted(list_methods(), key=lambda name: name != "baseline")
 
 
-def main(argv=None):
+def build_parser():
+    """The command-line options (the README's commands are parsed with it in the tests)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="fashion_mnist")
     parser.add_argument("--methods", help="comma-separated subset (default: every method)")
     parser.add_argument("--output", default="runs/recipes")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
 
     from keras_dml.training import load_config, load_splits, train
@@ -43,6 +49,8 @@ def main(argv=None):
     for method in methods:
         path = os.path.join(ROOT, "training", "configs", f"{method}_{args.dataset}.json")
         if not os.path.isfile(path):
+            if args.methods:  # named by the user: an error, not a silently shorter table
+                parser.error(f"no recipe {path} for --methods {method}; pick one with a recipe")
             print(f"[recipes] no recipe {path}; skipping {method}", flush=True)
             continue
         config = load_config(path, parse_overrides(args.set))

@@ -50,7 +50,8 @@ def time_steps(model, images, labels, steps):
     return (time.perf_counter() - start) / steps
 
 
-def main(argv=None):
+def build_parser():
+    """The command-line options (the README's commands are parsed with it in the tests)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backbone", default="convnet")
     parser.add_argument("--image-size", type=int, default=64)
@@ -61,7 +62,11 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=10)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
 
     num_classes = args.batch_size // args.m_per_class
     rng = np.random.default_rng(0)
