@@ -27,7 +27,14 @@ LOSSES = {
     "normalized_softmax": {"name": "normalized_softmax"},
     "arcface": {"name": "arcface"},
     "cosface": {"name": "cosface"},
+    # ABE's Eq. 10 (the hinge on the squared distance): the loss ABE and M-heads train when no
+    # loss is set, so the baseline with it is their paper rows' same-loss baseline.
+    "abe_contrastive": {"name": "contrastive", "similarity": "squared_euclidean", "margin": 1.0},
 }
+
+# The loss a method trains when its run config sets none (its paper loss built into the model),
+# as a `LOSSES` entry; BIER's boosted form has no single-embedding equivalent.
+BUILT_IN_LOSSES = {"abe": LOSSES["abe_contrastive"], "mheads": LOSSES["abe_contrastive"]}
 
 # Ensemble methods: name -> (model options at the budget's embedding size, paper loss, options).
 METHODS = {

@@ -7,8 +7,12 @@ Usage:
 
 import json
 import os
+import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from accuracy_rows import BUILT_IN_LOSSES  # noqa: E402
 
 METRICS = ("recall@1", "map@r", "r_precision", "nmi")
 
@@ -42,11 +46,13 @@ def loss_of(record):
     """The loss a record trained with, comparable across rows: the run config's `loss` entry
     without what the run fits to the data (`num_classes`). A PML row's recipe is the one its
     `baseline/<recipe>` row trains, by the benchmark's construction (`torch_reference.py`
-    translates each recipe's settings), so it stands for that row's loss."""
+    translates each recipe's settings), so it stands for that row's loss. A method row without
+    a loss entry trained the loss built into its model (`BUILT_IN_LOSSES`, e.g. ABE's Eq. 10)."""
     settings = record["settings"]
     if "recipe" in settings:
         return {"baseline": f"baseline/{settings['recipe']}"}
-    return {k: v for k, v in (settings.get("loss") or {}).items() if k != "num_classes"}
+    loss = settings.get("loss") or BUILT_IN_LOSSES.get(record["row"].split("/")[0]) or {}
+    return {k: v for k, v in loss.items() if k != "num_classes"}
 
 
 def differences_from_baseline(rows):

@@ -86,6 +86,26 @@ def test_no_baseline_is_claimed_for_another_loss_regime_or_an_unrecorded_loss():
     assert found["pml/margin"]["recall@1"] == pytest.approx(-0.2)
 
 
+def test_a_row_without_a_loss_entry_is_compared_with_the_baseline_of_its_built_in_loss():
+    """ABE and M-heads train Eq. 10 when no loss is set: their paper rows pair with the
+    baseline trained with it; BIER's boosted loss has no baseline."""
+    abe_loss = benchmark_script("accuracy_rows").LOSSES["abe_contrastive"]
+    rows = rows_of(
+        [
+            record("baseline/abe_contrastive", 0, 0.90, 0.60, abe_loss),
+            record("baseline/contrastive", 0, 0.70, 0.50, {"name": "contrastive"}),
+            record("mheads/paper", 0, 0.95, 0.65),  # loss None: the model's Eq. 10
+            record("abe/paper", 0, 0.80, 0.55),
+            record("bier/paper", 0, 0.80, 0.55),
+        ]
+    )
+    found = {e["row"]: e for e in table_module().differences_from_baseline(rows)}
+    for row, recall in (("mheads/paper", 0.05), ("abe/paper", -0.10)):
+        assert found[row]["baseline"] == "baseline/abe_contrastive", row
+        assert found[row]["recall@1"] == pytest.approx(recall), row
+    assert found["bier/paper"]["baseline"] is None
+
+
 def test_table_prints_the_signed_differences(tmp_path):
     with open(tmp_path / "results.jsonl", "w") as f:
         for r in (

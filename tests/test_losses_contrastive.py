@@ -17,6 +17,9 @@ def _naive(labels, x, margin, similarity, weights=None, balance="joint"):
             if similarity == "cosine":
                 s = x[i] @ x[j] / (np.linalg.norm(x[i]) * np.linalg.norm(x[j]))
                 value = (s - 1) ** 2 if labels[i] == labels[j] else max(0.0, s - margin)
+            elif similarity == "squared_euclidean":  # ABE Eq. 10: the hinge on d^2
+                d2 = np.sum((x[i] - x[j]) ** 2)
+                value = d2 if labels[i] == labels[j] else max(0.0, margin - d2)
             else:
                 d = np.linalg.norm(x[i] - x[j])
                 value = d**2 if labels[i] == labels[j] else max(0.0, margin - d) ** 2
@@ -28,7 +31,9 @@ def _naive(labels, x, margin, similarity, weights=None, balance="joint"):
     return np.mean(pos_terms + neg_terms)
 
 
-@pytest.mark.parametrize("similarity, margin", [("euclidean", 2.5), ("cosine", 0.2)])
+@pytest.mark.parametrize(
+    "similarity, margin", [("euclidean", 2.5), ("squared_euclidean", 6.0), ("cosine", 0.2)]
+)
 @pytest.mark.parametrize("balance", ["joint", "separate"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_contrastive_matches_naive_loop(similarity, margin, balance, seed):
@@ -47,6 +52,21 @@ def test_contrastive_matches_naive_loop(similarity, margin, balance, seed):
 def test_default_margins_follow_the_similarity():
     assert losses.ContrastiveLoss().margin == 1.0
     assert losses.ContrastiveLoss(similarity="cosine").margin == 0.5
+    assert losses.ContrastiveLoss(similarity="squared_euclidean").margin == 1.0
+
+
+def test_the_squared_distance_form_is_abes_eq_10():
+    """ABE's learners and a baseline with `similarity="squared_euclidean"` train one loss."""
+    from keras_dml.models.abe import abe_contrastive_loss
+
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 4, size=12)
+    x = rng.normal(size=(12, 6)).astype("float32")
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    ours = losses.get({"name": "contrastive", "similarity": "squared_euclidean"})(labels, x)
+    np.testing.assert_allclose(float(ours), float(abe_contrastive_loss(labels, x)), rtol=1e-6)
+    hadsell = losses.contrastive_loss(labels, x, margin=1.0)  # a different loss on these pairs
+    assert abs(float(hadsell) - float(ours)) > 1e-3
 
 
 def test_invalid_similarity_is_rejected():

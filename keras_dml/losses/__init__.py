@@ -35,6 +35,7 @@ from keras_dml.losses.contrastive import (
     contrastive_loss,
     contrastive_pairs,
     cosine_contrastive_pairs,
+    squared_contrastive_pairs,
 )
 from keras_dml.losses.distance_weighted import (
     closest_negatives,
@@ -86,6 +87,7 @@ __all__ = [
     "contrastive_loss",
     "contrastive_pairs",
     "cosine_contrastive_pairs",
+    "squared_contrastive_pairs",
     "cosface_loss",
     "cosine_similarity_matrix",
     "distance_weighted_probabilities",

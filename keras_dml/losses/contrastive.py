@@ -1,4 +1,4 @@
-"""Contrastive loss (Hadsell et al. 2006) in Euclidean and BIER cosine-similarity form."""
+"""Contrastive loss (Hadsell et al. 2006): Euclidean, ABE squared-distance and BIER cosine forms."""
 
 import keras
 from keras import ops
@@ -13,8 +13,8 @@ from keras_dml.losses.pairwise import (
 )
 from keras_dml.losses.reduction import PAIR_BALANCES, check_choice, finish, reduce_pair_losses
 
-SIMILARITIES = ("euclidean", "cosine")
-DEFAULT_MARGINS = {"euclidean": 1.0, "cosine": 0.5}
+SIMILARITIES = ("euclidean", "squared_euclidean", "cosine")
+DEFAULT_MARGINS = {"euclidean": 1.0, "squared_euclidean": 1.0, "cosine": 0.5}
 
 
 def contrastive_pairs(squared_distances, pos_mask, neg_mask, margin=1.0):
@@ -41,6 +41,30 @@ def contrastive_pairs(squared_distances, pos_mask, neg_mask, margin=1.0):
     negative = ops.square(ops.relu(margin - distances))
     losses = ops.where(pos_mask, squared_distances, ops.where(neg_mask, negative, 0.0))
     return losses
+
+
+def squared_contrastive_pairs(squared_distances, pos_mask, neg_mask, margin=1.0):
+    """Per-pair contrastive loss with the hinge on the squared distance (ABE form).
+
+    `l = d^2` for positive pairs and `l = max(0, m - d^2)` for negative pairs, 0 elsewhere:
+    ABE's Eq. 10, where Hadsell et al. hinge the distance itself (`contrastive_pairs`).
+
+    Args:
+        squared_distances: float tensor `[B, B]`. Squared Euclidean distances.
+        pos_mask: bool tensor `[B, B]`. Positive pairs.
+        neg_mask: bool tensor `[B, B]`. Negative pairs.
+        margin: float. Squared distance beyond which negative pairs cost nothing.
+            Defaults to `1.0` (the paper's `m_c`).
+
+    Returns:
+        float32 tensor `[B, B]`.
+
+    References:
+        Kim et al., "Attention-based Ensemble for Deep Metric Learning", ECCV 2018, Eq. 10.
+    """
+    squared_distances = ops.cast(squared_distances, "float32")
+    negative = ops.relu(margin - squared_distances)
+    return ops.where(pos_mask, squared_distances, ops.where(neg_mask, negative, 0.0))
 
 
 def cosine_contrastive_pairs(similarities, pos_mask, neg_mask, margin=0.5):
@@ -81,10 +105,11 @@ def contrastive_loss(
     Args:
         labels: int tensor `[B]`. Class labels.
         embeddings: float tensor `[B, D]`. Embeddings (used as given for `"euclidean"`).
-        margin: float. Negative margin; `None` picks 1.0 for `"euclidean"` and 0.5 (BIER) for
-            `"cosine"`. Defaults to `None`.
-        similarity: `"euclidean"` (Hadsell et al.) or `"cosine"` (BIER Table 1).
-            Defaults to `"euclidean"`.
+        margin: float. Negative margin; `None` picks 1.0 for `"euclidean"` and
+            `"squared_euclidean"` and 0.5 (BIER) for `"cosine"`. Defaults to `None`.
+        similarity: `"euclidean"` (Hadsell et al.: hinge on the distance),
+            `"squared_euclidean"` (ABE Eq. 10: hinge on the squared distance) or `"cosine"`
+            (BIER Table 1). Defaults to `"euclidean"`.
         pair_weights: optional float tensor `[B, B]`, constant per-pair weights (BIER boosting).
         balance: `"joint"` or `"separate"`, see `reduce_pair_losses`. Defaults to `"joint"`.
         weight_normalization: `"count"` or `"weights"`, see `reduce_pair_losses`.
@@ -99,7 +124,8 @@ def contrastive_loss(
     >>> loss = contrastive_loss([0, 0, 1, 1], keras.random.normal((4, 8)), margin=1.0)
 
     References:
-        Hadsell, Chopra, LeCun, CVPR 2006, Eq. (4); Opitz et al., BIER, TPAMI 2018, Table 1.
+        Hadsell, Chopra, LeCun, CVPR 2006, Eq. (4); Opitz et al., BIER, TPAMI 2018, Table 1;
+        Kim et al., ABE, ECCV 2018, Eq. 10.
     """
     check_choice("similarity", similarity, SIMILARITIES)
     margin = DEFAULT_MARGINS[similarity] if margin is None else float(margin)
@@ -111,9 +137,8 @@ def contrastive_loss(
             cosine_similarity_matrix(embeddings), pos_mask, neg_mask, margin
         )
     else:
-        pairs = contrastive_pairs(
-            pairwise_squared_distances(embeddings), pos_mask, neg_mask, margin
-        )
+        form = contrastive_pairs if similarity == "euclidean" else squared_contrastive_pairs
+        pairs = form(pairwise_squared_distances(embeddings), pos_mask, neg_mask, margin)
     loss, count = reduce_pair_losses(
         pairs, pos_mask, neg_mask, pair_weights, balance, weight_normalization
     )
@@ -125,8 +150,10 @@ class ContrastiveLoss(MetricLoss):
     """Contrastive loss as a `keras.losses.Loss` over `(labels, embeddings)`.
 
     Args:
-        margin: float. Negative margin; `None` picks 1.0 (`"euclidean"`) or 0.5 (`"cosine"`).
-        similarity: `"euclidean"` or `"cosine"`. Defaults to `"euclidean"`.
+        margin: float. Negative margin; `None` picks 1.0 (`"euclidean"`,
+            `"squared_euclidean"`) or 0.5 (`"cosine"`).
+        similarity: `"euclidean"`, `"squared_euclidean"` (ABE Eq. 10) or `"cosine"`.
+            Defaults to `"euclidean"`.
         balance: `"joint"` or `"separate"`. Defaults to `"joint"`.
         name: str. Defaults to `"contrastive_loss"`.
         reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
@@ -143,7 +170,8 @@ class ContrastiveLoss(MetricLoss):
     >>> model.compile(optimizer="adam", loss=ContrastiveLoss(margin=1.0))
 
     References:
-        Hadsell, Chopra, LeCun, CVPR 2006, Eq. (4); Opitz et al., BIER, TPAMI 2018, Table 1.
+        Hadsell, Chopra, LeCun, CVPR 2006, Eq. (4); Opitz et al., BIER, TPAMI 2018, Table 1;
+        Kim et al., ABE, ECCV 2018, Eq. 10.
     """
 
     def __init__(

@@ -2,9 +2,7 @@
 
 from keras import ops
 
-from keras_dml.losses.mining import negative_mask, positive_mask
-from keras_dml.losses.pairwise import pairwise_squared_distances, prepare_inputs
-from keras_dml.losses.reduction import reduce_pair_losses
+from keras_dml.losses.contrastive import contrastive_loss
 
 DIVERGENCE_PAIRS = ("self", "all")
 
@@ -14,7 +12,8 @@ def abe_contrastive_loss(labels, embeddings, margin=1.0, return_count=False):
 
     `y_ij D_ij^2 + (1 - y_ij) [m_c - D_ij^2]_+` averaged over every positive and negative pair
     of the batch (the paper's 1/N over its sampled pairs). Note the hinge acts on the squared
-    distance, unlike Hadsell et al.'s `max(0, m - D)^2` (`keras_dml.losses.contrastive_loss`).
+    distance, unlike Hadsell et al.'s `max(0, m - D)^2`: this is
+    `keras_dml.losses.contrastive_loss(..., similarity="squared_euclidean")`.
 
     Args:
         labels: int tensor `[B]`.
@@ -33,12 +32,12 @@ def abe_contrastive_loss(labels, embeddings, margin=1.0, return_count=False):
     References:
         Kim et al., "Attention-based Ensemble for Deep Metric Learning", ECCV 2018, Eq. 10.
     """
-    labels, embeddings = prepare_inputs(labels, embeddings)
-    squared = pairwise_squared_distances(embeddings)
-    pos, neg = positive_mask(labels), negative_mask(labels)
-    pairs = ops.where(pos, squared, ops.where(neg, ops.relu(float(margin) - squared), 0.0))
-    loss, count = reduce_pair_losses(pairs, pos, neg)
-    return (loss, count) if return_count else loss
+    # The library's contrastive loss in its squared-distance form is this equation, so a
+    # baseline trained with it (`{"name": "contrastive", "similarity": "squared_euclidean"}`)
+    # trains the same loss as ABE's learners.
+    return contrastive_loss(
+        labels, embeddings, margin, similarity="squared_euclidean", return_count=return_count
+    )
 
 
 def divergence_loss(learner_embeddings, margin=1.0, pairs="self"):
