@@ -102,3 +102,11 @@ def test_a_bad_flag_an_unknown_row_and_a_missing_recipe_are_caught():
     assert unknown_names(name, args) == ["dc"]  # no dc_digits.json
     name, args, _ = parse("python benchmarks/distributed_step.py --methods baseline,bierr")
     assert unknown_names(name, args) == ["bierr"]
+
+
+def test_recipes_refuses_a_named_method_without_a_recipe(capsys):
+    """`--methods dc` on a dataset without `dc_<dataset>.json` is an error, not a shorter table."""
+    with pytest.raises(SystemExit) as stop:
+        benchmark_script("recipes").main(["--dataset", "digits", "--methods", "dc"])
+    assert stop.value.code == 2
+    assert "no recipe" in capsys.readouterr().err
