@@ -138,7 +138,7 @@ def keras_config(
         # embedding on the entire dataset: here the budget's last epoch. Set explicitly (the
         # library's "auto" gives the same at 3 epochs) so each record names the epoch it used.
         options = {**options, "conquer_epoch": budget["epochs"] - 1, "conquer_sampling": "all"}
-    if variant == "paper" or variant == "best" or row in ABLATIONS:
+    if variant in ("paper", "best") or row in ABLATIONS:
         options = {**options, **REFERENCE_OPTIONS.get(method, {})}
     options = {**options, **ABLATIONS.get(row, {})}
     if variant == "paper":

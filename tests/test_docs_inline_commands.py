@@ -5,7 +5,8 @@ run (most train for minutes), so what can go stale is checked instead. A complet
 parse with the CLI's own parser (flags spelled out, sub-commands and registered methods that
 exist, required options given). A mention — a command's name (`keras-dml zoo publish`), a flag
 (`keras-dml train --strategy`) or an elided command (`keras-dml search ... --save-index DIR`) —
-must name a sub-command that exists and flags that its `--help` lists.
+must name a sub-command that exists and flags that its `--help` lists. An inline
+`python -m MODULE ...` must name a module that runs as a script.
 """
 
 import contextlib
@@ -105,3 +106,40 @@ def test_a_missing_option_a_bad_flag_and_an_unknown_command_are_caught():
         check_mention("keras-dml zoo publsh", ["zoo", "publsh"])
     assert unknown_method(["train", "--method", "no_such_method", "--output", "runs/x"])
     assert not unknown_method(["train", "--method", "dcml", "--output", "runs/x"])
+
+
+MODULE = re.compile(r"`python -m ([\w.]+)[^`]*`")
+
+
+def inline_modules():
+    cases = []
+    for doc in DOCS:
+        with open(os.path.join(ROOT, doc)) as f:
+            prose = FENCED.sub("", f.read())
+        cases += [pytest.param(module, id=f"{doc}:{module}") for module in MODULE.findall(prose)]
+    return cases
+
+
+def runs_as_a_script(module):
+    """Whether `python -m module` runs something: a package with `__main__`, or a module with a
+    `__main__` guard."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return False
+    if spec.submodule_search_locations is not None:  # a package
+        return importlib.util.find_spec(f"{module}.__main__") is not None
+    with open(spec.origin) as f:
+        return 'if __name__ == "__main__":' in f.read()
+
+
+@pytest.mark.parametrize("module", inline_modules())
+def test_inline_python_module_runs_as_a_script(module):
+    assert runs_as_a_script(module), f"`python -m {module}` in the docs runs nothing"
+
+
+def test_the_docs_quote_modules_and_a_missing_one_is_caught():
+    assert {case.values[0] for case in inline_modules()} >= {"keras_dml.export.cli", "pytest"}
+    assert not runs_as_a_script("keras_dml.export.no_such_module")
+    assert not runs_as_a_script("keras_dml.losses")  # a package without __main__
