@@ -10,6 +10,7 @@ environment assignments such as `KERAS_BACKEND=jax`) are checked to be ones `.ci
 rather than run recursively.
 """
 
+import importlib.util
 import json
 import os
 import re
@@ -283,10 +284,33 @@ def test_documented_json_is_valid_for_what_it_shows(text):
             if command.startswith("keras-dml "):
                 argv = shlex.split(command)[1:]
                 build_parser(argv).parse_args(argv)
+            elif command.startswith("python training/train.py "):
+                check_recipe_command(command)
+            else:
+                pytest.fail(f"no check for the card's {section} command: {command!r}")
     elif "cluster" in data:
         check_tf_config(text)
     else:
         pytest.fail(f"no check for this documented JSON: {text[:80]!r}")
+
+
+def check_recipe_command(command):
+    """A `python training/train.py ...` command parses with the script's parser (no
+    abbreviations) and its `--config` recipe exists."""
+    spec = importlib.util.spec_from_file_location("train_script", f"{ROOT}/training/train.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    args = script.build_parser().parse_args(shlex.split(command)[2:])
+    assert os.path.exists(os.path.join(ROOT, args.config)), f"{command!r}: no {args.config}"
+
+
+def test_a_recipe_command_with_a_missing_recipe_or_a_bad_flag_is_caught():
+    good = "python training/train.py --config training/configs/dc_cub200.json --output runs/x"
+    check_recipe_command(good)
+    with pytest.raises(AssertionError, match="no training/configs/dc_cub.json"):
+        check_recipe_command(good.replace("dc_cub200", "dc_cub"))
+    with pytest.raises(SystemExit):
+        check_recipe_command(good.replace("--output", "--out"))
 
 
 def test_every_json_block_is_checked():

@@ -19,13 +19,18 @@ import json
 import sys
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def build_parser():
+    """The command line of this script (also read by the docs' command checks)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--config", required=True, help="JSON recipe in training/configs/")
     parser.add_argument("--output", required=True, help="run folder")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
     parser.add_argument("--quiet", action="store_true")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
 
     from keras_dml.models.config import parse_overrides
     from keras_dml.training import load_config, train
