@@ -286,7 +286,7 @@ def test_documented_json_is_valid_for_what_it_shows(text):
                 build_parser(argv).parse_args(argv)
             elif command.startswith("python training/train.py "):
                 check_recipe_command(command)
-            else:
+            elif command:
                 pytest.fail(f"no check for the card's {section} command: {command!r}")
     elif "cluster" in data:
         check_tf_config(text)

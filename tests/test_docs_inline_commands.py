@@ -10,6 +10,7 @@ must name a sub-command that exists and flags that its `--help` lists. An inline
 """
 
 import contextlib
+import importlib.util
 import io
 import os
 import re
@@ -123,8 +124,6 @@ def inline_modules():
 def runs_as_a_script(module):
     """Whether `python -m module` runs something: a package with `__main__`, or a module with a
     `__main__` guard."""
-    import importlib.util
-
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
         return False
