@@ -23,17 +23,24 @@ from tests.test_docs_commands import DOCS, ROOT
 
 FENCED = re.compile(r"^```.*?^```", re.S | re.M)
 INLINE = re.compile(r"`(keras-dml [^`]*)`")
+MODULE = re.compile(r"`python -m ([\w.]+)[^`]*`")
 
 
-def inline_commands():
+def prose_matches(pattern):
+    """One test case per match of `pattern` in the docs' prose (fenced blocks removed), with
+    its whitespace collapsed (a span may wrap over lines)."""
     cases = []
     for doc in DOCS:
         with open(os.path.join(ROOT, doc)) as f:
             prose = FENCED.sub("", f.read())
-        for span in INLINE.findall(prose):
-            command = " ".join(span.split())  # a span may wrap over lines
-            cases.append(pytest.param(command, id=f"{doc}:{command}"))
+        for span in pattern.findall(prose):
+            text = " ".join(span.split())
+            cases.append(pytest.param(text, id=f"{doc}:{text}"))
     return cases
+
+
+def inline_commands():
+    return prose_matches(INLINE)
 
 
 def run_parser(words):
@@ -109,16 +116,8 @@ def test_a_missing_option_a_bad_flag_and_an_unknown_command_are_caught():
     assert not unknown_method(["train", "--method", "dcml", "--output", "runs/x"])
 
 
-MODULE = re.compile(r"`python -m ([\w.]+)[^`]*`")
-
-
 def inline_modules():
-    cases = []
-    for doc in DOCS:
-        with open(os.path.join(ROOT, doc)) as f:
-            prose = FENCED.sub("", f.read())
-        cases += [pytest.param(module, id=f"{doc}:{module}") for module in MODULE.findall(prose)]
-    return cases
+    return prose_matches(MODULE)
 
 
 def runs_as_a_script(module):
