@@ -304,6 +304,16 @@ def check_recipe_command(command):
     assert os.path.exists(os.path.join(ROOT, args.config)), f"{command!r}: no {args.config}"
 
 
+def test_train_script_usage_lines_parse():
+    """The usage lines of `training/train.py`'s docstring (a line may continue with `\\`)."""
+    with open(os.path.join(ROOT, "training", "train.py")) as f:
+        text = f.read().replace("\\\n", " ")
+    commands = re.findall(r"^ *(python training/train\.py [^\n]*)$", text, re.M)
+    assert len(commands) >= 2
+    for command in commands:
+        check_recipe_command(command)
+
+
 def test_a_recipe_command_with_a_missing_recipe_or_a_bad_flag_is_caught():
     good = "python training/train.py --config training/configs/dc_cub200.json --output runs/x"
     check_recipe_command(good)
