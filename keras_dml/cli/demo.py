@@ -1,21 +1,16 @@
 """`keras-dml demo`: every method trained briefly on the embedded digits, compared, exported."""
 
+from keras_dml.cli.names import BUILTIN_DEMO_METHODS
 
-def add_demo_parser(subparsers, with_methods=False):
+
+def add_demo_parser(subparsers):
     """Adds the `demo` sub-command to `keras-dml`'s sub-parsers.
 
     Args:
         subparsers: the `argparse` sub-parsers action of the `keras-dml` parser.
-        with_methods: bool. Name the demo's methods in the help of `--methods` (imports
-            TensorFlow). Defaults to `False`.
     """
-    if with_methods:
-        from keras_dml.demo import demo_methods
-
-        names = ",".join(demo_methods())
-        methods_help = f"comma-separated subset of: {names} (default: all)"
-    else:
-        methods_help = "comma-separated subset of the methods (keras-dml demo --help lists them)"
+    names = ",".join(BUILTIN_DEMO_METHODS)
+    methods_help = f"comma-separated subset of: {names} (default: all)"
     parser = subparsers.add_parser(
         "demo", help="train every method briefly on the embedded digits data, compare, export"
     )
