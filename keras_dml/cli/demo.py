@@ -17,6 +17,11 @@ def add_demo_parser(subparsers):
     parser.add_argument("--output", default="demo_output", help="folder for the demo's files")
     parser.add_argument("--epochs", type=int, help="epochs per method (default: the demo's own)")
     parser.add_argument("--methods", help=methods_help)
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier demo in --output (by default a folder holding files is refused)",
+    )
 
 
 def run_demo(args):
@@ -28,8 +33,12 @@ def run_demo(args):
     Returns:
         int, the exit code (0).
     """
+    from keras_dml.demo_folder import check_demo_folder
+
+    check_demo_folder(args.output, args.overwrite)  # refuse before TensorFlow loads
+    # Imported here, not at the top: the parser and the check above need no TensorFlow.
     from keras_dml.demo import run_demo as run
 
     methods = args.methods.split(",") if args.methods else None
-    run(args.output, methods=methods, epochs=args.epochs)
+    run(args.output, methods=methods, epochs=args.epochs, overwrite=args.overwrite)
     return 0
