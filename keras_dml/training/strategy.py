@@ -26,6 +26,7 @@ import keras
 
 from keras_dml.models.config import STRATEGIES
 from keras_dml.models.distribution import is_chief
+from keras_dml.utils.suggestions import did_you_mean
 
 TENSORFLOW_STRATEGIES = ("mirrored", "multi_worker")
 
@@ -44,7 +45,8 @@ def check_strategy(name, backend=None):
     backend = backend or keras.backend.backend()
     if name not in STRATEGIES:
         raise ValueError(
-            f"Unknown `strategy`; use one of {STRATEGIES} (CLI: --strategy). "
+            f"Unknown `strategy`.{did_you_mean(name, STRATEGIES)} Use one of {STRATEGIES} "
+            "(CLI: --strategy). "
             f"Received: strategy={name!r}"
         )
     if name in TENSORFLOW_STRATEGIES and backend != "tensorflow":
