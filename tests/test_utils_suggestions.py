@@ -140,3 +140,25 @@ def test_the_helper_ignores_case_and_dashes_and_keeps_the_known_spelling():
     assert (
         did_you_mean_keys(["marign", "zzz"], ["margin"]) == " Did you mean 'margin' for 'marign'?"
     )
+
+
+def test_cli_misspelt_model_argument_suggests_the_right_one(tmp_path, capsys):
+    # Used to end in Keras' "Unrecognized keyword arguments passed to EmbeddingModel: ...".
+    argv = ["train", "--method", "baseline", "--dataset", "digits", "--quiet"]
+    argv += ["--set", "model.embeding_dim=8", "--output", str(tmp_path / "run")]
+    assert main(argv) == 1
+    line = one_error_line(capsys)
+    assert "['embeding_dim']" in line and "Did you mean 'embedding_dim'?" in line
+    assert "`model` entry" in line
+
+
+def test_model_argument_error_finds_the_method_model_class():
+    from keras_dml.models import DivideAndConquer
+    from keras_dml.training.model_arguments import model_argument_error
+
+    try:
+        DivideAndConquer(backbone("convnet", width=4), num_lerners=2)
+    except ValueError as error:
+        explained = model_argument_error(error, {"method": "dc", "model": {"num_lerners": 2}})
+    assert "Did you mean 'num_learners'?" in str(explained)
+    assert model_argument_error(ValueError("another error"), {}) is None

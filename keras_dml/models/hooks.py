@@ -54,6 +54,30 @@ def optimizer_names():
     )
 
 
+def accepted_arguments(callable_):
+    """The keyword arguments `callable_` accepts, or `None` when a function takes any (`**kw`).
+
+    A class forwarding `**kwargs` to its base accepts its bases' named arguments too.
+
+    Args:
+        callable_: a class or function.
+
+    Returns:
+        set of str, or `None`.
+    """
+    parameters = inspect.signature(callable_).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        if not isinstance(callable_, type):
+            return None
+        names = set()
+        for klass in callable_.__mro__:
+            if "__init__" in vars(klass):
+                names |= set(inspect.signature(klass.__init__).parameters)
+    else:
+        names = set(parameters)
+    return names - {"self", "args", "kwargs"}
+
+
 def check_arguments(callable_, options, what, entry):
     """Raises a `ValueError` naming the keys of `options` that `callable_` does not accept.
 
@@ -63,18 +87,9 @@ def check_arguments(callable_, options, what, entry):
         what: str. What is being built, for the message (e.g. `"loss 'margin'"`).
         entry: str. The configuration entry holding the options (e.g. `"loss"`).
     """
-    parameters = inspect.signature(callable_).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        if not isinstance(callable_, type):
-            return
-        # A class forwarding **kwargs to its base: accept the base classes' named arguments.
-        names = set()
-        for klass in callable_.__mro__:
-            if "__init__" in vars(klass):
-                names |= set(inspect.signature(klass.__init__).parameters)
-    else:
-        names = set(parameters)
-    names -= {"self", "args", "kwargs"}
+    names = accepted_arguments(callable_)
+    if names is None:
+        return
     unknown = sorted(set(options) - names)
     if unknown:
         hint = did_you_mean_keys(unknown, names)
