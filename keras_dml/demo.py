@@ -7,10 +7,10 @@ the table measures what DML measures: generalisation to classes never seen in tr
 
 import json
 import os
-import shutil
 import time
 import warnings
 
+from keras_dml.demo_folder import check_demo_folder, clear_demo_folder
 from keras_dml.models import get_method, list_methods
 from keras_dml.training import load_splits, resolve_config, train
 
@@ -50,7 +50,7 @@ def demo_config(method, epochs=None):
     return resolve_config(config)
 
 
-def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
+def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True, overwrite=False):
     """Trains each method, prints a Recall@1 / MAP@R table and exports the best model.
 
     Selection follows the one rule of every keras-dml run: validation MAP@R on held-out training
@@ -66,11 +66,17 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
             configuration.
         epochs: int. Overrides the epochs of every method.
         verbose: bool. Print progress (method k of n, each epoch, a time estimate) and the table.
+        overwrite: bool. Replace an earlier demo in `output_dir` (its run folders, results and
+            exports; other files stay). Defaults to `False`: a folder holding files is refused.
 
     Returns:
         list of dicts, one per method: `method`, `val_recall@1`, `val_map@r` (best epoch),
         `best_epoch`, test `recall@1`, `map@r`, `nmi`, `seconds`, `run_dir`, `report` (its
         `report.html`, or `None` when the report could not be drawn: a warning says why).
+
+    Raises:
+        FileExistsError: `output_dir` holds files and `overwrite` is false, or is a file.
+        ValueError: a method without a demo configuration.
     """
     import keras
 
@@ -86,6 +92,8 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
             f"The demo has no configuration for {unknown}. Available: {available} "
             f"(e.g. --methods {','.join(available[:2])})."
         )
+    check_demo_folder(output_dir, overwrite)
+    clear_demo_folder(output_dir, available)
     os.makedirs(output_dir, exist_ok=True)
     splits = load_splits(demo_config(methods[0]))
     results = []
@@ -129,12 +137,8 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True):
 
     best = max(results, key=lambda r: (r["val_map@r"], r["val_recall@1"]))
     best_model = keras.saving.load_model(os.path.join(best["run_dir"], "best.keras"), compile=False)
-    # The demo owns its output folder: a second `keras-dml demo` replaces the first's exports.
     saved_model_dir = os.path.join(output_dir, "best_saved_model")
     onnx_path = os.path.join(output_dir, "best.onnx")
-    shutil.rmtree(saved_model_dir, ignore_errors=True)
-    if os.path.exists(onnx_path):
-        os.remove(onnx_path)
     exports = {"saved_model": export_saved_model(best_model, saved_model_dir)}
     if is_available("onnx") and is_available("tf2onnx"):
         exports["onnx"] = export_onnx(best_model, onnx_path)

@@ -58,7 +58,7 @@ def test_loss_argument_typo(tmp_path, capsys):
     loss = json.dumps({"name": "margin", "marign": 0.1})
     argv = [*TRAIN, "--method", "baseline", "--set", f"loss={loss}", "--output", str(tmp_path)]
     code, err = run_cli(argv, capsys)
-    assert_one_line_error(code, err, "['marign']", "'marign' -> 'margin'", "`loss` entry")
+    assert_one_line_error(code, err, "['marign']", "Did you mean 'margin'?", "`loss` entry")
 
 
 def test_unknown_loss_name(tmp_path, capsys):
@@ -79,7 +79,7 @@ def test_optimizer_argument_typo_is_not_reported_as_unknown_optimizer(tmp_path, 
     argv = [*TRAIN, "--method", "baseline", "--epochs", "1"]
     argv += ["--set", "optimizer.learnin_rate=0.1", "--output", str(tmp_path)]
     code, err = run_cli(argv, capsys)
-    assert_one_line_error(code, err, "['learnin_rate']", "'learnin_rate' -> 'learning_rate'")
+    assert_one_line_error(code, err, "['learnin_rate']", "Did you mean 'learning_rate'?")
     assert "Unknown optimizer" not in err
 
 
@@ -99,7 +99,7 @@ def test_unknown_dataset_option(tmp_path, capsys):
     # Used to end in `TypeError: load_digits() got an unexpected keyword argument`.
     argv = [*TRAIN, "--method", "baseline", "--set", "dataset_options.resize_sise=40"]
     code, err = run_cli([*argv, "--output", str(tmp_path)], capsys)
-    assert_one_line_error(code, err, "['resize_sise']", "'resize_sise' -> 'resize_size'")
+    assert_one_line_error(code, err, "['resize_sise']", "Did you mean 'resize_size'?")
     assert "dataset_options" in err
 
 

@@ -59,7 +59,7 @@ def test_registry_lists_every_dataset_and_suggests_close_names():
     ):
         assert name in names
     assert "tfds:caltech_birds2011" in names and "image_folder" in names
-    with pytest.raises(ValueError, match=r"Did you mean \['cub200'\]") as info:
+    with pytest.raises(ValueError, match="Did you mean 'cub200'\\?") as info:
         load_dataset("cub2000")
     assert "cars196" in str(info.value)
 

@@ -79,8 +79,8 @@ def test_demo_trains_compares_and_exports(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_demo_runs_twice_in_one_folder(tmp_path):
-    # The README runs `keras-dml demo --output demo_output` and later `keras-dml demo` (same
-    # folder): the second run replaces the first's exports instead of refusing to overwrite.
-    for _ in range(2):
-        run_demo(str(tmp_path), methods=["baseline"], epochs=1, verbose=False)
+    # The README runs `keras-dml demo --output demo_output` and later `keras-dml demo
+    # --overwrite` (same folder): the second run replaces the first's runs and exports.
+    for overwrite in (False, True):
+        run_demo(str(tmp_path), methods=["baseline"], epochs=1, verbose=False, overwrite=overwrite)
     assert os.path.isdir(tmp_path / "best_saved_model")

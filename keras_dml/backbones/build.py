@@ -11,6 +11,7 @@ from keras_dml.backbones.batchnorm import freeze_batchnorm as _freeze_batchnorm
 from keras_dml.backbones.registry import get_spec
 from keras_dml.backbones.weights import check_weights_argument, load_weights_file
 from keras_dml.layers.image_normalization import ImageNormalization
+from keras_dml.utils.suggestions import did_you_mean_keys
 
 
 def _check_input_shape(spec, input_shape):
@@ -102,7 +103,8 @@ def get(
     unknown = sorted(set(kwargs) - set(spec.options))
     if unknown:
         raise ValueError(
-            f"Backbone {name!r} has no option(s) {unknown}. Its options (with defaults): "
+            f"Backbone {name!r} has no option(s) {unknown}."
+            f"{did_you_mean_keys(unknown, spec.options)} Its options (with defaults): "
             f"{dict(spec.options) or 'none'}."
         )
     weights = check_weights_argument(weights)

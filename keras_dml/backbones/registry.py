@@ -1,8 +1,9 @@
 """The backbone registry: one `BackboneSpec` per name, looked up by `get` and `split_points`."""
 
 import dataclasses
-import difflib
 from collections.abc import Callable, Mapping
+
+from keras_dml.utils.suggestions import did_you_mean, did_you_mean_keys
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,9 +83,9 @@ def get_spec(name):
     if isinstance(name, str) and name in _REGISTRY:
         return _REGISTRY[name]
     known = sorted(_REGISTRY)
-    close = difflib.get_close_matches(str(name).lower(), known, n=3, cutoff=0.5)
-    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    raise ValueError(f"Unknown backbone {name!r}.{hint} Known backbones: {known}.")
+    raise ValueError(
+        f"Unknown backbone {name!r}.{did_you_mean(name, known)} Known backbones: {known}."
+    )
 
 
 def list_backbones(verbose=False):
@@ -137,7 +138,8 @@ def split_points(name, **options):
     unknown = sorted(set(options) - set(spec.options))
     if unknown:
         raise ValueError(
-            f"Backbone {name!r} has no option(s) {unknown}. Its options: "
+            f"Backbone {name!r} has no option(s) {unknown}."
+            f"{did_you_mean_keys(unknown, spec.options)} Its options: "
             f"{sorted(spec.options) or 'none'}."
         )
     return spec.resolve_split_points(**options)

@@ -1,27 +1,27 @@
 """`keras-dml demo`: every method trained briefly on the embedded digits, compared, exported."""
 
+from keras_dml.cli.names import BUILTIN_DEMO_METHODS
 
-def add_demo_parser(subparsers, with_methods=False):
+
+def add_demo_parser(subparsers):
     """Adds the `demo` sub-command to `keras-dml`'s sub-parsers.
 
     Args:
         subparsers: the `argparse` sub-parsers action of the `keras-dml` parser.
-        with_methods: bool. Name the demo's methods in the help of `--methods` (imports
-            TensorFlow). Defaults to `False`.
     """
-    if with_methods:
-        from keras_dml.demo import demo_methods
-
-        names = ",".join(demo_methods())
-        methods_help = f"comma-separated subset of: {names} (default: all)"
-    else:
-        methods_help = "comma-separated subset of the methods (keras-dml demo --help lists them)"
+    names = ",".join(BUILTIN_DEMO_METHODS)
+    methods_help = f"comma-separated subset of: {names} (default: all)"
     parser = subparsers.add_parser(
         "demo", help="train every method briefly on the embedded digits data, compare, export"
     )
     parser.add_argument("--output", default="demo_output", help="folder for the demo's files")
     parser.add_argument("--epochs", type=int, help="epochs per method (default: the demo's own)")
     parser.add_argument("--methods", help=methods_help)
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier demo in --output (by default a folder holding files is refused)",
+    )
 
 
 def run_demo(args):
@@ -33,8 +33,12 @@ def run_demo(args):
     Returns:
         int, the exit code (0).
     """
+    from keras_dml.demo_folder import check_demo_folder
+
+    check_demo_folder(args.output, args.overwrite)  # refuse before TensorFlow loads
+    # Imported here, not at the top: the parser and the check above need no TensorFlow.
     from keras_dml.demo import run_demo as run
 
     methods = args.methods.split(",") if args.methods else None
-    run(args.output, methods=methods, epochs=args.epochs)
+    run(args.output, methods=methods, epochs=args.epochs, overwrite=args.overwrite)
     return 0

@@ -6,7 +6,7 @@ import sys
 from keras_dml.cli.demo import add_demo_parser
 from keras_dml.cli.errors import ERROR_PREFIX
 from keras_dml.cli.evaluate import add_evaluate_parser
-from keras_dml.cli.plugins import load_plugins, plugin_modules
+from keras_dml.cli.plugins import plugin_modules
 from keras_dml.cli.report import add_report_parser
 from keras_dml.cli.train import add_train_parser
 
@@ -39,14 +39,12 @@ def build_parser(argv=None):
 
     parser = _Parser(prog="keras-dml", description="Ensemble deep metric learning for Keras 3.")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    # Only `train` and `demo` list the registered methods (importing TensorFlow): `keras-dml
-    # --help` and the other commands answer at once.
+    # The help lists the built-in methods and losses from tables (keras_dml.cli.names): no
+    # TensorFlow import unless `train --plugin` modules must register theirs.
     is_train = bool(argv) and argv[0] == "train"
-    if is_train:
-        load_plugins(plugin_modules(argv))
-    add_train_parser(subparsers, with_methods=is_train)
+    add_train_parser(subparsers, plugins=plugin_modules(argv) if is_train else ())
     add_evaluate_parser(subparsers)
-    add_demo_parser(subparsers, with_methods=bool(argv) and argv[0] == "demo")
+    add_demo_parser(subparsers)
     add_report_parser(subparsers)
     add_export_parser(subparsers)
     add_zoo_parser(subparsers)

@@ -4,6 +4,8 @@ import argparse
 import json
 import os
 
+from keras_dml.cli.names import BUILTIN_LOSSES, method_descriptions
+
 # The registered datasets (`keras_dml.data.list_datasets()`), written out so that building the
 # parser imports no TensorFlow; tests/test_cli_errors.py checks that the list is complete.
 DATASET_NAMES = (
@@ -22,21 +24,24 @@ DATASET_NAMES = (
 )
 
 
-def methods_epilog():
-    """`keras-dml train --help`'s table of the registered methods (plug-ins included)."""
-    from keras_dml.models import list_methods
+def methods_epilog(plugins=()):
+    """`keras-dml train --help`'s table of the trainable methods (plug-ins included).
 
-    rows = [f"  {name:<10} {text}" for name, text in list_methods(verbose=True).items()]
+    Args:
+        plugins: iterable of str. The `--plugin` modules, imported to list their methods.
+    """
+    rows = [f"  {name:<10} {text}" for name, text in method_descriptions(plugins).items()]
     return "methods (--method):\n" + "\n".join(rows)
 
 
-def add_train_parser(subparsers, with_methods=False):
+def add_train_parser(subparsers, plugins=()):
     """Adds the `train` sub-command to `keras-dml`'s sub-parsers.
 
     Args:
         subparsers: the `argparse` sub-parsers action of the `keras-dml` parser.
-        with_methods: bool. List the registered methods in the help (imports TensorFlow).
-            Defaults to `False`.
+        plugins: iterable of str. The `--plugin` modules of the command line: imported (with
+            Keras) so that the help lists their methods. Defaults to none: the built-in table,
+            no Keras import.
     """
     parser = subparsers.add_parser(
         "train",
@@ -48,7 +53,7 @@ def add_train_parser(subparsers, with_methods=False):
             "D&C at most (training classes / 2) learners. Running the same command again "
             "resumes an interrupted run."
         ),
-        epilog=methods_epilog() if with_methods else None,
+        epilog=methods_epilog(plugins),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--config", help="JSON run configuration (see training/configs/)")
@@ -72,6 +77,12 @@ def add_train_parser(subparsers, with_methods=False):
             "backbone name (default vgg_small; convnet is cheaper per step; resnet50, "
             "googlenet, bn_inception have ImageNet weights)"
         ),
+    )
+    parser.add_argument(
+        "--loss",
+        metavar="NAME",
+        help=f"loss name: {', '.join(BUILTIN_LOSSES)} (default: the method's own; its "
+        "arguments with --set loss.KEY=VALUE)",
     )
     parser.add_argument("--weights", help="backbone weights: 'imagenet' or a weights file")
     parser.add_argument(
@@ -169,6 +180,7 @@ def config_from_args(args):
     nested = {
         ("backbone", "name"): args.backbone,
         ("backbone", "weights"): args.weights,
+        ("loss", "name"): args.loss,
         ("model", "embedding_dim"): args.embedding_dim,
         ("optimizer", "learning_rate"): args.learning_rate,
     }

@@ -112,19 +112,24 @@ def export_from_args(args, model=None):
     Returns:
         `ExportReport`.
     """
+    from keras_dml.export.output_path import check_output_path
+
+    # Everything the command line can get wrong fails here, before the model loads.
+    image_size = _image_size(args.image_size)
+    if args.format == "onnx" and args.input_dtype == "both":
+        raise ValueError(
+            "--input-dtype both is for SavedModel only (an ONNX graph has one input type). "
+            "Export two ONNX files, one with --input-dtype float32 and one with uint8."
+        )
+    check_output_path(args.output, "directory" if args.format == "saved_model" else "file")
+    # Imported here, not at the top: `keras-dml --help` builds this parser without TensorFlow.
     from keras_dml.export import export_onnx, export_saved_model
 
-    image_size = _image_size(args.image_size)
     if model is None:
         model = load_model(args.model)
     options = {"image_size": image_size, "verify": not args.no_verify, "atol": args.atol}
     if args.format == "saved_model":
         return export_saved_model(model, args.output, input_dtype=args.input_dtype, **options)
-    if args.input_dtype == "both":
-        raise ValueError(
-            "--input-dtype both is for SavedModel only (an ONNX graph has one input type). "
-            "Export two ONNX files, one with --input-dtype float32 and one with uint8."
-        )
     return export_onnx(
         model, args.output, opset=args.opset, input_dtype=args.input_dtype, **options
     )

@@ -12,6 +12,7 @@ import os
 import keras
 
 from keras_dml.export.float32_model import float32_inference_model, source_difference
+from keras_dml.export.output_path import check_output_path
 from keras_dml.export.report import ExportReport, check_parity
 from keras_dml.export.signature import (
     INPUT_NAME,
@@ -79,6 +80,8 @@ def export_onnx(
         MissingDependencyError: onnx / tf2onnx (or onnxruntime with `verify=True`) is missing;
             install `keras-dml[onnx]`.
         ExportParityError: `verify=True` and onnxruntime's output differs from Keras.
+        OSError: `path` cannot be written (a folder, under a file, in a read-only folder),
+            raised before any work on the model (`keras_dml.export.output_path`).
 
     Examples:
     >>> import keras_dml, numpy as np, onnxruntime as ort
@@ -90,6 +93,7 @@ def export_onnx(
     >>> session.run(["embedding"], {"images": images})[0].shape
     (3, 64)
     """
+    check_output_path(path, "file")  # before any work on the model
     onnx = optional_import("onnx", feature="ONNX export")
     tf2onnx = optional_import("tf2onnx", feature="ONNX export")
     check_exportable(model)

@@ -6,6 +6,7 @@ import tensorflow as tf
 from keras.export import ExportArchive
 
 from keras_dml.export.float32_model import float32_inference_model, source_difference
+from keras_dml.export.output_path import check_output_path
 from keras_dml.export.report import ExportReport, check_parity
 from keras_dml.export.signature import (
     INPUT_NAME,
@@ -72,6 +73,9 @@ def export_saved_model(
     Raises:
         ExportError: the model is not built, its input size is unknown, or `input_dtype` is bad.
         ExportParityError: `verify=True` and the reloaded SavedModel differs from Keras.
+        OSError: `path` cannot be written (a file, under a file, in a read-only folder), raised
+            before any work on the model (`keras_dml.export.output_path.check_output_path`).
+        FileExistsError: `path` already holds a SavedModel.
 
     Examples:
     >>> import keras_dml, tensorflow as tf
@@ -82,6 +86,7 @@ def export_saved_model(
     >>> serve(images=tf.zeros((2, 32, 32, 3), tf.uint8))["embedding"].shape
     TensorShape([2, 64])
     """
+    check_output_path(path, "directory")  # before any work on the model
     check_exportable(model)
     dtypes = check_input_dtype(input_dtype, allowed=("float32", "uint8", "both"))
     image_shape = resolve_image_shape(model, image_size)

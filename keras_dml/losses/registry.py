@@ -1,7 +1,5 @@
 """Resolve losses by name or config, for configuration files and the CLI."""
 
-import difflib
-
 import keras
 
 from keras_dml.losses.additive_margin import ArcFaceLoss, CosFaceLoss
@@ -14,6 +12,7 @@ from keras_dml.losses.normalized_softmax import NormalizedSoftmaxLoss
 from keras_dml.losses.proxy_anchor import ProxyAnchorLoss
 from keras_dml.losses.proxy_nca import ProxyNCALoss
 from keras_dml.losses.triplet import TripletLoss
+from keras_dml.utils.suggestions import did_you_mean
 
 LOSSES = {
     "contrastive": ContrastiveLoss,
@@ -99,8 +98,7 @@ def _key(name):
 
 
 def _unknown(identifier):
-    close = difflib.get_close_matches(_key(identifier), sorted(LOSSES), n=1, cutoff=0.6)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(identifier, LOSSES)
     return ValueError(f"Unknown loss {identifier!r}.{hint} Known names: {sorted(LOSSES)}.")
 
 

@@ -39,6 +39,8 @@ import copy
 import json
 import os
 
+from keras_dml.utils.suggestions import did_you_mean, did_you_mean_keys
+
 DEFAULTS = {
     "data_dir": None,
     "dataset_options": {},
@@ -87,7 +89,8 @@ def resolve_config(config):
     unknown = sorted(set(config) - KNOWN_KEYS)
     if unknown:
         raise ValueError(
-            f"Unknown configuration keys {unknown}. Known keys: {sorted(KNOWN_KEYS)}. "
+            f"Unknown configuration keys {unknown}.{did_you_mean_keys(unknown, KNOWN_KEYS)} "
+            f"Known keys: {sorted(KNOWN_KEYS)}. "
             "Method-specific settings go under `method_options`."
         )
     for key in ("method", "dataset"):
@@ -131,8 +134,9 @@ def check_config_augmentation(augmentation):
         return augmentation
     if isinstance(augmentation, dict) and "class_name" in augmentation:
         return augmentation
+    hint = did_you_mean(augmentation, AUGMENTATIONS) if isinstance(augmentation, str) else ""
     raise ValueError(
-        f"Unknown `augmentation` in the run configuration; use null, one of {AUGMENTATIONS}, "
+        f"Unknown `augmentation` in the run configuration.{hint} Use null, one of {AUGMENTATIONS}, "
         "or a Keras preprocessing pipeline (a layer or its serialized dict). "
         f"Received: augmentation={augmentation!r}"
     )
@@ -187,7 +191,8 @@ def check_values(config):
     for key, valid in (("strategy", STRATEGIES), ("precision", PRECISIONS)):
         if config[key] not in valid:
             raise ValueError(
-                f"Unknown `{key}`; use one of {valid} (CLI: --{key}, config: "
+                f"Unknown `{key}`.{did_you_mean(config[key], valid)} Use one of {valid} (CLI: "
+                f"--{key}, config: "
                 f'"{key}": "{valid[0]}"). Received: {key}={config[key]!r}'
             )
     batch_size, m = config["batch_size"], config["m_per_class"]

@@ -1,9 +1,10 @@
 """The default hooks of a `MethodSpec`: optimizer, loss and class-balanced batches from a config."""
 
-import difflib
 import inspect
 
 import keras
+
+from keras_dml.utils.suggestions import did_you_mean, did_you_mean_keys
 
 
 def build_optimizer(config):
@@ -24,8 +25,9 @@ def build_optimizer(config):
         optimizer_class = type(keras.optimizers.get(name))
     except ValueError as error:
         raise ValueError(
-            f"Unknown optimizer {name!r} in the run configuration (any keras.optimizers name, "
-            f"e.g. 'adam', 'adamw', 'sgd'). Received: optimizer={config['optimizer']}"
+            f"Unknown optimizer {name!r} in the run configuration."
+            f"{did_you_mean(name, optimizer_names())} Use any keras.optimizers name, e.g. "
+            f"'adam', 'adamw', 'sgd'. Received: optimizer={config['optimizer']}"
         ) from error
     check_arguments(optimizer_class, options, f"optimizer {name!r}", "optimizer")
     optimizer = optimizer_class(**options)
@@ -41,6 +43,41 @@ def build_optimizer(config):
     return with_multipliers(optimizer, multipliers)
 
 
+def optimizer_names():
+    """The names `keras.optimizers.get` takes: its optimizer classes' names in lower case."""
+    return sorted(
+        name.lower()
+        for name, value in vars(keras.optimizers).items()
+        if isinstance(value, type)
+        and issubclass(value, keras.optimizers.Optimizer)
+        and value not in (keras.optimizers.Optimizer, keras.optimizers.LossScaleOptimizer)
+    )
+
+
+def accepted_arguments(callable_):
+    """The keyword arguments `callable_` accepts, or `None` when a function takes any (`**kw`).
+
+    A class forwarding `**kwargs` to its base accepts its bases' named arguments too.
+
+    Args:
+        callable_: a class or function.
+
+    Returns:
+        set of str, or `None`.
+    """
+    parameters = inspect.signature(callable_).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        if not isinstance(callable_, type):
+            return None
+        names = set()
+        for klass in callable_.__mro__:
+            if "__init__" in vars(klass):
+                names |= set(inspect.signature(klass.__init__).parameters)
+    else:
+        names = set(parameters)
+    return names - {"self", "args", "kwargs"}
+
+
 def check_arguments(callable_, options, what, entry):
     """Raises a `ValueError` naming the keys of `options` that `callable_` does not accept.
 
@@ -50,23 +87,12 @@ def check_arguments(callable_, options, what, entry):
         what: str. What is being built, for the message (e.g. `"loss 'margin'"`).
         entry: str. The configuration entry holding the options (e.g. `"loss"`).
     """
-    parameters = inspect.signature(callable_).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        if not isinstance(callable_, type):
-            return
-        # A class forwarding **kwargs to its base: accept the base classes' named arguments.
-        names = set()
-        for klass in callable_.__mro__:
-            if "__init__" in vars(klass):
-                names |= set(inspect.signature(klass.__init__).parameters)
-    else:
-        names = set(parameters)
-    names -= {"self", "args", "kwargs"}
+    names = accepted_arguments(callable_)
+    if names is None:
+        return
     unknown = sorted(set(options) - names)
     if unknown:
-        close = {key: difflib.get_close_matches(key, sorted(names), n=1) for key in unknown}
-        hints = ", ".join(f"{key!r} -> {match[0]!r}" for key, match in close.items() if match)
-        hint = f" Did you mean {hints}?" if hints else ""
+        hint = did_you_mean_keys(unknown, names)
         raise ValueError(
             f"Unknown argument(s) {unknown} for the {what} in the `{entry}` entry of the run "
             f"configuration.{hint} Accepted: {sorted(names)}."
@@ -125,8 +151,7 @@ def check_loss_entry(entry):
     if known is None:
         return
     if key not in known:
-        close = difflib.get_close_matches(key, sorted(known), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, known)
         raise ValueError(f"Unknown loss {name!r}.{hint} Known names: {sorted(known)}.")
     check_arguments(known[key], options, f"loss {name!r}", "loss")
 

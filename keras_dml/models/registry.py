@@ -8,12 +8,14 @@ the backbone registry); user code registers its own the same way, or through a
 `build(config, backbone, splits) -> model`, `compile(config, model)` and
 `prepare(config, model, splits) -> (train_dataset, callbacks)`.
 
-This module imports nothing from `keras_dml`: methods import it, never the other way round.
+This module imports nothing from `keras_dml` but `keras_dml.utils`: methods import it, never the
+other way round.
 """
 
 import dataclasses
-import difflib
 import importlib.metadata
+
+from keras_dml.utils.suggestions import did_you_mean, did_you_mean_keys
 
 ENTRY_POINT_GROUP = "keras_dml.methods"
 
@@ -91,9 +93,9 @@ class MethodSpec:
         unknown = sorted(set(values) - set(known))
         if unknown:
             raise ValueError(
-                f"Unknown method_options {unknown} for method {self.name!r}. "
-                f"Known: {known or 'none'} (model arguments go under `model`, the loss under "
-                "`loss`). "
+                f"Unknown method_options {unknown} for method {self.name!r}."
+                f"{did_you_mean_keys(unknown, known)} Known: {known or 'none'} (model arguments "
+                "go under `model`, the loss under `loss`). "
                 f"Received: method_options={values}"
             )
         return self.options(**values)
@@ -212,10 +214,8 @@ def get_method(name):
     """
     load_entry_points()
     if name not in _METHODS:
-        close = difflib.get_close_matches(str(name), sorted(_METHODS), n=3)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
         raise ValueError(
-            f"Unknown method {name!r}.{hint} Known methods: {sorted(_METHODS)}. Register your "
-            "own with @keras_dml.models.register_method."
+            f"Unknown method {name!r}.{did_you_mean(name, _METHODS)} Known methods: "
+            f"{sorted(_METHODS)}. Register your own with @keras_dml.models.register_method."
         )
     return _METHODS[name]

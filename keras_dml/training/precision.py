@@ -16,13 +16,15 @@ import contextlib
 import keras
 
 from keras_dml.models.config import PRECISIONS
+from keras_dml.utils.suggestions import did_you_mean
 
 
 def check_precision(name):
     """Raises a one-line `ValueError` unless `name` is one of `PRECISIONS`."""
     if name not in PRECISIONS:
         raise ValueError(
-            f"Unknown `precision`; use one of {PRECISIONS} (CLI: --precision). "
+            f"Unknown `precision`.{did_you_mean(name, PRECISIONS)} Use one of {PRECISIONS} "
+            "(CLI: --precision). "
             f"Received: precision={name!r}"
         )
 

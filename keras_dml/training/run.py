@@ -17,6 +17,7 @@ from keras_dml.models import get_method
 from keras_dml.models.config import resolve_config
 from keras_dml.models.fit_to_data import fit_to_data
 from keras_dml.models.hooks import check_loss_entry, compile_with_config, m_per_class_batches
+from keras_dml.training.model_arguments import model_argument_error
 from keras_dml.training.precision import precision_policy
 from keras_dml.training.resumable import BestCheckpoint, HistoryFile
 from keras_dml.training.strategy import (
@@ -248,6 +249,11 @@ def _build(method, config, backbone, splits):
     """`method.build`, with a misspelt `model` argument explained in one line."""
     try:
         return method.build(config, backbone, splits)
+    except ValueError as error:
+        explained = model_argument_error(error, config)
+        if explained is None:
+            raise
+        raise explained from error
     except TypeError as error:
         if "argument" not in str(error):
             raise

@@ -26,6 +26,7 @@ import keras
 
 from keras_dml.models.config import STRATEGIES
 from keras_dml.models.distribution import is_chief
+from keras_dml.utils.suggestions import did_you_mean
 
 TENSORFLOW_STRATEGIES = ("mirrored", "multi_worker")
 
@@ -44,7 +45,8 @@ def check_strategy(name, backend=None):
     backend = backend or keras.backend.backend()
     if name not in STRATEGIES:
         raise ValueError(
-            f"Unknown `strategy`; use one of {STRATEGIES} (CLI: --strategy). "
+            f"Unknown `strategy`.{did_you_mean(name, STRATEGIES)} Use one of {STRATEGIES} "
+            "(CLI: --strategy). "
             f"Received: strategy={name!r}"
         )
     if name in TENSORFLOW_STRATEGIES and backend != "tensorflow":
@@ -127,7 +129,8 @@ def make_strategy(name):
         name: str. `"default"`, `"mirrored"`, `"multi_worker"` or `"data_parallel"`.
 
     Returns:
-        `None` (`default`), a `tf.distribute.Strategy` (`mirrored`, `multi_worker`) or a
+        `None` (`default`), a `tf.distribute.Strategy` (`mirrored`, `multi_worker`; the same
+        instance for every run of the process, see `_PROCESS_STRATEGIES`) or a
         `keras.distribution.DataParallel` (`data_parallel`).
 
     Examples:
@@ -139,9 +142,21 @@ def make_strategy(name):
         return keras.distribution.DataParallel()
     if name == "default":
         return None  # no scope of its own: a caller's `strategy.scope()` still applies
-    if name == "mirrored":
-        return _tensorflow().distribute.MirroredStrategy()
-    return make_multi_worker_strategy()
+    key = (name, os.environ.get("TF_CONFIG") if name == "multi_worker" else None)
+    if key not in _PROCESS_STRATEGIES:
+        if name == "mirrored":
+            _PROCESS_STRATEGIES[key] = _tensorflow().distribute.MirroredStrategy()
+        else:
+            _PROCESS_STRATEGIES[key] = make_multi_worker_strategy()
+    return _PROCESS_STRATEGIES[key]
+
+
+# The process's tf.distribute strategies, one a setting. Each new `MirroredStrategy` numbers its
+# collective ops from the same keys, while TensorFlow's runtime remembers every key's tensor
+# shape for the life of the process: a second strategy's first all-reduce (another model's
+# gradients) reuses a key of the first one's and fails with "Shape mismatch in the collective
+# instance". One strategy keeps counting, so runs in one process stay independent.
+_PROCESS_STRATEGIES = {}
 
 
 @contextlib.contextmanager

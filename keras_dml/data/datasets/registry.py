@@ -1,7 +1,8 @@
 """Registry of dataset names and `load_dataset`, the single entry point to every dataset."""
 
-import difflib
 import inspect
+
+from keras_dml.utils.suggestions import did_you_mean, did_you_mean_keys
 
 _LOADERS = {}
 _DESCRIPTIONS = {}
@@ -95,8 +96,7 @@ def load_dataset(
         Liu et al., "Deep Relative Distance Learning", CVPR 2016 (VehicleID).
     """
     if name not in _LOADERS:
-        close = difflib.get_close_matches(str(name), list(_LOADERS), n=3, cutoff=0.5)
-        hint = f" Did you mean {close}?" if close else ""
+        hint = did_you_mean(name, _LOADERS)
         raise ValueError(
             f"Unknown dataset {name!r}.{hint} Known datasets: {list_datasets()}. "
             "For your own images use `image_folder` or `from_arrays`."
@@ -124,9 +124,7 @@ def _check_options(name, options):
     accepted = sorted(p.name for p in parameters if p.name not in _COMMON)
     unknown = sorted(set(options) - set(accepted))
     if unknown:
-        close = {u: difflib.get_close_matches(u, accepted, n=1) for u in unknown}
-        hints = [f"{u!r} -> {m[0]!r}" for u, m in close.items() if m]
-        hint = f" Did you mean {', '.join(hints)}?" if hints else ""
+        hint = did_you_mean_keys(unknown, accepted)
         raise ValueError(
             f"Dataset {name!r} has no option(s) {unknown}.{hint} Its options: {accepted} "
             '(config: "dataset_options"; CLI: --set dataset_options.NAME=VALUE). '

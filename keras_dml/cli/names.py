@@ -1,0 +1,74 @@
+"""The method and loss names `keras-dml train --help` lists, written out so that help is instant.
+
+Building the parser must not import Keras or TensorFlow (several seconds), yet the help of
+`train` and `demo` lists the methods and losses, whose registries live in modules that import
+Keras. These tables repeat the built-in registrations; tests/test_cli_help_imports.py checks them
+against `keras_dml.models.list_methods`, `keras_dml.losses.list_losses` and
+`keras_dml.demo.demo_methods`. Plug-in methods (`--plugin`, `keras_dml.methods` entry points)
+are read from the registry itself, since only importing them tells their names.
+"""
+
+import importlib.metadata
+
+# `keras_dml.models.list_methods(verbose=True)` of the built-in methods.
+BUILTIN_METHODS = {
+    "abe": "ABE-M: M attention masks on a shared trunk, shared embedding G, divergence loss",
+    "baseline": "single embedding: backbone, pooling, linear layer, L2 (the reference point)",
+    "bier": "BIER / A-BIER: online gradient boosting over embedding groups (+ diversity loss)",
+    "dc": (
+        "Divide & Conquer (CVPR 2019): K learners on K k-means clusters, re-clustered every T "
+        "epochs, then merged"
+    ),
+    "dcml": "DCML: K learners, M learnable compositors, self-reinforced loss (CVPR 2021)",
+    "hdc": (
+        "Hierarchical Divide & Conquer (TPAMI 2021): progressive 2-means division, soft masks "
+        "per cluster, mask orthogonality loss"
+    ),
+    "mheads": "M-heads: shared bottom layers, M separate copies of the top (ABE's baseline)",
+}
+
+# `keras_dml.losses.list_losses()` of the built-in losses.
+BUILTIN_LOSSES = (
+    "arcface",
+    "binomial_deviance",
+    "contrastive",
+    "cosface",
+    "learnable_margin",
+    "margin",
+    "multi_similarity",
+    "normalized_softmax",
+    "proxy_anchor",
+    "proxy_nca",
+    "triplet",
+)
+
+# `keras_dml.demo.demo_methods()` of the built-in methods, in the demo's order.
+BUILTIN_DEMO_METHODS = ("baseline", "abe", "bier", "dc", "dcml", "hdc")
+
+METHOD_ENTRY_POINT_GROUP = "keras_dml.methods"
+
+
+def has_installed_plugins():
+    """Whether an installed package registers methods (`keras_dml.methods` entry points)."""
+    return bool(importlib.metadata.entry_points(group=METHOD_ENTRY_POINT_GROUP))
+
+
+def method_descriptions(plugins=()):
+    """`{name: description}` of the trainable methods, for `keras-dml train --help`.
+
+    Args:
+        plugins: iterable of str. The `--plugin` modules of the command line.
+
+    Returns:
+        dict. The built-in table, or the registry's (importing Keras) when `plugins` are given or
+        installed packages register methods, so that their methods are listed too.
+    """
+    plugins = list(plugins)
+    if not plugins and not has_installed_plugins():
+        return dict(BUILTIN_METHODS)
+    # Only importing the plug-ins and the registry (hence Keras) tells their methods.
+    from keras_dml.cli.plugins import load_plugins
+    from keras_dml.models import list_methods
+
+    load_plugins(plugins)
+    return list_methods(verbose=True)
