@@ -60,8 +60,8 @@ and embeddings of the same batches plus the class-balanced `pair_batches`; no mi
 - N-pairs: PML takes the first positive pair (in row-major order) of each class, i.e. the first
   and second sample of the class, as keras-dml does; its default `DotProductSimilarity`
   normalises the embeddings, so the paper's raw inner products need
-  `DotProductSimilarity(normalize_embeddings=False)`. keras-dml's `l2_reg=0` (PML has no such
-  term without an embedding regulariser).
+  `DotProductSimilarity(normalize_embeddings=False)` (keras-dml's default; the default PML
+  distance against `normalize_embeddings=True`). Neither adds the paper's L2 penalty.
 - Tuplet margin: PML takes the margin in degrees (default 5.73); keras-dml in radians, so the
   script passes `np.degrees(margin)`. PML's `acos` and keras-dml's `cos(a - b)` expansion agree.
 - SNR contrastive: PML's `SignalToNoiseRatioContrastiveLoss` is its contrastive loss on
