@@ -22,6 +22,14 @@ LOSS_FAMILIES = {
     "multi_similarity": {"name": "multi_similarity"},
     "proxy_anchor": {"name": "proxy_anchor"},
     "normalized_softmax": {"name": "normalized_softmax"},
+    # the pair losses of issue 31
+    "ntxent": {"name": "ntxent"},
+    "supcon": {"name": "supcon"},
+    "circle": {"name": "circle"},
+    "lifted_structure": {"name": "lifted_structure"},
+    "npairs": {"name": "npairs"},
+    "tuplet_margin": {"name": "tuplet_margin"},
+    "snr_contrastive": {"name": "snr_contrastive"},
 }
 METHOD_MODELS = {
     "baseline": {"embedding_dim": 16},
