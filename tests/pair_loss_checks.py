@@ -99,3 +99,14 @@ def pair_mask_selects_pairs(fn, **kwargs):
     full = fn(labels, embeddings, **kwargs)
     np.testing.assert_allclose(float(masked), float(subset), rtol=1e-5)
     assert abs(float(masked) - float(full)) > 1e-3
+
+
+# The checks that take a loss instance, for `@pytest.mark.parametrize("check", LOSS_CHECKS)`.
+LOSS_CHECKS = [
+    degenerate_batches_give_zero,
+    gradients_are_finite,
+    config_round_trips,
+    graph_mode_matches_eager,
+    fit_moves_the_weights,
+]
+LOSS_CHECK_IDS = [check.__name__ for check in LOSS_CHECKS]

@@ -73,13 +73,12 @@ def test_self_paced_weights_are_constants():
     np.testing.assert_allclose(gradient, numeric, rtol=1e-3, atol=1e-5)
 
 
-def test_conventions():
-    loss = losses.CircleLoss(margin=0.25, gamma=32.0)
-    checks.degenerate_batches_give_zero(loss)
-    checks.gradients_are_finite(loss)
-    checks.config_round_trips(loss)
-    checks.graph_mode_matches_eager(loss)
-    checks.fit_moves_the_weights(loss)
+@pytest.mark.parametrize("check", checks.LOSS_CHECKS, ids=checks.LOSS_CHECK_IDS)
+def test_conventions(check):
+    check(losses.CircleLoss(margin=0.25, gamma=32.0))
+
+
+def test_pair_mask_selects_pairs():
     checks.pair_mask_selects_pairs(losses.circle_loss, margin=0.25, gamma=32.0)
 
 

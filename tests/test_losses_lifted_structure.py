@@ -50,11 +50,10 @@ def test_normalize_embeddings_is_the_loss_of_unit_vectors():
     )
 
 
-def test_conventions():
-    loss = losses.LiftedStructureLoss(margin=1.0)
-    checks.degenerate_batches_give_zero(loss)
-    checks.gradients_are_finite(loss)
-    checks.config_round_trips(loss)
-    checks.graph_mode_matches_eager(loss)
-    checks.fit_moves_the_weights(loss)
+@pytest.mark.parametrize("check", checks.LOSS_CHECKS, ids=checks.LOSS_CHECK_IDS)
+def test_conventions(check):
+    check(losses.LiftedStructureLoss(margin=1.0))
+
+
+def test_pair_mask_selects_pairs():
     checks.pair_mask_selects_pairs(losses.lifted_structure_loss, margin=1.0)

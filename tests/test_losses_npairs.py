@@ -50,10 +50,6 @@ def test_one_pair_has_no_negative_and_gives_zero():
     assert float(loss) == 0.0 and int(count) == 0
 
 
-def test_conventions():
-    loss = losses.NPairsLoss(normalize_embeddings=True)
-    checks.degenerate_batches_give_zero(loss)
-    checks.gradients_are_finite(loss)
-    checks.config_round_trips(loss)
-    checks.graph_mode_matches_eager(loss)
-    checks.fit_moves_the_weights(loss)
+@pytest.mark.parametrize("check", checks.LOSS_CHECKS, ids=checks.LOSS_CHECK_IDS)
+def test_conventions(check):
+    check(losses.NPairsLoss(normalize_embeddings=True))

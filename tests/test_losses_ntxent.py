@@ -50,13 +50,12 @@ def test_two_views_per_image_is_simclr_eq_1():
     np.testing.assert_allclose(float(losses.ntxent_loss(labels, x, 0.5)), np.mean(terms), rtol=1e-5)
 
 
-def test_conventions():
-    loss = losses.NTXentLoss(temperature=0.1)
-    checks.degenerate_batches_give_zero(loss)
-    checks.gradients_are_finite(loss)
-    checks.config_round_trips(loss)
-    checks.graph_mode_matches_eager(loss)
-    checks.fit_moves_the_weights(loss)
+@pytest.mark.parametrize("check", checks.LOSS_CHECKS, ids=checks.LOSS_CHECK_IDS)
+def test_conventions(check):
+    check(losses.NTXentLoss(temperature=0.1))
+
+
+def test_pair_mask_selects_pairs():
     checks.pair_mask_selects_pairs(losses.ntxent_loss, temperature=0.1)
 
 

@@ -55,13 +55,12 @@ def test_snr_distance_is_relative_to_the_anchor():
     np.testing.assert_allclose(d, [[0.0, 1.0], [0.25, 0.0]], atol=1e-6)
 
 
-def test_conventions():
-    loss = losses.SNRContrastiveLoss(margin=1.0, regularization=0.01)
-    checks.degenerate_batches_give_zero(loss)
-    checks.gradients_are_finite(loss)
-    checks.config_round_trips(loss)
-    checks.graph_mode_matches_eager(loss)
-    checks.fit_moves_the_weights(loss)
+@pytest.mark.parametrize("check", checks.LOSS_CHECKS, ids=checks.LOSS_CHECK_IDS)
+def test_conventions(check):
+    check(losses.SNRContrastiveLoss(margin=1.0, regularization=0.01))
+
+
+def test_pair_mask_selects_pairs():
     checks.pair_mask_selects_pairs(losses.snr_contrastive_loss, margin=1.0)
 
 

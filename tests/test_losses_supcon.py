@@ -37,13 +37,12 @@ def test_supcon_matches_naive_loop(seed, temperature):
     assert int(count) == expected_count
 
 
-def test_conventions():
-    loss = losses.SupConLoss(temperature=0.1)
-    checks.degenerate_batches_give_zero(loss)
-    checks.gradients_are_finite(loss)
-    checks.config_round_trips(loss)
-    checks.graph_mode_matches_eager(loss)
-    checks.fit_moves_the_weights(loss)
+@pytest.mark.parametrize("check", checks.LOSS_CHECKS, ids=checks.LOSS_CHECK_IDS)
+def test_conventions(check):
+    check(losses.SupConLoss(temperature=0.1))
+
+
+def test_pair_mask_selects_pairs():
     checks.pair_mask_selects_pairs(losses.supcon_loss, temperature=0.1)
 
 

@@ -47,13 +47,12 @@ def test_identical_positives_keep_gradients_finite():
     assert np.isfinite(float(loss)) and np.all(np.isfinite(gradient))
 
 
-def test_conventions():
-    loss = losses.TupletMarginLoss(margin=0.1, scale=16.0)
-    checks.degenerate_batches_give_zero(loss)
-    checks.gradients_are_finite(loss)
-    checks.config_round_trips(loss)
-    checks.graph_mode_matches_eager(loss)
-    checks.fit_moves_the_weights(loss)
+@pytest.mark.parametrize("check", checks.LOSS_CHECKS, ids=checks.LOSS_CHECK_IDS)
+def test_conventions(check):
+    check(losses.TupletMarginLoss(margin=0.1, scale=16.0))
+
+
+def test_pair_mask_selects_pairs():
     checks.pair_mask_selects_pairs(losses.tuplet_margin_loss, margin=0.1, scale=16.0)
 
 
