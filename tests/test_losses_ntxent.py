@@ -68,3 +68,11 @@ def test_small_temperature_is_numerically_stable():
 def test_bad_temperature_is_a_one_line_error():
     with pytest.raises(ValueError, match=r"`temperature` must be > 0.*temperature=0.0$"):
         losses.NTXentLoss(temperature=0.0)
+
+
+def test_pair_mask_of_the_wrong_shape_is_a_one_line_error():
+    labels, x = checks.batch()
+    with pytest.raises(
+        ValueError, match=r"`pair_mask` must be a \[batch_size, batch_size\].*8 labels$"
+    ):
+        losses.ntxent_loss(labels, x, pair_mask=np.ones((8, 7), bool))
