@@ -39,7 +39,7 @@ def test_get_accepts_keras_configs_and_instances():
 
 def test_get_errors_list_the_known_names():
     with pytest.raises(ValueError, match="Known names: .*multi_similarity"):
-        losses.get("lifted_structure")
+        losses.get("no_such_loss")
     with pytest.raises(ValueError, match="'name'"):
         losses.get({"margin": 0.1})
     with pytest.raises(ValueError, match="Cannot interpret"):

@@ -31,15 +31,22 @@ BUILTIN_METHODS = {
 BUILTIN_LOSSES = (
     "arcface",
     "binomial_deviance",
+    "circle",
     "contrastive",
     "cosface",
     "learnable_margin",
+    "lifted_structure",
     "margin",
     "multi_similarity",
     "normalized_softmax",
+    "npairs",
+    "ntxent",
     "proxy_anchor",
     "proxy_nca",
+    "snr_contrastive",
+    "supcon",
     "triplet",
+    "tuplet_margin",
 )
 
 # `keras_dml.demo.demo_methods()` of the built-in methods, in the demo's order.

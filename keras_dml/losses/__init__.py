@@ -24,6 +24,7 @@ from keras_dml.losses.binomial_deviance import (
     binomial_deviance_loss,
     binomial_deviance_pairs,
 )
+from keras_dml.losses.circle import CircleLoss, circle_loss
 from keras_dml.losses.class_weights import (
     ClassWeightLoss,
     class_loss_with_weights,
@@ -42,11 +43,16 @@ from keras_dml.losses.distance_weighted import (
     distance_weighted_probabilities,
     sample_negatives,
 )
+from keras_dml.losses.lifted_structure import LiftedStructureLoss, lifted_structure_loss
+from keras_dml.losses.log_sum_exp import masked_logsumexp
 from keras_dml.losses.margin import MarginLoss, margin_loss, margin_pairs
 from keras_dml.losses.margin_layer import LearnableMarginLoss
 from keras_dml.losses.mining import negative_mask, positive_mask, triplet_mask
 from keras_dml.losses.multi_similarity import MultiSimilarityLoss, multi_similarity_loss
 from keras_dml.losses.normalized_softmax import NormalizedSoftmaxLoss, normalized_softmax_loss
+from keras_dml.losses.npairs import NPairsLoss, npairs_loss
+from keras_dml.losses.ntxent import NTXentLoss, ntxent_loss
+from keras_dml.losses.pair_selection import selected_pair_masks
 from keras_dml.losses.pairwise import (
     cosine_similarity_matrix,
     l2_normalize,
@@ -59,12 +65,20 @@ from keras_dml.losses.proxy_anchor import ProxyAnchorLoss, proxy_anchor_loss
 from keras_dml.losses.proxy_nca import ProxyNCALoss, proxy_nca_loss
 from keras_dml.losses.reduction import masked_mean, reduce_pair_losses
 from keras_dml.losses.registry import LOSSES, get, list_losses, register_loss
+from keras_dml.losses.snr_contrastive import (
+    SNRContrastiveLoss,
+    snr_contrastive_loss,
+    snr_distances,
+)
+from keras_dml.losses.supcon import SupConLoss, supcon_loss
 from keras_dml.losses.triplet import TripletLoss, triplet_loss, triplet_values
+from keras_dml.losses.tuplet_margin import TupletMarginLoss, tuplet_margin_loss
 
 __all__ = [
     "LOSSES",
     "ArcFaceLoss",
     "BinomialDevianceLoss",
+    "CircleLoss",
     "ClassWeightLoss",
     "class_loss_with_weights",
     "is_class_loss",
@@ -72,17 +86,24 @@ __all__ = [
     "ContrastiveLoss",
     "CosFaceLoss",
     "LearnableMarginLoss",
+    "LiftedStructureLoss",
     "MarginLoss",
     "MetricLoss",
     "MultiSimilarityLoss",
+    "NPairsLoss",
+    "NTXentLoss",
     "NormalizedSoftmaxLoss",
     "ProxyAnchorLoss",
     "ProxyNCALoss",
+    "SNRContrastiveLoss",
+    "SupConLoss",
     "TripletLoss",
+    "TupletMarginLoss",
     "arcface_loss",
     "arcface_target_logit",
     "binomial_deviance_loss",
     "binomial_deviance_pairs",
+    "circle_loss",
     "closest_negatives",
     "contrastive_loss",
     "contrastive_pairs",
@@ -94,12 +115,16 @@ __all__ = [
     "get",
     "list_losses",
     "l2_normalize",
+    "lifted_structure_loss",
     "margin_loss",
     "margin_pairs",
+    "masked_logsumexp",
     "masked_mean",
     "multi_similarity_loss",
     "negative_mask",
     "normalized_softmax_loss",
+    "npairs_loss",
+    "ntxent_loss",
     "pairwise_distances",
     "pairwise_squared_distances",
     "positive_mask",
@@ -110,7 +135,12 @@ __all__ = [
     "register_loss",
     "safe_sqrt",
     "sample_negatives",
+    "selected_pair_masks",
+    "snr_contrastive_loss",
+    "snr_distances",
+    "supcon_loss",
     "triplet_loss",
     "triplet_mask",
     "triplet_values",
+    "tuplet_margin_loss",
 ]

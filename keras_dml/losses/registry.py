@@ -4,14 +4,21 @@ import keras
 
 from keras_dml.losses.additive_margin import ArcFaceLoss, CosFaceLoss
 from keras_dml.losses.binomial_deviance import BinomialDevianceLoss
+from keras_dml.losses.circle import CircleLoss
 from keras_dml.losses.contrastive import ContrastiveLoss
+from keras_dml.losses.lifted_structure import LiftedStructureLoss
 from keras_dml.losses.margin import MarginLoss
 from keras_dml.losses.margin_layer import LearnableMarginLoss
 from keras_dml.losses.multi_similarity import MultiSimilarityLoss
 from keras_dml.losses.normalized_softmax import NormalizedSoftmaxLoss
+from keras_dml.losses.npairs import NPairsLoss
+from keras_dml.losses.ntxent import NTXentLoss
 from keras_dml.losses.proxy_anchor import ProxyAnchorLoss
 from keras_dml.losses.proxy_nca import ProxyNCALoss
+from keras_dml.losses.snr_contrastive import SNRContrastiveLoss
+from keras_dml.losses.supcon import SupConLoss
 from keras_dml.losses.triplet import TripletLoss
+from keras_dml.losses.tuplet_margin import TupletMarginLoss
 from keras_dml.utils.suggestions import did_you_mean
 
 LOSSES = {
@@ -26,6 +33,13 @@ LOSSES = {
     "proxy_anchor": ProxyAnchorLoss,
     "arcface": ArcFaceLoss,
     "cosface": CosFaceLoss,
+    "ntxent": NTXentLoss,
+    "supcon": SupConLoss,
+    "circle": CircleLoss,
+    "lifted_structure": LiftedStructureLoss,
+    "npairs": NPairsLoss,
+    "tuplet_margin": TupletMarginLoss,
+    "snr_contrastive": SNRContrastiveLoss,
 }
 
 # Losses that hold trainable weights: they are `keras.layers.Layer`s the model must own.

@@ -1,11 +1,14 @@
-"""Writes `pml_loss_values.json`: pytorch-metric-learning's values of the class-based losses.
+"""Writes `pml_loss_values.json`: pytorch-metric-learning's values of class-based and pair losses.
 
 Run it (not collected by pytest; torch is not needed at test time) from a separate virtual
 environment holding torch and pytorch-metric-learning, e.g.:
 
     python -m venv /tmp/torchenv
     /tmp/torchenv/bin/pip install torch pytorch-metric-learning numpy
-    /tmp/torchenv/bin/python tests/reference/make_pml_values.py
+    /tmp/torchenv/bin/python tests/reference/make_pml_values.py [--pair-cases-only]
+
+`--pair-cases-only` recomputes the pair-loss cases and keeps the stored class-loss cases
+byte-identical (a fresh run may differ from them in the last bit of a float64 value).
 
 The file stores fixed batches (labels, embeddings and class weights in keras-dml's
 `[num_classes, dim]` layout) and, per case, the batch name, keras-dml's loss arguments, the
@@ -36,14 +39,47 @@ of the same quantity):
   normalised embeddings; `NormalizedSoftmaxLoss` normalises the columns of `W`).
 - Precision: PML runs in float64 here (it casts the weights to the embeddings' dtype); keras-dml
   computes in float32.
+
+Pair losses (`pair_cases`, compared by `tests/test_losses_pml_pair_reference.py`) use the labels
+and embeddings of the same batches plus the class-balanced `pair_batches`; no miner in PML and
+`pair_mask=None` in keras-dml (all pairs). How their definitions are aligned:
+- NT-Xent: both score each positive pair against the anchor's negatives only and average over
+  ordered positive pairs (PML's `MeanReducer` on `pos_pair` losses); cosine similarity, same
+  temperature.
+- SupCon: PML's `AvgNonZeroReducer` averages the anchors with a non-zero loss; in these batches
+  every anchor with a positive also has a negative, so that is keras-dml's mean over anchors with
+  a positive and a negative.
+- Circle: PML's `m` and `gamma` are keras-dml's `margin` and `gamma`; both average the anchors
+  with a positive and a negative (softplus is never exactly 0).
+- Lifted structure: PML's `LiftedStructureLoss` is Oh Song et al.'s Eq. 4 (per ordered positive
+  pair `(i, j)`, the negatives of `i` and of `j`, `relu(.)^2 / 2`, averaged) with
+  `neg_margin` = keras-dml's `margin` and `pos_margin=0`. PML's default `LpDistance` normalises
+  the embeddings; the cases pass `LpDistance(normalize_embeddings=False)` against keras-dml's
+  default and the default distance against `normalize_embeddings=True`.
+  `GeneralizedLiftedStructureLoss` (Hermans et al.'s per-anchor form) is a different loss.
+- N-pairs: PML takes the first positive pair (in row-major order) of each class, i.e. the first
+  and second sample of the class, as keras-dml does; its default `DotProductSimilarity`
+  normalises the embeddings, so the paper's raw inner products need
+  `DotProductSimilarity(normalize_embeddings=False)` (keras-dml's default; the default PML
+  distance against `normalize_embeddings=True`). Neither adds the paper's L2 penalty.
+- Tuplet margin: PML takes the margin in degrees (default 5.73); keras-dml in radians, so the
+  script passes `np.degrees(margin)`. PML's `acos` and keras-dml's `cos(a - b)` expansion agree.
+- SNR contrastive: PML's `SignalToNoiseRatioContrastiveLoss` is its contrastive loss on
+  `SNRDistance` (`var(x_j - x_i) / var(x_i)`; PML's unbiased variances cancel in the ratio) with
+  `pos_margin=0`, `neg_margin` = keras-dml's `margin` and `AvgNonZeroReducer` (the positive and
+  negative pairs with non-zero loss averaged separately, then added): keras-dml's
+  `normalize_by="nonzero"`. `SNRDistance` normalises the embeddings by default, which the cases
+  align as for lifted structure.
 """
 
 import json
 import os
+import sys
 
 import numpy as np
 import pytorch_metric_learning
 import torch
+from pytorch_metric_learning import distances as pml_distances
 from pytorch_metric_learning import losses as pml_losses
 
 OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pml_loss_values.json")
@@ -123,6 +159,106 @@ LOSSES = [
 ]
 
 
+def balanced_batch(seed, num_classes, per_class, dim):
+    """An m-per-class batch (the library's sampler), shuffled; class weights are unused."""
+    rng = np.random.default_rng(seed)
+    labels = [int(y) for y in rng.permutation(np.repeat(np.arange(num_classes), per_class))]
+    embeddings = rng.normal(size=(len(labels), dim))
+    return labels, embeddings, rng.normal(size=(num_classes, dim))
+
+
+PAIR_BATCHES = {
+    "balanced_b12_c3_d8": lambda: balanced_batch(5, 3, 4, 8),
+    "two_views_b8_c4_d6": lambda: balanced_batch(6, 4, 2, 6),
+}
+
+# A PML distance is named by a string in the JSON: the class, `:raw` for no normalisation.
+PAIR_LOSSES = [
+    ("ntxent", {"temperature": 0.07}, "NTXentLoss", {"temperature": 0.07}),
+    ("ntxent", {"temperature": 0.5}, "NTXentLoss", {"temperature": 0.5}),
+    ("supcon", {"temperature": 0.1}, "SupConLoss", {"temperature": 0.1}),
+    ("supcon", {"temperature": 0.5}, "SupConLoss", {"temperature": 0.5}),
+    ("circle", {"margin": 0.4, "gamma": 80.0}, "CircleLoss", {"m": 0.4, "gamma": 80}),
+    ("circle", {"margin": 0.25, "gamma": 256.0}, "CircleLoss", {"m": 0.25, "gamma": 256}),
+    (
+        "lifted_structure",
+        {"margin": 1.0},
+        "LiftedStructureLoss",
+        {"neg_margin": 1.0, "pos_margin": 0, "distance": "LpDistance:raw"},
+    ),
+    (
+        "lifted_structure",
+        {"margin": 0.5, "normalize_embeddings": True},
+        "LiftedStructureLoss",
+        {"neg_margin": 0.5, "pos_margin": 0},
+    ),
+    ("npairs", {}, "NPairsLoss", {"distance": "DotProductSimilarity:raw"}),
+    ("npairs", {"normalize_embeddings": True}, "NPairsLoss", {}),
+    (
+        "tuplet_margin",
+        {"margin": 0.1, "scale": 64.0},
+        "TupletMarginLoss",
+        {"margin": 0.1, "scale": 64},
+    ),
+    (
+        "tuplet_margin",
+        {"margin": 0.3, "scale": 16.0},
+        "TupletMarginLoss",
+        {"margin": 0.3, "scale": 16},
+    ),
+    (
+        "snr_contrastive",
+        {"margin": 1.0, "normalize_by": "nonzero", "normalize_embeddings": True},
+        "SignalToNoiseRatioContrastiveLoss",
+        {"pos_margin": 0, "neg_margin": 1.0},
+    ),
+    (
+        "snr_contrastive",
+        {"margin": 0.8, "normalize_by": "nonzero"},
+        "SignalToNoiseRatioContrastiveLoss",
+        {"pos_margin": 0, "neg_margin": 0.8, "distance": "SNRDistance:raw"},
+    ),
+]
+
+
+def pml_pair_value(pml_class, pml_arguments, labels, embeddings):
+    """PML's float64 value of a pair loss (no miner: every pair)."""
+    arguments = dict(pml_arguments)
+    if "distance" in arguments:
+        name, _, raw = arguments["distance"].partition(":")
+        arguments["distance"] = getattr(pml_distances, name)(normalize_embeddings=raw != "raw")
+    if pml_class == "TupletMarginLoss":
+        arguments["margin"] = float(np.degrees(arguments["margin"]))  # PML takes degrees
+    loss_fn = getattr(pml_losses, pml_class)(**arguments)
+    value = loss_fn(
+        torch.tensor(embeddings, dtype=torch.float64), torch.tensor(labels, dtype=torch.long)
+    )
+    return float(value.item())
+
+
+def pair_cases(batches):
+    """The pair-loss cases on the class-loss batches and on `PAIR_BATCHES`."""
+    pair_batches, cases = {}, []
+    for batch_name, make in PAIR_BATCHES.items():
+        labels, embeddings, _ = make()
+        pair_batches[batch_name] = {"labels": labels, "embeddings": embeddings.tolist()}
+    for batch_name, batch in {**batches, **pair_batches}.items():
+        labels, embeddings = batch["labels"], np.asarray(batch["embeddings"])
+        for name, arguments, pml_class, pml_arguments in PAIR_LOSSES:
+            value = pml_pair_value(pml_class, pml_arguments, labels, embeddings)
+            cases.append(
+                {
+                    "loss": name,
+                    "batch": batch_name,
+                    "arguments": arguments,
+                    "pml_class": pml_class,
+                    "pml_arguments": pml_arguments,
+                    "pml_value": value,
+                }
+            )
+    return pair_batches, cases
+
+
 def pml_value(pml_class, pml_arguments, labels, embeddings, weights):
     """PML's float64 loss with the stored `[num_classes, dim]` weights assigned."""
     num_classes, dim = weights.shape
@@ -143,9 +279,15 @@ def pml_value(pml_class, pml_arguments, labels, embeddings, weights):
     return float(value.item())
 
 
-def main():
+def main(pair_cases_only=False):
+    """Writes the file; `pair_cases_only` keeps its stored class-loss batches and cases as they
+    are (recomputing them may change the last bit of a float64 value, with torch's threads)."""
     batches, cases = {}, []
-    for batch_name, make in BATCHES.items():
+    if pair_cases_only:
+        with open(OUTPUT) as f:
+            stored = json.load(f)
+        batches, cases = stored["batches"], stored["cases"]
+    for batch_name, make in ({} if pair_cases_only else BATCHES).items():
         labels, embeddings, weights = make()
         batches[batch_name] = {
             "labels": labels,
@@ -163,6 +305,7 @@ def main():
                     "pml_value": pml_value(pml_class, pml_arguments, labels, embeddings, weights),
                 }
             )
+    pair_batches, pair_case_list = pair_cases(batches)
     with open(OUTPUT, "w") as f:
         json.dump(
             {
@@ -172,12 +315,17 @@ def main():
                 "note": "ArcFace margins are in radians here; PML was given np.degrees(margin).",
                 "batches": batches,
                 "cases": cases,
+                "pair_batches": pair_batches,
+                "pair_cases": pair_case_list,
             },
             f,
         )
         f.write("\n")
-    print(f"wrote {len(cases)} cases on {len(batches)} batches to {OUTPUT}")
+    print(
+        f"wrote {len(cases)} class-loss cases on {len(batches)} batches and "
+        f"{len(pair_case_list)} pair-loss cases to {OUTPUT}"
+    )
 
 
 if __name__ == "__main__":
-    main()
+    main(pair_cases_only="--pair-cases-only" in sys.argv[1:])
