@@ -15,7 +15,8 @@ result is the papers' (unchanged); the fallback is logged (`dc_division_by_class
 """
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
+from scipy import sparse
+from scipy.optimize import linprog
 
 from keras_dml.models.division.clustering import (
     ClusteringError,
@@ -23,16 +24,15 @@ from keras_dml.models.division.clustering import (
     usable_classes_per_cluster,
 )
 
-# Cost that keeps a padding row out of the slots every cluster must fill.
-_FORBIDDEN = 1e30
-
 
 def balanced_assignment(points, centroids):
     """Assigns points to centroids with cluster sizes within one, at least total distance.
 
-    With n points and k centroids every cluster gets `n // k` points and `n % k` clusters one
-    more; which ones is part of the optimum (a linear assignment over `n // k + 1` slots per
-    cluster, `k - n % k` of the extra slots taken by zero-cost padding rows).
+    With n points and k centroids every cluster gets `n // k` or `n // k + 1` points (so
+    `n % k` clusters get one more; which ones is part of the optimum). It is a transportation
+    problem, solved as a linear programme by HiGHS' dual simplex: its constraint matrix is
+    totally unimodular, so the vertex it returns is a 0/1 assignment (n * k variables, where a
+    linear assignment over n slots would need an n x n matrix: 1 GB for SOP's 11,316 classes).
 
     Args:
         points: float array `[n, dim]`.
@@ -49,15 +49,26 @@ def balanced_assignment(points, centroids):
     n, k = points.shape[0], centroids.shape[0]
     base, extra = divmod(n, k)
     distances = ((points[:, None, :] - centroids[None, :, :]) ** 2).sum(axis=-1)
-    # Columns: `base` required slots per cluster, then one optional slot per cluster.
-    cost = np.concatenate([np.repeat(distances, base, axis=1), distances], axis=1)
-    padding = np.zeros((k - extra, cost.shape[1]))
-    padding[:, : base * k] = _FORBIDDEN
-    rows, columns = linear_sum_assignment(np.concatenate([cost, padding]))
-    slot_cluster = np.concatenate([np.repeat(np.arange(k), base), np.arange(k)])
-    assignment = np.empty(n, np.int64)
-    real = rows < n
-    assignment[rows[real]] = slot_cluster[columns[real]]
+    # Variable i * k + j: point i in cluster j. Each point in one cluster; sizes in [base, base+1].
+    one_cluster = sparse.kron(sparse.eye(n), np.ones((1, k)), format="csr")
+    sizes = sparse.kron(np.ones((1, n)), sparse.eye(k), format="csr")
+    most = base + (1 if extra else 0)
+    result = linprog(
+        distances.ravel(),
+        A_ub=sparse.vstack([sizes, -sizes]),
+        b_ub=np.concatenate([np.full(k, most), np.full(k, -base)]),
+        A_eq=one_cluster,
+        b_eq=np.ones(n),
+        bounds=(0, 1),
+        method="highs-ds",
+    )
+    assignment = result.x.reshape(n, k).argmax(axis=1).astype(np.int64)
+    counts = np.bincount(assignment, minlength=k)
+    if result.status != 0 or counts.min() < base or counts.max() > most:
+        raise ClusteringError(
+            f"The balanced assignment of {n} classes to {k} clusters failed "
+            f"({result.message}); cluster sizes {counts.tolist()}."
+        )
     return assignment
 
 
