@@ -92,7 +92,7 @@ def naive_evaluate(embeddings, labels, recall_at, chunk=256, kmeans_niter=20, se
     result["r_precision"] = rp_sum / valid
     # k-means is not exact-comparable across implementations; the naive side re-runs our
     # k-means (same seed) and computes NMI with a plain-NumPy contingency-table formula.
-    assignments = kmeans_assignments(x, np.unique(labels).size, "auto", kmeans_niter, 1, seed)
+    assignments = kmeans_assignments(x, np.unique(labels).size, kmeans_niter, None, seed)
     result["nmi"] = naive_nmi(labels, assignments)
     return result
 

@@ -160,29 +160,27 @@ def test_unnormalized_inner_product():
     assert dot["recall@1"] == pytest.approx(0.0)  # the large vector 1 wins: 0 -> 1, 2 -> 1
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_nmi_separated_and_random(backend):
+def test_nmi_separated_and_random():
     rng = np.random.default_rng(5)
     labels = np.repeat(np.arange(8), 40)
     centres = 10 * np.eye(16)[:8]
     separated = (centres[labels] + 0.1 * rng.normal(size=(320, 16))).astype(np.float32)
-    assert nmi(separated, labels, backend=backend) == pytest.approx(1.0, abs=1e-6)
+    assert nmi(separated, labels) == pytest.approx(1.0, abs=1e-6)
     noise = rng.normal(size=(320, 16)).astype(np.float32)
-    assert nmi(noise, labels, backend=backend) < 0.3
-    result = evaluate(separated, labels, metrics=("nmi",), backend=backend)
+    assert nmi(noise, labels) < 0.3
+    result = evaluate(separated, labels, metrics=("nmi",))
     assert set(result) == {"nmi", "nmi_kmeans", "num_queries", "num_excluded_queries"}
 
 
 def test_kmeans_uses_all_points_and_k():
-    """k = 2 with 2000 points: faiss would subsample to 512 by default; assignments cover k ids."""
+    """k = 2 with 2000 points: every point is assigned, the assignments cover k ids."""
     rng = np.random.default_rng(6)
     x = np.concatenate([rng.normal(size=(1000, 4)), 8 + rng.normal(size=(1000, 4))])
-    for backend in ["numpy"] + (["faiss"] if is_available("faiss") else []):
-        assignments = kmeans_assignments(x.astype(np.float32), 2, backend=backend)
-        assert set(np.unique(assignments)) == {0, 1}
-        assert len(set(assignments[:1000])) == 1 and assignments[0] != assignments[-1]
+    assignments = kmeans_assignments(x.astype(np.float32), 2)
+    assert set(np.unique(assignments)) == {0, 1}
+    assert len(set(assignments[:1000])) == 1 and assignments[0] != assignments[-1]
     with pytest.raises(ValueError, match="num_clusters"):
-        kmeans_assignments(x[:3], 4, backend="numpy")
+        kmeans_assignments(x[:3], 4)
 
 
 @pytest.mark.parametrize(

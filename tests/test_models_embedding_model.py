@@ -85,7 +85,7 @@ def test_roundtrip_keeps_learner_structure():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"embedding_dim": 10, "num_learners": 3}, "divisible"),
+        ({"embedding_dim": 2, "num_learners": 3}, "at least `num_learners`"),
         ({"num_learners": 0}, "num_learners"),
         ({"learner_dims": (4, 0)}, "positive"),
         ({"learner_dims": (4, 4), "learner_weights": (1.0,)}, "one weight per learner"),

@@ -91,15 +91,15 @@ def test_degenerate_inputs():
     too_many = make_model(max_learners=4)  # 4 clusters need 8 classes; the data has 6
     with pytest.raises(ValueError, match="smaller max_learners"):
         hdc_fit(too_many, data, epochs=1)
-    # Clusters that cannot be split (2 images per class, identical images) stay whole.
+    # Identical images: no 2-means split is acceptable, so the classes are split whole,
+    # balanced (3 and 3), without a warning.
     images = np.zeros((12, 32, 32, 3), np.uint8)
     same = from_arrays(images, np.repeat(np.arange(6), 2))
     model = make_model(max_learners=2)
-    # A Python warning (shown as one `keras-dml: warning:` / `[demo] warning:` line by the CLI
-    # and the demo), not a bare logging line.
-    with pytest.warns(UserWarning, match=r"clusters \[0\] could not be split"):
-        callback, _, history = hdc_fit(model, same, epochs=2, split_attempts=2)
-    assert model.active_learners == 1 and callback.history[0]["unsplit"] == [0]
+    callback, _, history = hdc_fit(model, same, epochs=2, split_attempts=2)
+    assert model.active_learners == 2 and callback.history[0]["unsplit"] == []
+    assignment = np.asarray(callback.assignment)
+    assert sorted(np.unique(same.labels[assignment == k]).size for k in range(2)) == [3, 3]
     assert np.isfinite(history["loss"]).all()
     with pytest.raises(ValueError, match="division_every"):
         HierarchicalDivideAndConquerCallback(same, same.labels, object(), division_every=0)

@@ -56,12 +56,15 @@ def test_unsplittable_cluster_stays_whole_and_budget_is_respected():
         split_clusters(vectors, labels, blob, 2)
 
 
-def test_identical_points_cannot_be_split():
+def test_identical_points_are_split_by_whole_classes():
+    """No 2-means of identical points is acceptable; the balanced class split still is."""
     labels = np.repeat(np.arange(4), 2)
     new, parents, unsplit = split_clusters(
         np.zeros((8, 2), "float32"), labels, np.zeros(8, int), 2, attempts=2, **KMEANS
     )
-    assert parents.tolist() == [0] and unsplit == [0] and new.max() == 0
+    assert parents.tolist() == [0, 0] and unsplit == []
+    assert sorted(np.bincount(new).tolist()) == [4, 4]
+    assert all(np.unique(new[labels == c]).size == 1 for c in range(4))
 
 
 @pytest.mark.parametrize("name", list_presets())

@@ -19,6 +19,14 @@ class RetrievalEvaluation(keras.callbacks.Callback):
     Use a held-out validation split of the training classes for model selection, not the test
     split (the reference D&C code selects checkpoints on test Recall@1; keras-dml does not).
 
+    On a validation split of few classes (digits: 2) Recall@1 saturates near 1.0 from the first
+    epoch, while `val_nmi` (k-means with k = number of classes) and `val_map@r` measure how the
+    classes separate globally: after one epoch of the digits baseline, Recall@1 1.000, MAP@R
+    0.543 (chance is about 0.5) and NMI 0.051, the k-means partition having a lower inertia than
+    the classes. A low `val_nmi` next to a low `val_map@r` is the embedding's; NMI's k-means
+    keeps the best of several runs, so it is not one run's poor local minimum
+    (`keras_dml.evaluation.kmeans`).
+
     Args:
         dataset: validation data accepted by `keras_dml.evaluation.embed`: a batched
             `tf.data.Dataset` of `(images, labels)`, an `ImageDataset`, or `(images, labels)`.

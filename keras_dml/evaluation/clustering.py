@@ -3,80 +3,63 @@
 import numpy as np
 from sklearn.metrics import normalized_mutual_info_score
 
-from keras_dml.evaluation.neighbors import resolve_backend
-from keras_dml.utils import optional_import
+from keras_dml.evaluation.kmeans import default_restarts, lloyd_kmeans
 
 
-def kmeans_assignments(embeddings, num_clusters, backend="auto", niter=20, nredo=1, seed=0):
+def kmeans_assignments(embeddings, num_clusters, niter=20, nredo=None, seed=0):
     """Clusters `embeddings` with k-means and returns the cluster of every row.
 
-    faiss k-means is told not to subsample (`max_points_per_centroid` >= the number of points;
-    by default faiss keeps only 256 points per centroid) and not to warn about few points per
-    centroid. The fallback is scikit-learn's `KMeans` (Lloyd, k-means++ init).
+    Always keras-dml's NumPy k-means (`keras_dml.evaluation.kmeans.lloyd_kmeans`: seeded
+    random-point initialisation, Lloyd iterations, best of `nredo` runs), whether faiss or
+    scikit-learn are installed or not, so the same embeddings give the same clusters everywhere.
 
     Args:
         embeddings: float32 array [N, D].
         num_clusters: int. k, at most N.
-        backend: `"auto"`, `"faiss"` or `"numpy"` (scikit-learn). Defaults to `"auto"`.
-        niter: int. Lloyd iterations (maximum for scikit-learn). Defaults to `20`.
-        nredo: int. Restarts; the best objective is kept. Defaults to `1`.
-        seed: int. Seed of the initialisation. Defaults to `0`.
+        niter: int. Lloyd iterations per run. Defaults to `20`.
+        nredo: int or `None`. Runs; the lowest inertia is kept. Defaults to `None`
+            (`keras_dml.evaluation.kmeans.default_restarts`: up to 10 while cheap).
+        seed: int. Seed of the initialisations. Defaults to `0`.
 
     Returns:
         int64 array [N] of cluster ids in [0, num_clusters).
 
     Examples:
     >>> x = np.array([[0, 0], [0, 0.1], [5, 5], [5, 5.1]], dtype="float32")
-    >>> a = kmeans_assignments(x, 2, backend="numpy")
+    >>> a = kmeans_assignments(x, 2)
     >>> bool(a[0] == a[1] and a[2] == a[3] and a[0] != a[2])
     True
     """
-    embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
-    n = embeddings.shape[0]
-    if not 1 <= num_clusters <= n:
-        raise ValueError(
-            f"k-means needs 1 <= num_clusters <= number of points ({n}). "
-            f"Received: num_clusters={num_clusters}"
-        )
-    if num_clusters == 1:
-        return np.zeros((n,), np.int64)
-    if resolve_backend(backend, task="kmeans") == "faiss":
-        faiss = optional_import("faiss", feature="faiss k-means")
-        kmeans = faiss.Kmeans(
-            embeddings.shape[1],
-            int(num_clusters),
-            niter=int(niter),
-            nredo=int(nredo),
-            seed=int(seed),
-            verbose=False,
-            min_points_per_centroid=1,
-            max_points_per_centroid=n,
-        )
-        kmeans.train(embeddings)
-        _, assignments = kmeans.index.search(embeddings, 1)
-        return assignments[:, 0].astype(np.int64)
-    from sklearn.cluster import KMeans
-
-    kmeans = KMeans(
-        n_clusters=int(num_clusters), n_init=int(nredo), max_iter=int(niter), random_state=seed
-    )
-    return kmeans.fit_predict(embeddings).astype(np.int64)
+    assignments, _ = lloyd_kmeans(embeddings, num_clusters, niter=niter, nredo=nredo, seed=seed)
+    return assignments
 
 
-def nmi(embeddings, labels, backend="auto", niter=20, nredo=1, seed=0):
+def kmeans_description(num_points, num_clusters, dim, niter=20, nredo=None, seed=0):
+    """The `nmi_kmeans` string of `evaluate`: which k-means gave the NMI.
+
+    Returns:
+        str, e.g. `"keras-dml k-means (NumPy), seed 0, 20 iterations, best of 10"`.
+    """
+    runs = default_restarts(num_points, num_clusters, dim) if nredo is None else int(nredo)
+    return f"keras-dml k-means (NumPy), seed {seed}, {niter} iterations, best of {runs}"
+
+
+def nmi(embeddings, labels, niter=20, nredo=None, seed=0):
     """Normalized mutual information between k-means clusters and classes (k = #classes).
+
+    The k-means is `kmeans_assignments` (NumPy, the same with and without faiss).
 
     Args:
         embeddings: float32 array [N, D].
         labels: int array [N].
-        backend, niter, nredo, seed: passed to `kmeans_assignments`.
+        niter, nredo, seed: passed to `kmeans_assignments`.
 
     Returns:
         float in [0, 1]: `sklearn.metrics.normalized_mutual_info_score` (arithmetic mean).
 
     Examples:
     >>> x = np.array([[0, 0], [0, 0.1], [5, 5], [5, 5.1]], dtype="float32")
-    >>> round(nmi(x, np.array([0, 0, 1, 1]), backend="numpy"), 3)
+    >>> round(nmi(x, np.array([0, 0, 1, 1])), 3)
     1.0
 
     References:
@@ -85,5 +68,5 @@ def nmi(embeddings, labels, backend="auto", niter=20, nredo=1, seed=0):
     """
     labels = np.asarray(labels)
     num_classes = np.unique(labels).size
-    assignments = kmeans_assignments(embeddings, num_classes, backend, niter, nredo, seed)
+    assignments = kmeans_assignments(embeddings, num_classes, niter, nredo, seed)
     return float(normalized_mutual_info_score(labels, assignments))

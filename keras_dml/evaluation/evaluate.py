@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 
 from keras_dml.evaluation.approximation import _approximation_report
-from keras_dml.evaluation.clustering import nmi
+from keras_dml.evaluation.clustering import kmeans_description, nmi
 from keras_dml.evaluation.inputs import _check_pair, _l2_normalize
 from keras_dml.evaluation.neighbors import resolve_backend
 from keras_dml.evaluation.retrieval_metrics import relevant_counts
@@ -29,7 +29,7 @@ def evaluate(
     chunk_size=None,
     normalize=True,
     kmeans_niter=20,
-    kmeans_nredo=1,
+    kmeans_nredo=None,
     seed=0,
     index=None,
     shards=1,
@@ -54,7 +54,9 @@ def evaluate(
       label. Queries with R = 0 are excluded and counted in `num_excluded_queries`; if all are
       excluded the value is NaN.
     - `nmi`: k-means on the (gallery) embeddings with k = number of classes, compared with the
-      labels by `sklearn.metrics.normalized_mutual_info_score`.
+      labels by `sklearn.metrics.normalized_mutual_info_score`. The k-means is keras-dml's own
+      NumPy k-means (`keras_dml.evaluation.kmeans`) whatever `backend` says and whichever
+      extras are installed, so one set of embeddings has one NMI.
     Ties are ordered by reference index (see `keras_dml.evaluation.neighbors`).
 
     Args:
@@ -64,15 +66,17 @@ def evaluate(
         query_labels: int array [Q] or `None`. Given together with `query_embeddings`.
         recall_at: sequence of positive int. K values of Recall@K. Defaults to `(1, 2, 4, 8)`.
         metrics: subset of `("recall", "map@r", "r_precision", "nmi")`. Defaults to all.
-        backend: `"auto"`, `"faiss"` or `"numpy"`, for search and k-means. Defaults to
-            `"auto"`: exact NumPy block search (faster than faiss `IndexFlatIP` on CPU in
-            `benchmarks/evaluation.py`, any K at the same cost) and faiss k-means when installed
-            (scikit-learn otherwise). `"faiss"` searches with `IndexFlatIP` up to max(K, R).
+        backend: `"auto"`, `"faiss"` or `"numpy"`, for the search (not NMI's k-means). Defaults
+            to `"auto"`: exact NumPy block search (faster than faiss `IndexFlatIP` on CPU in
+            `benchmarks/evaluation.py`, any K at the same cost). `"faiss"` searches with
+            `IndexFlatIP` up to max(K, R).
         chunk_size: int or `None`. Queries per search step; `None` bounds one step to a few
             hundred MB. Defaults to `None`.
         normalize: bool. L2-normalise all vectors first. Defaults to `True`.
         kmeans_niter: int. k-means iterations for NMI. Defaults to `20`.
-        kmeans_nredo: int. k-means restarts for NMI. Defaults to `1`.
+        kmeans_nredo: int or `None`. k-means runs for NMI, the lowest inertia kept. Defaults to
+            `None`: up to 10 while cheap (`keras_dml.evaluation.kmeans.default_restarts`; 10 on
+            a validation split, 1 on SOP's test split).
         seed: int. k-means seed (and of the approximation sample). Defaults to `0`.
         index: the search index (`keras_dml.search`): `"exact"` (NumPy), `"flat"` (faiss
             `IndexFlatIP`, GPU when faiss-gpu sees one), `"ivf"` or `"hnsw"` (faiss,
@@ -86,10 +90,8 @@ def evaluate(
 
     Returns:
         dict with `recall@K` for every K, `map@r`, `r_precision`, `nmi` (those requested, floats),
-        `nmi_kmeans` (str, with `nmi`: which k-means gave it; NMI depends on the k-means run: on
-        the digits test embeddings of the zoo's six digits models, seeds 0-2 of faiss and
-        scikit-learn k-means gave NMIs up to 0.11 apart with 20 iterations x 1 run and up to 0.09
-        apart with 100 x 5, so compare NMIs only when `nmi_kmeans` is the same),
+        `nmi_kmeans` (str, with `nmi`: which k-means gave it, its seed, iterations and runs; NMI
+        depends on the k-means run, so compare NMIs only when `nmi_kmeans` is the same),
         `num_queries` and `num_excluded_queries` (ints). With an approximate index also
         `approx_sample_size`, `approx_neighbor_recall` (overlap of its top-k with the exact
         top-k, k = `approx_neighbor_k`, the list length the metrics need) and
@@ -113,6 +115,7 @@ def evaluate(
     recall_at = tuple(int(K) for K in recall_at)
     if "recall" in metrics and (not recall_at or min(recall_at) < 1):
         raise ValueError(f"`recall_at` must hold positive integers. Received: {recall_at}")
+    resolve_backend(backend)  # checks the name (also when only NMI, which ignores it, is asked)
     if (query_embeddings is None) != (query_labels is None):
         raise ValueError("Pass both `query_embeddings` and `query_labels`, or neither.")
     references, reference_labels = _check_pair(embeddings, labels, "")
@@ -175,18 +178,14 @@ def evaluate(
                 )
             )
     if "nmi" in metrics:
-        kmeans_backend = resolve_backend(backend, "kmeans")
-        results["nmi"] = nmi(
-            references,
-            reference_labels,
-            kmeans_backend,
+        results["nmi"] = nmi(references, reference_labels, kmeans_niter, kmeans_nredo, seed)
+        results["nmi_kmeans"] = kmeans_description(
+            references.shape[0],
+            np.unique(reference_labels).size,
+            references.shape[1],
             kmeans_niter,
             kmeans_nredo,
             seed,
-        )
-        results["nmi_kmeans"] = (
-            f"{'faiss' if kmeans_backend == 'faiss' else 'scikit-learn'} k-means, seed {seed}, "
-            f"{kmeans_niter} iterations, best of {kmeans_nredo}"
         )
     results["num_queries"] = int(queries.shape[0])
     results["num_excluded_queries"] = int(np.count_nonzero(r <= 0))

@@ -24,7 +24,7 @@ from keras_dml.search.exact_topk import (
     sort_rows,
     topk_from_block,
 )
-from keras_dml.utils import is_available, optional_import
+from keras_dml.utils import optional_import
 
 __all__ = [
     "default_chunk_size",
@@ -40,17 +40,16 @@ _BACKENDS = ("auto", "faiss", "numpy")
 _FAISS_CHUNK = 8192
 
 
-def resolve_backend(backend, task="search"):
+def resolve_backend(backend):
     """Returns `"faiss"` or `"numpy"` for `backend` in `("auto", "faiss", "numpy")`.
 
-    `"auto"` picks faiss for k-means when it is installed (much faster than scikit-learn) and the
-    NumPy block path for the exact search: on CPU one float32 matmul block per chunk measured
-    faster than `IndexFlatIP` (see `benchmarks/evaluation.py`), and it gives the first-hit rank,
-    hence Recall@K at any K, without a K-sized heap.
+    `"auto"` picks the NumPy block path for the exact search: on CPU one float32 matmul block per
+    chunk measured faster than `IndexFlatIP` (see `benchmarks/evaluation.py`), and it gives the
+    first-hit rank, hence Recall@K at any K, without a K-sized heap. (NMI's k-means is NumPy
+    whatever the backend, `keras_dml.evaluation.kmeans`.)
 
     Args:
         backend: str. `"auto"`, `"faiss"` or `"numpy"`.
-        task: str. `"search"` or `"kmeans"`, for `"auto"`. Defaults to `"search"`.
 
     Raises:
         ValueError: for an unknown backend name.
@@ -59,7 +58,7 @@ def resolve_backend(backend, task="search"):
     if backend not in _BACKENDS:
         raise ValueError(f"`backend` must be one of {_BACKENDS}. Received: backend={backend!r}")
     if backend == "auto":
-        return "faiss" if task == "kmeans" and is_available("faiss") else "numpy"
+        return "numpy"
     if backend == "faiss":
         optional_import("faiss", feature="the faiss evaluation backend")
     return backend

@@ -42,8 +42,9 @@ class EmbeddingModel(LossLayerOwner, EnsembleModel):
     Args:
         backbone: `keras.Model`. A functional model from raw pixels to a 4-D feature map, as
             returned by `keras_dml.backbones.get`.
-        embedding_dim: int. Total embedding size. Split evenly over `num_learners` unless
-            `learner_dims` is given. Defaults to `128`.
+        embedding_dim: int. Total embedding size. Split over `num_learners` as evenly as it
+            goes (128 over 3: 43, 43, 42; `resolve_learner_dims`) unless `learner_dims` is
+            given. Defaults to `128`.
         num_learners: int. Number of learners (embedding slices). Defaults to `1`.
         learner_dims: tuple of int. Explicit per-learner sizes; overrides `embedding_dim` and
             `num_learners`. Defaults to `None`.

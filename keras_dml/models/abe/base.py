@@ -57,7 +57,7 @@ class SplitEnsembleBase(EnsembleModel):
         divergence_pairs="self",
         **kwargs,
     ):
-        learner_dims = resolve_learner_dims(embedding_dim, num_learners)
+        learner_dims = resolve_learner_dims(embedding_dim, num_learners, equal=True)
         check_backbone(backbone)
         super().__init__(backbone, learner_dims, pooling=pooling, dropout=dropout, **kwargs)
         self._build_parts(backbone)

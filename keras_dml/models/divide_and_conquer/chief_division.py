@@ -78,7 +78,8 @@ def cluster_division(
     """Clusters the training vectors into K and matches the clusters to the previous ones.
 
     k-means (seed `seed + 1000 * count`) is retried until every cluster holds 2 classes with 2
-    samples, else the class means are clustered (`divide_samples`, with a warning); the new
+    samples, else the classes are split by their means, balanced (`divide_samples`; logged as
+    `by_class` in the entry, not warned: with 2 * K classes it always succeeds); the new
     clusters are then relabelled after the previous ones by the Hungarian algorithm on
     `similarity`, so learner k keeps the successor of its cluster.
 
@@ -124,13 +125,6 @@ def cluster_division(
         warnings.warn(f"{message} Keeping the previous division.", stacklevel=4)
         return {"entry": {"epoch": epoch, "division": count, "failed": str(error)}}
     kmeans_seconds = time.perf_counter() - start
-    if by_class:
-        warnings.warn(
-            f"Division {count} (epoch {epoch}): k-means over the samples left some cluster "
-            "without 2 classes of 2 samples (too few images per class), so the class means were "
-            "clustered instead: every class is in one cluster.",
-            stacklevel=4,
-        )
     start = time.perf_counter()
     if previous is not None and previous.max() < num:
         assignment = match_clusters(previous, assignment, num, similarity)

@@ -44,7 +44,8 @@ class DivideAndConquer(DivisionModel):
     Args:
         backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map
             (`keras_dml.backbones.get`).
-        embedding_dim: int. Total embedding size d, split into K slices of d/K. Defaults to `128`.
+        embedding_dim: int. Total embedding size d, split into K slices of d/K (when K does not
+            divide d, the first d mod K slices are one larger). Defaults to `128`.
         num_learners: int. K, the number of learners (= clusters). Defaults to `4`.
         learner_dims: tuple of int. Explicit slice sizes; overrides the even split.
             Defaults to `None`.

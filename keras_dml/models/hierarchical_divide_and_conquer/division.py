@@ -10,8 +10,6 @@ that stays whole gives one. When every cluster splits this is exactly the refere
 k. `parents[j]` is the old cluster of new cluster j.
 """
 
-import warnings
-
 import numpy as np
 
 from keras_dml.models.division.class_fallback import divide_samples
@@ -34,7 +32,7 @@ def recluster(
     """k-means into the current K clusters, relabelled to match `previous` (Eq. 2-3).
 
     Every cluster must hold 2 classes with 2 samples (else the k-means is retried, then the
-    class means are clustered with a warning; see `class_fallback.divide_samples`).
+    classes are split by their means, balanced; see `class_fallback.divide_samples`).
 
     Args:
         vectors: float array `[N, dim]`. Embeddings of the training set.
@@ -64,16 +62,7 @@ def recluster(
     labels = np.asarray(labels)
     if num_clusters == 1:
         return np.zeros((labels.size,), np.int64)
-    assignment, by_class = divide_samples(
-        vectors, labels, int(num_clusters), seed=seed, **kmeans_options
-    )
-    if by_class:
-        warnings.warn(
-            f"Re-clustering into {num_clusters}: k-means over the samples left some cluster "
-            "without 2 classes of 2 samples (too few images per class), so the class means were "
-            "clustered instead: every class is in one cluster.",
-            stacklevel=2,
-        )
+    assignment, _ = divide_samples(vectors, labels, int(num_clusters), seed=seed, **kmeans_options)
     if previous is not None and np.max(previous) < num_clusters:
         assignment = match_clusters(previous, assignment, num_clusters, similarity)
     return assignment
@@ -92,9 +81,9 @@ def split_clusters(
     """Splits clusters in two with 2-means until `max_clusters` (bisecting step of Sec. 3.1.1).
 
     Each cluster is split by 2-means on its own points, retried with up to `attempts` seeds until
-    both children hold at least 2 classes with at least 2 samples, then by 2-means of its class
-    means (`class_fallback.divide_samples`: each class whole in one half). A cluster for which
-    neither works (too few classes, duplicate points, ...) stays whole. When the budget
+    both children hold at least 2 classes with at least 2 samples, then by balanced 2-means of
+    its class means (`class_fallback.divide_samples`: each class whole in one half). A cluster
+    with fewer than 4 classes of 2 samples stays whole. When the budget
     `max_clusters - K` is smaller than the number of splittable clusters, the largest clusters
     are split first.
 
