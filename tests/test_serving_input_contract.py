@@ -152,3 +152,89 @@ def test_good_inputs_pass_without_warning(index):
         assert index.search(images, k=1).indices.ravel().tolist() == [0, 1, 2]
         assert index.search(images.astype("uint8"), k=1).indices.ravel().tolist() == [0, 1, 2]
         assert index.search(np.zeros((1, SIZE, SIZE, 3), "float32"), k=1).indices.shape == (1, 1)
+
+
+def file_inputs(folder):
+    """The bad inputs as files for `keras-dml search`: float TIFFs keep NaN, Inf and [0, 1]
+    values (they used to be decoded to black), a 64 px and a grayscale PNG are decoded and
+    resized (the file rule), a 16-bit PNG holds values above 255."""
+    from PIL import Image
+
+    good = digit_images(1, offset=4)[0]
+    nan, inf = good[..., 0].copy(), good[..., 0].copy()
+    nan[:] = np.nan
+    inf[3, 5] = np.inf
+    images = {
+        "nan.tif": Image.fromarray(nan),
+        "inf.tif": Image.fromarray(inf),
+        "unit_scaled.tif": Image.fromarray(good[..., 0] / 255.0),
+        "wrong_size.png": Image.fromarray(good.astype("uint8")).resize((64, 64)),
+        "one_channel.png": Image.fromarray(good[..., 0].astype("uint8")),
+        "sixteen_bit.png": Image.fromarray((good[..., 0] * 4).astype("uint16")),
+    }
+    for name, image in images.items():
+        image.save(folder / name)
+    return {name.split(".")[0]: str(folder / name) for name in images}
+
+
+FILE_OUTCOMES = {
+    "nan": "error: Image 0 of the batch has NaN or infinite pixels",
+    "inf": "error: Image 0 of the batch has NaN or infinite pixels",
+    "unit_scaled": r"warning: Image values lie in \[0, [0-9.]+\]: the images look scaled",
+    "wrong_size": None,  # resized: the original image (row 4) is the nearest neighbour
+    "one_channel": None,  # converted to RGB: the original image again
+    "sixteen_bit": r"error: Images must be raw pixels in \[0, 255\]; got values in \[0, 1020\]",
+}
+
+
+@pytest.fixture(scope="module")
+def cli_gallery(model, tmp_path_factory):
+    from PIL import Image
+
+    root = tmp_path_factory.mktemp("cli")
+    model.save(root / "model.keras")
+    for i, image in enumerate(digit_images(8)):
+        (root / "gallery" / str(i)).mkdir(parents=True)
+        Image.fromarray(image.astype("uint8")).save(root / "gallery" / str(i) / "digit.png")
+    return root, file_inputs(root)
+
+
+@pytest.mark.parametrize("name", sorted(FILE_OUTCOMES))
+def test_search_cli_applies_the_contract_to_files(cli_gallery, name, capsys):
+    from keras_dml.cli import main
+
+    root, queries = cli_gallery
+    argv = ["search", str(root / "model.keras"), "--gallery", str(root / "gallery")]
+    code = main([*argv, "--query", queries[name], "-k", "1"])
+    out, err = capsys.readouterr()
+    expected = FILE_OUTCOMES[name]
+    if expected is None:
+        assert code == 0
+        assert out.splitlines()[1].split("\t")[2] == "4"  # the class of the original digit
+    elif name == "unit_scaled":
+        assert code == 0 and len(out.splitlines()) == 2  # embedded as given, after the warning
+    else:
+        assert code != 0 and out == ""
+    if expected is not None:
+        assert len(err.strip().splitlines()) == 1
+        assert re.match(f"keras-dml: {expected}", err.strip())
+    else:
+        assert err == ""
+
+
+def test_search_cli_as_a_process_refuses_a_nan_file_in_one_line(cli_gallery):
+    import os
+    import subprocess
+    import sys
+
+    root, queries = cli_gallery
+    command = [sys.executable, "-m", "keras_dml.cli", "search", str(root / "model.keras")]
+    command += ["--gallery", str(root / "gallery"), "--query", queries["nan"]]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    assert result.returncode != 0 and result.stdout == ""
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith("keras-dml: error: Image 0 of the batch has NaN or infinite pixels")
+    )
