@@ -12,16 +12,18 @@ identical for `model.predict`, `keras_dml.evaluation.embed`, `EmbeddingIndex` / 
 - Warned (one line, once per call): a float batch whose maximum is in (0, 1], i.e. images that
   look scaled to [0, 1]. They are embedded as given.
 - Image files (and PIL images) are decoded to RGB (grayscale converted, alpha dropped) and
-  resized to the model's size (bilinear): a file has no size of its own to agree with.
+  resized to the model's size (bilinear): decoding makes the pixel grid, so it makes the one
+  the model takes; an array's grid is the caller's, and guessing a resize for it is not ours.
 
-Host-side checks (`ImageContract.check`, NumPy) run before the model. Inside graphs, where no
-Python runs per batch, `nan_rows_for_nonfinite_images` turns the embedding of a row with a
+Host-side checks (`ImageContract.check`, NumPy) run before the model. Inside models and
+exported graphs, where no Python runs per batch, `check_image_tensor` refuses other shapes when
+traced (or at run time) and `nan_rows_for_nonfinite_images` turns the embedding of a row with a
 non-finite pixel into NaN (never a finite vector: graph-mode max pooling maps NaN to the lowest
-float), and every consumer of embeddings (`check_embeddings`: `evaluate`, `EmbeddingIndex.add`
-and `search`, the ONNX client) refuses NaN rows with one line.
+float); the consumers of embeddings (`evaluate`, `EmbeddingIndex.add` and `search` through
+`check_embeddings`, the ONNX client) refuse NaN rows with one line.
 
-This module imports only NumPy at load time (the ONNX client loads it by path, without keras_dml);
-Keras is imported by the in-graph function alone.
+This module imports only NumPy at load time (the ONNX client loads it by path, without
+keras_dml); the in-graph functions import Keras (and TensorFlow on that backend) when called.
 """
 
 import warnings
@@ -276,6 +278,6 @@ def nan_rows_for_nonfinite_images(images, embeddings):
 
     if not backend.standardize_dtype(images.dtype).startswith(("float", "bfloat")):
         return embeddings
-    flat = ops.reshape(images, (ops.shape(images)[0], -1))
-    finite = ops.all(ops.isfinite(flat), axis=1, keepdims=True)
-    return embeddings * ops.cast(ops.where(finite, 1.0, float("nan")), embeddings.dtype)
+    finite = ops.all(ops.isfinite(images), axis=(1, 2, 3))
+    factor = ops.cast(ops.where(finite, 1.0, float("nan")), embeddings.dtype)
+    return embeddings * factor[:, None]
