@@ -128,13 +128,13 @@ class ImageContract:
             raise InputContractError(f"Empty batch: pass at least one image {shape}.")
         if dtype == np.uint8:
             return images
-        finite = np.isfinite(images).reshape(images.shape[0], -1).all(axis=1)
-        if not finite.all():
+        low, high = float(images.min()), float(images.max())  # NaN and Inf propagate to these
+        if not (np.isfinite(low) and np.isfinite(high)):
+            finite = np.isfinite(images).reshape(images.shape[0], -1).all(axis=1)
             raise InputContractError(
                 f"Image {int(np.argmin(finite))} of the batch has NaN or infinite pixels "
                 f"({int(np.count_nonzero(~finite))} such images); pass raw pixels in [0, 255]."
             )
-        low, high = float(images.min()), float(images.max())
         if low < PIXEL_RANGE[0] or high > PIXEL_RANGE[1]:
             raise InputContractError(
                 f"Images must be raw pixels in [0, 255]; got values in [{low:g}, {high:g}] "
