@@ -12,7 +12,13 @@ from keras_dml.export import export_onnx, export_saved_model
 from keras_dml.models import get_method
 from tests.test_export_onnx_client import load_client
 from tests.test_export_parity import convnet
-from tests.test_serving_input_contract import BAD, HOST_REFUSALS, UNIT_WARNING, bad_inputs
+from tests.test_serving_input_contract import (
+    BAD,
+    HOST_REFUSALS,
+    UNIT_WARNING,
+    bad_inputs,
+    expect_host_behaviour,
+)
 
 pytestmark = pytest.mark.tf_only("exports SavedModel and ONNX graphs through TensorFlow")
 
@@ -66,6 +72,16 @@ def test_exported_graphs_give_nan_rows_or_refuse(exported, kind, name):
     else:
         with pytest.raises(Exception, match=GRAPH_REFUSALS[kind][name]):
             run_graph(exported, kind, images)
+
+
+@pytest.mark.parametrize("kind", ["saved_model", "model.onnx"])
+@pytest.mark.parametrize("name", BAD)
+def test_index_over_an_exported_model_applies_the_contract(exported, kind, name):
+    from keras_dml.search import EmbeddingIndex
+
+    _, root = exported
+    index = EmbeddingIndex.from_model(str(root / kind), bad_inputs()["unit_scaled"] * 255.0)
+    expect_host_behaviour(name, lambda: index.search(bad_inputs()[name], k=1))
 
 
 def test_uint8_signature_serves_like_float(exported):
