@@ -9,8 +9,12 @@ memory.
 
 The model (from `keras-dml export ... --format onnx`) takes `images` [batch, H, W, 3] raw RGB
 pixels in [0, 255] (float32 or uint8) and returns `embedding` [batch, D] made of L2-normalised
-learner embeddings, so the dot product is the similarity. Images are resized to the model's
-input size, read from the ONNX input shape.
+learner embeddings, so the dot product is the similarity. Inputs follow keras-dml's input
+contract, `keras_dml/serving/input_contract.py` (NumPy only, loaded by path like the search
+package; copy that file next to this one on a machine without keras-dml): image files are
+decoded to RGB and resized to the model's input size (read from the ONNX input shape); arrays
+must already have that size and 3 channels; NaN / Inf or out-of-range pixels are refused,
+[0, 1]-scaled floats warned about, and a NaN embedding is never returned.
 
 Examples:
     python export/onnx_client.py embed --model model.onnx --images photos/ --output emb.npy
@@ -86,58 +90,87 @@ class EmbeddingClient:
         )
         if self.input_dtype is None:
             raise ClientError(f"{model_path}: unsupported input type {inputs[0].type}.")
+        self.contract = load_input_contract()
 
-    def prepare(self, image):
+    def prepare(self, image, contract=None):
         """Turns a PIL image or an array into one `[H, W, C]` input for the model.
 
-        Grayscale becomes RGB, RGBA and LA lose their alpha channel (each with a note on
-        stderr); other arrays of the wrong rank, channel count or dtype are rejected.
+        A PIL image is decoded by the input contract: grayscale becomes RGB, RGBA and LA lose
+        their alpha channel (each with a note on stderr), and it is resized to the model's
+        size. An array must already be `[H, W, 3]` at the model's size (arrays are never
+        resized). Both are then checked: NaN / Inf or out-of-range pixels and non-numeric
+        dtypes are refused, [0, 1]-scaled floats warned about.
 
         Args:
-            image: `PIL.Image.Image` or numpy array `[H, W]`, `[H, W, 1|3|4]` of uint8 or
-                of floats in [0, 255].
+            image: `PIL.Image.Image`, or numpy array `[H, W, 3]` of uint8 or of floats in
+                [0, 255].
+            contract: the call's `ImageContract` (warns once per call), or None for a new one.
 
         Returns:
-            numpy array `[H, W, C]` in the model's input dtype, resized to the model's size.
+            numpy array `[H, W, C]` in the model's input dtype.
         """
         from PIL import Image
 
-        if isinstance(image, np.ndarray):
-            image = _array_to_pil(image)
-        if not isinstance(image, Image.Image):
+        contract = contract or self.new_contract()
+        if isinstance(image, Image.Image):
+            if image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info:
+                _note(f"image has an alpha channel ({image.mode}); alpha dropped")
+            elif image.mode in ("L", "1", "I", "I;16", "F"):
+                _note(f"grayscale image ({image.mode}) converted to RGB")
+            image = self.contract.decode_image(image, (self.height, self.width))
+        elif not isinstance(image, np.ndarray):
             raise ClientError(f"Expected a PIL image or a numpy array, got {type(image).__name__}.")
-        if image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info:
-            _note(f"image has an alpha channel ({image.mode}); alpha dropped")
-        elif image.mode in ("L", "1", "I", "I;16", "F"):
-            _note(f"grayscale image ({image.mode}) converted to RGB")
-        image = image.convert("RGB")
-        if image.size != (self.width, self.height):
-            image = image.resize((self.width, self.height), Image.Resampling.BILINEAR)
-        pixels = np.asarray(image, dtype=np.uint8)
-        if self.channels != 3:
-            raise ClientError(f"The model expects {self.channels} channels; only RGB is handled.")
-        return pixels.astype(self.input_dtype)
+        elif image.ndim != 3:
+            raise ClientError(
+                f"An image array must be [H, W, C] = [{self.height}, {self.width}, "
+                f"{self.channels}]; got shape {image.shape}."
+            )
+        return self.checked(image[None], contract)[0]
+
+    def new_contract(self):
+        """The input contract of this model, for one call (its [0, 1] warning shows once)."""
+        return self.contract.ImageContract((self.height, self.width, self.channels))
+
+    def checked(self, batch, contract):
+        """`batch` `[N, H, W, C]` checked by `contract`, in the model's input dtype."""
+        try:
+            batch = contract.check(batch)
+        except self.contract.InputContractError as error:
+            raise ClientError(str(error)) from None
+        if self.input_dtype == np.uint8 and batch.dtype != np.uint8:
+            batch = np.rint(batch)  # the contract checked the range [0, 255]
+        return batch.astype(self.input_dtype, copy=False)
 
     def embed(self, images):
         """Embeds a batch: a list of PIL images / arrays, or one array `[N, H, W, C]`.
 
         Returns:
             float32 array `[N, D]`.
+
+        Raises:
+            ClientError: the images break the input contract, or the model returned a NaN /
+                Inf embedding.
         """
+        contract = self.new_contract()
         if isinstance(images, np.ndarray):
             if images.ndim != 4:
                 raise ClientError(
                     f"A batch array must be [N, H, W, C]; got shape {images.shape}. Pass a "
                     "list for single images."
                 )
-            images = list(images)
-        if len(images) == 0:
+            batch = self.checked(images, contract)
+        elif len(images) == 0:
             raise ClientError(
                 "Empty batch: pass at least one image (a list of images or an [N, H, W, C] "
                 "array with N >= 1)."
             )
-        batch = np.stack([self.prepare(image) for image in images])
+        else:
+            batch = np.stack([self.prepare(image, contract) for image in images])
         (embeddings,) = self.session.run([self.output_name], {self.input_name: batch})
+        try:
+            self.contract.check_embeddings(embeddings)
+        except self.contract.InputContractError as error:
+            raise ClientError(str(error)) from None
         return embeddings.astype(np.float32)
 
     def embed_files(self, paths, batch_size=32):
@@ -156,41 +189,6 @@ class EmbeddingClient:
                     raise ClientError(f"Cannot read image {path}: {error}") from error
             chunks.append(self.embed(batch))
         return np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)
-
-
-def _array_to_pil(array):
-    from PIL import Image
-
-    if array.ndim == 3 and array.shape[-1] == 1:
-        array = array[..., 0]
-    if array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[-1] not in (3, 4)):
-        raise ClientError(
-            f"An image array must be [H, W] (grayscale), [H, W, 1], [H, W, 3] (RGB) or "
-            f"[H, W, 4] (RGBA); got shape {array.shape}."
-        )
-    if array.dtype != np.uint8:
-        if not np.issubdtype(array.dtype, np.floating) and not np.issubdtype(
-            array.dtype, np.integer
-        ):
-            raise ClientError(f"Image arrays must be uint8 or numeric; got dtype {array.dtype}.")
-        if not np.all(np.isfinite(array)):
-            raise ClientError(
-                f"Image array has {int(np.count_nonzero(~np.isfinite(array)))} NaN or infinite "
-                "values; pass raw pixels in [0, 255]."
-            )
-        low, high = float(array.min()), float(array.max())
-        if np.issubdtype(array.dtype, np.floating) and 0 < high <= 1.0:
-            raise ClientError(
-                f"Image values lie in [{low:g}, {high:g}]: the image looks scaled to [0, 1]. "
-                "Pass raw pixels in [0, 255] (multiply by 255); the model normalises itself."
-            )
-        if low < 0 or high > 255:
-            raise ClientError(
-                f"Image values must be raw pixels in [0, 255]; got [{low:g}, {high:g}] "
-                f"({array.dtype}). Undo any normalisation first (the model normalises itself)."
-            )
-        array = np.rint(array).astype(np.uint8)
-    return Image.fromarray(array)
 
 
 def _note(message):
@@ -214,20 +212,49 @@ def paths_file(index_path):
 
 
 SHARED_SEARCH = "exact_topk"
+INPUT_CONTRACT = "input_contract.py"
 
 
-def _shared_search_paths():
-    """Where keras-dml's NumPy-only search package may be: next to this file, in the checkout,
-    in the installed package (found without importing keras_dml)."""
+def _shared_paths(subpackage, name):
+    """Where a NumPy-only part of keras-dml (`keras_dml/<subpackage>/<name>`) may be: next to
+    this file, in the checkout, in the installed package (found without importing keras_dml)."""
     here = Path(__file__).resolve().parent
-    candidates = [here / SHARED_SEARCH, here.parent / "keras_dml" / "search" / SHARED_SEARCH]
+    candidates = [here / name, here.parent / "keras_dml" / subpackage / name]
     try:
         spec = importlib.util.find_spec("keras_dml")
     except (ImportError, ValueError):
         spec = None
     if spec is not None and spec.origin:
-        candidates.append(Path(spec.origin).parent / "search" / SHARED_SEARCH)
+        candidates.append(Path(spec.origin).parent / subpackage / name)
     return candidates
+
+
+def _shared_search_paths():
+    """Where keras-dml's NumPy-only search package may be (see `_shared_paths`)."""
+    return _shared_paths("search", SHARED_SEARCH)
+
+
+def load_input_contract():
+    """keras-dml's input contract (`keras_dml/serving/input_contract.py`, NumPy only), loaded by
+    path without importing keras_dml; the client refuses to run without it."""
+    name = "_keras_dml_input_contract"
+    if name in sys.modules:
+        return sys.modules[name]
+    for path in _shared_paths("serving", INPUT_CONTRACT):
+        if path.is_file():
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
+            return module
+    raise ClientError(
+        f"keras-dml's input contract ({INPUT_CONTRACT}) was not found; copy "
+        "keras_dml/serving/input_contract.py next to onnx_client.py."
+    )
 
 
 def load_shared_search():

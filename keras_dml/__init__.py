@@ -17,6 +17,7 @@ _SUBPACKAGES = (
     "losses",
     "models",
     "search",
+    "serving",
     "training",
     "utils",
     "visualization",

@@ -74,12 +74,11 @@ def test_onnx_session_rejects_wrong_inputs(exported, shape, dtype, message):
     "images, message",
     [
         (np.full((1, 32, 32, 3), np.nan, np.float32), "NaN or infinite"),
-        (np.random.default_rng(0).random((1, 32, 32, 3)).astype("float32"), r"scaled to \[0, 1\]"),
         (np.zeros((0, 32, 32, 3), np.float32), "Empty batch"),
         ([], "Empty batch"),
     ],
 )
-def test_onnx_client_rejects_nan_unit_scaled_and_empty_batches(exported, images, message):
+def test_onnx_client_rejects_nan_and_empty_batches(exported, images, message):
     client_module = load_client()
     client = client_module.EmbeddingClient(str(exported / "model.onnx"))
     with pytest.raises(client_module.ClientError, match=message):

@@ -100,10 +100,14 @@ def test_prepare_checks_arrays(setup):
     assert options.intra_op_num_threads == os.cpu_count()
 
     assert client.prepare(images[0]).shape == (32, 32, 3)
-    assert client.prepare(images[0][..., :1]).shape == (32, 32, 3)
-    assert client.prepare(np.zeros((10, 20), np.float32)).shape == (32, 32, 3)
-    with pytest.raises(client_module.ClientError, match=r"\[H, W\]"):
-        client.prepare(np.zeros((32, 32, 2), np.uint8))
+    # PIL images are decoded and resized; arrays must already be [32, 32, 3] (the input
+    # contract, keras_dml/serving/input_contract.py: arrays are never resized or converted).
+    assert client.prepare(Image.fromarray(images[0][..., 0]).resize((20, 10))).shape == (32, 32, 3)
+    for shape in ((32, 32, 1), (32, 32, 2), (10, 20, 3)):
+        with pytest.raises(client_module.ClientError, match=r"\[N, 32, 32, 3\]"):
+            client.prepare(np.zeros(shape, np.uint8))
+    with pytest.raises(client_module.ClientError, match=r"\[H, W, C\] = \[32, 32, 3\]"):
+        client.prepare(np.zeros((10, 20), np.float32))
     with pytest.raises(client_module.ClientError, match="got shape"):
         client.prepare(np.zeros((1, 32, 32, 3, 1), np.uint8))
     with pytest.raises(client_module.ClientError, match=r"\[0, 255\]"):

@@ -1,9 +1,12 @@
 """`embed`: run a model over a dataset or an array and collect embeddings and labels."""
 
+import functools
 import os
 
 import numpy as np
 from tqdm.auto import tqdm
+
+from keras_dml.serving.input_contract import ImageContract
 
 
 def _split_element(element):
@@ -135,6 +138,17 @@ def _known_rows(data):
     return len(data)
 
 
+def _image_shape(model):
+    """The `(H, W, C)` a model takes (`model.image_shape`, else its input shape), or None."""
+    shape = getattr(model, "image_shape", None)
+    if shape is None:
+        try:
+            shape = tuple(model.input_shape[1:])
+        except (AttributeError, ValueError, TypeError):
+            return None
+    return tuple(shape) if len(shape) == 3 else None
+
+
 def _predict_function(model):
     """`model.predict_on_batch`, or one forward pass for a model under a multi-replica strategy.
 
@@ -173,6 +187,12 @@ def embed(model, data, batch_size=256, verbose=True, out_path=None):
         `(embeddings, labels)`: float32 array [N, D] (a `np.memmap` with `out_path`) and an
         array [N] of labels, or `None` when the data carries no labels.
 
+    Raises:
+        InputContractError: a batch of images `[B, H, W, C]` breaks the input contract
+            (`keras_dml.serving`: another size or channel count than the model's, NaN / Inf or
+            out-of-range pixels, a non-numeric dtype); [0, 1]-scaled floats are warned about
+            once per call.
+
     Examples:
     >>> import keras
     >>> model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
@@ -182,12 +202,20 @@ def embed(model, data, batch_size=256, verbose=True, out_path=None):
     """
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"`batch_size` must be a positive integer. Received: {batch_size!r}")
-    predict = _predict_function(model)
+    from keras_dml.search.embedder import Embedder
+
+    contract = ImageContract(_image_shape(model))
+    if isinstance(model, Embedder):  # it checks each batch itself, with this call's contract
+        predict, contract = functools.partial(model, contract=contract), None
+    else:
+        predict = _predict_function(model)
     writer = None if out_path is None else _MemmapWriter(out_path, _known_rows(data))
     batches, total = _batches(data, int(batch_size))
     embeddings, labels = [], []
     try:
         for images, batch_labels in tqdm(batches, total=total, disable=not verbose, desc="embed"):
+            if contract is not None and np.ndim(images) == 4:
+                images = contract.check(images)
             output = predict(images)
             if isinstance(output, (list, tuple, dict)):
                 raise ValueError(

@@ -3,14 +3,17 @@
 Every exported graph takes raw pixels `[N, H, W, C]` (dynamic batch, fixed spatial size = the
 model's input size) as `uint8` or `float32`, casts them to float32, runs the model's own `call`
 (which starts with the backbone's `ImageNormalization`, so no preprocessing is needed outside)
-and returns `{"embedding": [N, D]}`. Only variables that `call(images, training=False)` reads are
-captured, so training-only parts (BIER regressors, DCML compositors, gradient-reversal branches)
-never reach the exported artifact.
+and returns `{"embedding": [N, D]}`. It follows the input contract (`keras_dml.serving`): another
+shape is refused at run time, and an image with a NaN / Inf pixel gets a NaN embedding row.
+Only variables that `call(images, training=False)` reads are captured, so training-only parts
+(BIER regressors, DCML compositors, gradient-reversal branches) never reach the exported artifact.
 """
 
 import keras
 import numpy as np
 import tensorflow as tf
+
+from keras_dml.serving.input_contract import nan_rows_for_nonfinite_images
 
 INPUT_NAME = "images"
 OUTPUT_NAME = "embedding"
@@ -152,15 +155,18 @@ def serving_function(model, image_shape, dtype="float32"):
     # `autograph=False` as in Keras's own export endpoints: `call` is traced as written.
     @tf.function(input_signature=[spec], autograph=False)
     def serve(images):
-        images = checked_images(images, image_shape)
-        embedding = model(tf.cast(images, tf.float32), training=False)
+        images = tf.cast(checked_images(images, image_shape), tf.float32)
+        embedding = model(images, training=False)
         if isinstance(embedding, (list, tuple, dict)) or len(embedding.shape) != 2:
             raise ExportError(
                 f"Model '{model.name}' must return ONE embedding tensor [N, D] from "
                 "`call(images)` (the keras_dml model contract); training-only outputs belong "
                 f"in `train_step`/`compute_loss`. Received: {embedding!r}"
             )
-        return {OUTPUT_NAME: tf.cast(embedding, tf.float32)}
+        # The input contract (keras_dml.serving): a NaN row for an image with a NaN / Inf pixel,
+        # for any model (keras-dml models already do it in `call`; twice changes nothing).
+        embedding = nan_rows_for_nonfinite_images(images, tf.cast(embedding, tf.float32))
+        return {OUTPUT_NAME: embedding}
 
     serve.get_concrete_function()
     return serve

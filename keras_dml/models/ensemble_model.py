@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.pairwise import l2_normalize
+from keras_dml.serving.input_contract import check_image_tensor, nan_rows_for_nonfinite_images
 
 POOLINGS = ("avg", "max", "avgmax")
 
@@ -115,7 +116,24 @@ class EnsembleModel(keras.Model):
         return ops.concatenate(learner_embeddings, axis=-1)
 
     def call(self, images, training=False):
-        return self.combine(self.learner_embeddings(images, training=training))
+        images = self.checked_images(images)
+        return self.served(images, self.combine(self.learner_embeddings(images, training=training)))
+
+    def checked_images(self, images):
+        """`images`, once their static shape and dtype fit `image_shape` (the input contract).
+
+        Every subclass's `call` starts with it: another size, channel count or a bool batch is
+        refused with one line when traced (`keras_dml.serving.input_contract`).
+        """
+        return check_image_tensor(images, self.image_shape)
+
+    def served(self, images, embeddings):
+        """`embeddings` under the input contract: NaN rows for images with a NaN / Inf pixel.
+
+        Every subclass's `call` returns through it, so `predict` and exported graphs never give
+        a finite vector for a broken image (`keras_dml.serving.input_contract`).
+        """
+        return nan_rows_for_nonfinite_images(images, embeddings)
 
     def compute_output_shape(self, input_shape):
         return (input_shape[0], self.embedding_dim)

@@ -11,6 +11,8 @@ import os
 
 import numpy as np
 
+from keras_dml.serving.input_contract import ImageContract
+
 
 def _slices_from_dims(dims):
     bounds, start = [], 0
@@ -30,8 +32,13 @@ class Embedder:
 
     Attributes:
         image_size: `(height, width)` the model expects, or None when not fixed.
+        image_shape: `(height, width, channels)` the model expects (`None` where not fixed).
         learner_slices: list of `(start, stop)` column ranges, one per learner, or None.
         description: str naming the model, stored in index metadata.
+
+    Every batch is checked against the input contract first (`keras_dml.serving`): arrays of
+    another size or channel count, NaN / Inf or out-of-range pixels and non-numeric dtypes are
+    refused with one line, [0, 1]-scaled floats warned about.
 
     Examples:
     >>> import keras
@@ -43,6 +50,7 @@ class Embedder:
     def __init__(self, model):
         self.learner_slices = None
         self.image_size = None
+        self.channels = None
         if isinstance(model, (str, os.PathLike)):
             path = os.fspath(model)
             self.description = path
@@ -69,6 +77,8 @@ class Embedder:
                 shape = None
         if shape and shape[0] and shape[1]:
             self.image_size = (int(shape[0]), int(shape[1]))
+        if shape and len(shape) == 3 and shape[2]:
+            self.channels = int(shape[2])
         predict = getattr(model, "predict_on_batch", None) or model
         self._run = lambda images: np.asarray(predict(images), dtype=np.float32)
 
@@ -88,6 +98,8 @@ class Embedder:
         name, shape = inputs[0].name, inputs[0].shape
         if len(shape) == 4 and all(isinstance(d, int) for d in shape[1:3]):
             self.image_size = (shape[1], shape[2])
+        if len(shape) == 4 and isinstance(shape[3], int):
+            self.channels = shape[3]
         dtype = np.uint8 if inputs[0].type == "tensor(uint8)" else np.float32
         meta = session.get_modelmeta().custom_metadata_map
         if meta.get("keras_dml.learner_dims"):
@@ -96,8 +108,8 @@ class Embedder:
 
         def run(images):
             images = np.asarray(images)
-            if dtype == np.uint8:
-                images = np.clip(np.rint(images), 0, 255)
+            if dtype == np.uint8 and images.dtype != np.uint8:
+                images = np.rint(images)  # the contract checked the range [0, 255]
             return session.run(None, {name: images.astype(dtype)})[0].astype(np.float32)
 
         self._run = run
@@ -113,17 +125,38 @@ class Embedder:
         input_name, input_spec = next(iter(spec.items()))
         if input_spec.shape.rank == 4 and input_spec.shape[1] and input_spec.shape[2]:
             self.image_size = (int(input_spec.shape[1]), int(input_spec.shape[2]))
+        if input_spec.shape.rank == 4 and input_spec.shape[3]:
+            self.channels = int(input_spec.shape[3])
 
         def run(images):
-            tensor = tf.constant(np.asarray(images), dtype=input_spec.dtype)
+            images = np.asarray(images)
+            if input_spec.dtype == tf.uint8 and images.dtype != np.uint8:
+                images = np.rint(images)  # the contract checked the range [0, 255]
+            tensor = tf.constant(images, dtype=input_spec.dtype)
             outputs = function(**{input_name: tensor})
             return np.asarray(next(iter(outputs.values())), dtype=np.float32)
 
         self._run = run
 
-    def __call__(self, images):
-        """Embeds a batch of raw-pixel images `[B, H, W, 3]` -> float32 `[B, D]`."""
-        output = self._run(images)
+    @property
+    def image_shape(self):
+        """`(height, width, channels)` the model takes (`None` where it is not fixed)."""
+        height, width = self.image_size or (None, None)
+        return (height, width, self.channels)
+
+    def __call__(self, images, contract=None):
+        """Embeds a batch of raw-pixel images `[B, H, W, 3]` -> float32 `[B, D]`.
+
+        Args:
+            images: array `[B, H, W, C]` of raw pixels in [0, 255] at the model's size.
+            contract: `ImageContract` shared by the batches of one call (its [0, 1] warning is
+                shown once), or None for a new one. Defaults to `None`.
+
+        Raises:
+            InputContractError: the batch breaks the input contract (`keras_dml.serving`).
+        """
+        contract = contract or ImageContract(self.image_shape)
+        output = self._run(contract.check(images))
         if output.ndim != 2:
             raise ValueError(
                 "The model must return one tensor [batch, D] (the concatenated embedding). "

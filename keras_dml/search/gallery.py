@@ -5,6 +5,8 @@ from pathlib import Path
 
 import numpy as np
 
+from keras_dml.serving.input_contract import ImageContract, decode_image
+
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp")
 
 
@@ -39,17 +41,18 @@ def list_image_folder(folder):
 
 
 def read_images(paths, image_size):
-    """Reads image files as float32 raw RGB pixels `[N, H, W, 3]`, resized to `image_size`."""
+    """Reads image files as float32 raw RGB pixels `[N, H, W, 3]`, resized to `image_size`.
+
+    Files are decoded by `keras_dml.serving.input_contract.decode_image` (grayscale to RGB,
+    alpha dropped, float and 16-bit values kept for the contract's checks).
+    """
     from PIL import Image
 
     images = []
     for path in paths:
         try:
             with Image.open(path) as image:
-                image = image.convert("RGB")
-                if image_size is not None and image.size != (image_size[1], image_size[0]):
-                    image = image.resize((image_size[1], image_size[0]), Image.Resampling.BILINEAR)
-                images.append(np.asarray(image, dtype=np.float32))
+                images.append(decode_image(image, image_size).astype(np.float32))
         except OSError as error:
             raise ValueError(f"Cannot read the image {path}: {error}. Remove or fix it.") from error
     if image_size is None and len({image.shape for image in images}) > 1:
@@ -62,16 +65,22 @@ def read_images(paths, image_size):
 
 def embed_images(embedder, images, batch_size=64):
     """Embeds an array of images `[N, H, W, 3]` in batches -> float32 `[N, D]`."""
-    parts = [embedder(images[s : s + batch_size]) for s in range(0, len(images), batch_size)]
+    contract = ImageContract(embedder.image_shape)
+    if len(images) == 0:
+        contract.check(images)  # refuses the empty batch with the contract's message
+    parts = [
+        embedder(images[s : s + batch_size], contract) for s in range(0, len(images), batch_size)
+    ]
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 
 def embed_paths(embedder, paths, batch_size=64):
     """Embeds image files in batches (decoded batch by batch) -> float32 `[N, D]`."""
+    contract = ImageContract(embedder.image_shape)
     parts = []
     for start in range(0, len(paths), batch_size):
         images = read_images(paths[start : start + batch_size], embedder.image_size)
-        parts.append(embedder(images))
+        parts.append(embedder(images, contract))
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 
@@ -111,7 +120,7 @@ def resolve_gallery(data, embedder, batch_size=64):
         return array, None, None, None
     if array.ndim == 4:
         _need_model(embedder, "images")
-        return embed_images(embedder, array.astype(np.float32), batch_size), None, None, None
+        return embed_images(embedder, array, batch_size), None, None, None
     raise ValueError(
         "Pass embeddings [N, D], images [N, H, W, C], an ImageDataset or a folder of images. "
         f"Received an array of shape {array.shape}."

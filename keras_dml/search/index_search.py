@@ -6,6 +6,7 @@ from keras_dml.search.exact_topk import drop_self, exact_search
 from keras_dml.search.gallery import resolve_gallery
 from keras_dml.search.normalize import l2_normalize
 from keras_dml.search.results import search_result
+from keras_dml.serving.input_contract import check_embeddings
 
 
 class IndexSearch:
@@ -16,13 +17,18 @@ class IndexSearch:
     """
 
     def embed(self, queries, batch_size=64):
-        """Query vectors `[Q, D]` from embeddings, images, image files or a dataset."""
+        """Query vectors `[Q, D]` from embeddings, images, image files or a dataset.
+
+        Images follow the input contract (`keras_dml.serving`); a NaN or Inf query vector (the
+        model's answer to a broken image) is refused, never searched.
+        """
         embeddings = resolve_gallery(queries, self.embedder, batch_size)[0]
         if embeddings.ndim != 2 or (self.dim is not None and embeddings.shape[1] != self.dim):
             raise ValueError(
                 f"Query embeddings must be [Q, {self.dim}] like the gallery. Received shape "
                 f"{tuple(embeddings.shape)}; embed queries with the gallery's model."
             )
+        check_embeddings(embeddings, "query embeddings")
         return l2_normalize(embeddings) if self.normalize else embeddings.astype(np.float32)
 
     def _check_k(self, k, exclude_self=False):

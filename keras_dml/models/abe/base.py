@@ -134,8 +134,9 @@ class SplitEnsembleBase(EnsembleModel):
         return [l2_normalize(raw[:, m]) for m in range(self.num_learners)]
 
     def call(self, images, training=False):
+        images = self.checked_images(images)
         normalised = l2_normalize(self.raw_learner_embeddings(images, training=training))
-        return ops.reshape(normalised, (-1, self.embedding_dim))
+        return self.served(images, ops.reshape(normalised, (-1, self.embedding_dim)))
 
     def _gradcam_model(self, learner, target, global_part, head):
         """Functional model of one learner for Grad-CAM: images -> raw embedding `[N, d]`.

@@ -166,8 +166,11 @@ class BIER(BIERObjective, EmbeddingModel):
         it times `lambda_div` to the metric loss (Eq. 11): it trains the heads and the regressors
         but never the backbone.
         """
+        images = self.checked_images(images)
         features = self.dropout_layer(self.features(images, training=training), training=training)
-        output = self.combine([l2_normalize(head(features)) for head in self.heads])
+        output = self.served(
+            images, self.combine([l2_normalize(head(features)) for head in self.heads])
+        )
         if training and self.diversity_layer is not None:
             fixed = ops.cast(ops.stop_gradient(features), "float32")
             kernels = [head.kernel for head in self.heads]

@@ -1,0 +1,283 @@
+"""The input contract of every serving path: which images a model embeds, and what else happens.
+
+Every keras-dml model, `.keras` file, SavedModel and ONNX graph takes a batch of raw RGB pixels
+`[N, H, W, C]` in [0, 255] (float32, or uint8) at the size the model was built for. The rule,
+identical for `model.predict`, `keras_dml.evaluation.embed`, `EmbeddingIndex` / `Embedder`,
+`keras-dml search`, the exported SavedModel / ONNX graphs and `export/onnx_client.py`:
+
+- Refused with a one-line error: an array of another rank, channel count or spatial size
+  (arrays are never resized: resize them yourself, e.g. `keras.ops.image.resize`), an empty
+  batch, a dtype that is not a real number (bool, complex, str, object), pixels outside
+  [0, 255], and NaN / Inf pixels.
+- Warned (one line, once per call): a float batch whose maximum is in (0, 1], i.e. images that
+  look scaled to [0, 1]. They are embedded as given.
+- Image files (and PIL images) are decoded to RGB (grayscale converted, alpha dropped) and
+  resized to the model's size (bilinear): decoding makes the pixel grid, so it makes the one
+  the model takes; an array's grid is the caller's, and guessing a resize for it is not ours.
+
+Host-side checks (`ImageContract.check`, NumPy) run before the model. Inside models and
+exported graphs, where no Python runs per batch, `check_image_tensor` refuses other shapes when
+traced (or at run time) and `nan_rows_for_nonfinite_images` turns the embedding of a row with a
+non-finite pixel into NaN (never a finite vector: graph-mode max pooling maps NaN to the lowest
+float); the consumers of embeddings (`evaluate`, `EmbeddingIndex.add` and `search` through
+`check_embeddings`, the ONNX client) refuse NaN rows with one line.
+
+This module imports only NumPy at load time (the ONNX client loads it by path, without
+keras_dml); the in-graph functions import Keras (and TensorFlow on that backend) when called.
+"""
+
+import warnings
+
+import numpy as np
+
+PIXEL_RANGE = (0.0, 255.0)
+CHANNELS = 3
+RESIZE_HINT = "resize arrays first, e.g. keras.ops.image.resize(images, (H, W))"
+
+
+class InputContractError(ValueError):
+    """Images that no keras-dml model embeds correctly (wrong shape, dtype, range, NaN / Inf)."""
+
+
+def expected_shape(image_shape=None):
+    """The expected batch shape as text, e.g. `[N, 32, 32, 3]` (`H`/`W` where not fixed)."""
+    height, width, channels = image_shape or (None, None, CHANNELS)
+    sizes = ("H" if height is None else height, "W" if width is None else width)
+    return f"[N, {sizes[0]}, {sizes[1]}, {CHANNELS if channels is None else channels}]"
+
+
+def looks_unit_scaled(high, dtype):
+    """Whether a batch's maximum `high` suggests pixels scaled to [0, 1] (floats only)."""
+    return np.issubdtype(np.dtype(dtype), np.floating) and 0.0 < high <= 1.0
+
+
+def unit_scale_message(low, high):
+    """The one-line warning for images that look scaled to [0, 1]."""
+    return (
+        f"Image values lie in [{low:g}, {high:g}]: the images look scaled to [0, 1], but "
+        "keras-dml models expect raw pixels in [0, 255] (multiply by 255; the model normalises "
+        "itself)."
+    )
+
+
+class ImageContract:
+    """Checks host-side image batches against one model's input; warns at most once.
+
+    Create one per call (`embed`, `search`, a client batch loop) so the [0, 1] warning is shown
+    once per call, not once per batch.
+
+    Args:
+        image_shape: `(H, W, C)` the model takes; `None` entries (or `None`) are not checked.
+            Defaults to `None` (`C = 3`, any size).
+
+    Examples:
+    >>> contract = ImageContract((32, 32, 3))
+    >>> contract.check(np.zeros((2, 32, 32, 3), np.uint8)).shape
+    (2, 32, 32, 3)
+    >>> try:
+    ...     contract.check(np.zeros((2, 64, 64, 3), np.uint8))
+    ... except InputContractError as error:
+    ...     print(str(error)[:57])
+    Images must be [N, 32, 32, 3] raw pixels (the model's inp
+    """
+
+    def __init__(self, image_shape=None):
+        shape = tuple(image_shape) if image_shape is not None else (None, None, CHANNELS)
+        if len(shape) != 3:
+            raise ValueError(f"`image_shape` must be (H, W, C). Received: image_shape={shape}")
+        self.image_shape = tuple(None if d is None else int(d) for d in shape)
+        self.warned = False
+
+    def check(self, images):
+        """Returns `images` as a NumPy array after checking it; raises or warns per the contract.
+
+        Args:
+            images: array-like `[N, H, W, C]` of raw pixels.
+
+        Returns:
+            The images as a NumPy array: uint8 and float32 arrays unchanged, other real dtypes
+            cast to float32.
+
+        Raises:
+            InputContractError: wrong rank, channel count, size or dtype; an empty batch;
+                pixels outside [0, 255]; NaN or Inf pixels.
+        """
+        images = np.asarray(images)
+        dtype = images.dtype
+        if dtype.kind == "b" or not (
+            np.issubdtype(dtype, np.floating) or np.issubdtype(dtype, np.integer)
+        ):
+            raise InputContractError(
+                f"Images must be uint8 or float32 raw pixels in [0, 255]; got dtype {dtype}."
+            )
+        shape = expected_shape(self.image_shape)
+        if images.ndim != 4 or images.shape[-1] != (self.image_shape[2] or CHANNELS):
+            raise InputContractError(
+                f"Images must be a batch {shape} of RGB pixels; got shape {images.shape}. "
+                "Add the batch axis for one image; convert grayscale or RGBA to RGB."
+            )
+        height, width = self.image_shape[:2]
+        if (height is not None and images.shape[1] != height) or (
+            width is not None and images.shape[2] != width
+        ):
+            raise InputContractError(
+                f"Images must be {shape} raw pixels (the model's input size); got shape "
+                f"{images.shape}. Arrays are never resized: {RESIZE_HINT}."
+            )
+        if images.shape[0] == 0:
+            raise InputContractError(f"Empty batch: pass at least one image {shape}.")
+        if dtype == np.uint8:
+            return images
+        low, high = float(images.min()), float(images.max())  # NaN and Inf propagate to these
+        if not (np.isfinite(low) and np.isfinite(high)):
+            finite = np.isfinite(images).reshape(images.shape[0], -1).all(axis=1)
+            raise InputContractError(
+                f"Image {int(np.argmin(finite))} of the batch has NaN or infinite pixels "
+                f"({int(np.count_nonzero(~finite))} such images); pass raw pixels in [0, 255]."
+            )
+        if low < PIXEL_RANGE[0] or high > PIXEL_RANGE[1]:
+            raise InputContractError(
+                f"Images must be raw pixels in [0, 255]; got values in [{low:g}, {high:g}] "
+                f"({dtype}). Undo any normalisation first (the model normalises itself)."
+            )
+        if looks_unit_scaled(high, dtype) and not self.warned:
+            self.warned = True
+            warnings.warn(unit_scale_message(low, high), UserWarning, stacklevel=3)
+        return images if dtype == np.float32 else images.astype(np.float32)
+
+
+NUMERIC_MODES = ("F", "I", "I;16", "I;16B", "I;16L", "I;16N")
+
+
+def decode_image(image, image_size=None):
+    """A decoded image file (`PIL.Image`) as RGB pixels `[H, W, 3]` at `image_size` (bilinear).
+
+    Grayscale becomes RGB and alpha is dropped; the pixel values of float and 16/32-bit images
+    (TIFF `F`, PNG `I;16`) are kept as float32, not clipped to 8 bits, so `ImageContract.check`
+    then refuses a NaN, Inf or out-of-range file and warns about a [0, 1] one like an array.
+
+    Args:
+        image: `PIL.Image.Image`.
+        image_size: `(height, width)` or `None` (keep the file's size). Defaults to `None`.
+
+    Returns:
+        NumPy array `[H, W, 3]`: uint8 for 8-bit images, float32 for float / 16-bit ones.
+    """
+    from PIL import Image
+
+    numeric = image.mode in NUMERIC_MODES
+    image = image.convert("F") if numeric else image.convert("RGB")
+    if image_size is not None and image.size != (image_size[1], image_size[0]):
+        image = image.resize((image_size[1], image_size[0]), Image.Resampling.BILINEAR)
+    if not numeric:
+        return np.asarray(image, dtype=np.uint8)
+    return np.repeat(np.asarray(image, dtype=np.float32)[..., None], CHANNELS, axis=-1)
+
+
+def check_embeddings(embeddings, what="embeddings"):
+    """Raises a one-line `InputContractError` when a row of `embeddings` `[N, D]` is not finite.
+
+    A keras-dml model (and its exports) returns NaN for an image with a NaN or Inf pixel, so a
+    non-finite row means a broken input image (or a diverged model); it is never searched,
+    indexed or evaluated.
+
+    Args:
+        embeddings: array `[N, D]` (a memory map is read in chunks).
+        what: str. What the embeddings are, for the message.
+
+    Returns:
+        `embeddings`, unchanged.
+    """
+    for start in range(0, len(embeddings), 65536):
+        block = np.asarray(embeddings[start : start + 65536])
+        finite = np.isfinite(block).reshape(block.shape[0], -1).all(axis=1)
+        if not finite.all():
+            raise InputContractError(
+                f"Row {start + int(np.argmin(finite))} of the {what} is NaN or Inf: its input "
+                "image had non-finite pixels (or the model diverged); fix that image."
+            )
+    return embeddings
+
+
+def check_image_tensor(images, image_shape=None):
+    """Inside a model or graph, when traced: refuses images the model cannot embed correctly.
+
+    Checks the static rank, channel count and (where both are known) spatial size against
+    `image_shape`, and refuses bool / complex / string images, before any layer runs (a
+    1-channel batch would otherwise fail deep inside a convolution, a 64 px one be embedded).
+
+    Args:
+        images: tensor `[N, H, W, C]`, the model's input.
+        image_shape: `(H, W, C)` the model was built for, or `None`. Defaults to `None`.
+
+    Returns:
+        `images`, unchanged.
+
+    Raises:
+        InputContractError: for a static shape or dtype that breaks the contract.
+    """
+    from keras import backend
+
+    dtype = backend.standardize_dtype(images.dtype)
+    if dtype == "bool" or dtype.startswith("complex") or dtype == "string":
+        raise InputContractError(
+            f"Images must be uint8 or float32 raw pixels in [0, 255]; got dtype {dtype}."
+        )
+    shape = tuple(images.shape)
+    expected = tuple(image_shape) if image_shape is not None else (None, None, None)
+    if len(shape) != 4 or any(
+        e is not None and s is not None and int(s) != int(e) for s, e in zip(shape[1:], expected)
+    ):
+        raise InputContractError(
+            f"Images must be a batch {expected_shape(image_shape)} of raw pixels (the model's "
+            f"input size); got shape {shape}. Arrays are never resized: {RESIZE_HINT}."
+        )
+    if backend.backend() == "tensorflow" and None in (*shape[1:], *expected):
+        return _tf_runtime_shape_check(images, expected)
+    return images
+
+
+def _tf_runtime_shape_check(images, expected):
+    """TensorFlow graphs with unknown dimensions (`predict` retraces with relaxed shapes after
+    a second input size): the same check at run time, naming the expected shape."""
+    import tensorflow as tf
+
+    if tf.executing_eagerly() or None in expected:
+        return images
+    shape = tf.shape(images)
+    check = tf.debugging.Assert(
+        tf.reduce_all(tf.equal(shape[1:], tf.constant(expected, tf.int32))),
+        [
+            f"Images must be a batch {expected_shape(expected)} of raw pixels (the model's input "
+            f"size); {RESIZE_HINT}. Received shape:",
+            shape,
+        ],
+        name="check_image_shape",
+    )
+    with tf.control_dependencies([check]):
+        images = tf.identity(images)
+    images.set_shape((None, *expected))  # the check guarantees it; later layers see it statically
+    return images
+
+
+def nan_rows_for_nonfinite_images(images, embeddings):
+    """Inside a model or graph: NaN embedding rows for images with a NaN / Inf pixel.
+
+    Multiplies each row of `embeddings` by 1, or by NaN when its image has a non-finite pixel
+    (`keras.ops`, so every backend and the exported SavedModel / ONNX graphs inherit it).
+    Integer images are returned unchanged (always finite).
+
+    Args:
+        images: tensor `[N, H, W, C]`, the model's input.
+        embeddings: tensor `[N, D]` computed from `images`.
+
+    Returns:
+        `embeddings` with the rows of non-finite images set to NaN.
+    """
+    from keras import backend, ops
+
+    if not backend.standardize_dtype(images.dtype).startswith(("float", "bfloat")):
+        return embeddings
+    finite = ops.all(ops.isfinite(images), axis=(1, 2, 3))
+    factor = ops.cast(ops.where(finite, 1.0, float("nan")), embeddings.dtype)
+    return embeddings * factor[:, None]
