@@ -149,6 +149,8 @@ def test_good_inputs_pass_without_warning(index):
     images = digit_images(3)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # Keras' torch backend warns about NumPy 2's `__array__(copy=...)`; not the contract's.
+        warnings.simplefilter("ignore", DeprecationWarning)
         assert index.search(images, k=1).indices.ravel().tolist() == [0, 1, 2]
         assert index.search(images.astype("uint8"), k=1).indices.ravel().tolist() == [0, 1, 2]
         assert index.search(np.zeros((1, SIZE, SIZE, 3), "float32"), k=1).indices.shape == (1, 1)
@@ -238,3 +240,15 @@ def test_search_cli_as_a_process_refuses_a_nan_file_in_one_line(cli_gallery):
         .splitlines()[-1]
         .startswith("keras-dml: error: Image 0 of the batch has NaN or infinite pixels")
     )
+
+
+@pytest.mark.parametrize("name", ["wrong_size", "one_channel", "wrong_dtype"])
+def test_a_refused_predict_leaves_the_model_intact(name):
+    """Keras' JAX `predict` lifts the weights out of the model before tracing `call`: a
+    refusal raised there used to leave a model that could not predict again."""
+    fresh = get_method("baseline").tiny(convnet())
+    good = digit_images(2)
+    before = fresh.predict(good, verbose=0)
+    with pytest.raises(InputContractError):
+        fresh.predict(bad_inputs()[name], verbose=0)
+    np.testing.assert_allclose(fresh.predict(good, verbose=0), before, atol=1e-6)

@@ -119,6 +119,19 @@ class EnsembleModel(keras.Model):
         images = self.checked_images(images)
         return self.served(images, self.combine(self.learner_embeddings(images, training=training)))
 
+    def predict(self, x, *args, **kwargs):
+        """`keras.Model.predict`, with the input contract's static checks run first on arrays.
+
+        Keras' JAX `predict` takes the variables' values out of the model before it traces `call`
+        and puts them back only when it ends normally; a refusal raised while tracing (another
+        size, channel count, dtype) would leave the model without its weights. Checking the
+        array's shape and dtype here, before Keras starts, refuses it with the same one line on
+        every backend and leaves the model intact. Datasets and generators are checked in `call`.
+        """
+        if hasattr(x, "shape") and hasattr(x, "dtype"):
+            check_image_tensor(x, self.image_shape)
+        return super().predict(x, *args, **kwargs)
+
     def checked_images(self, images):
         """`images`, once their static shape and dtype fit `image_shape` (the input contract).
 
