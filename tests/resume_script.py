@@ -1,16 +1,18 @@
 """A tiny Divide & Conquer run that can kill itself, for the exact-resume tests.
 
 Run by `tests/test_methods_resume_exact.py` in a subprocess:
-`python tests/resume_script.py OUT_DIR`. With `KERAS_DML_TEST_KILL_AT=<epoch>:<step>` the process
-sends itself SIGKILL when batch `<step>` of epoch `<epoch>` is about to start (the batches before
-it are trained), as a crash would; running the same command again resumes the run through
-`keras_dml.training.train`'s `BackupAndRestore`. The kill switch lives here, in the test script,
-never in the library. At the end it writes `OUT_DIR/weights.npz` (every model variable, in order)
-next to `train`'s `metrics.json` and `history.json`.
+`python tests/resume_script.py OUT_DIR [dc|hdc]`. With `KERAS_DML_TEST_KILL_AT=<epoch>:<step>`
+the process sends itself SIGKILL when batch `<step>` of epoch `<epoch>` is about to start (the
+batches before it are trained), as a crash would; running the same command again resumes the
+run through `keras_dml.training.train`'s `BackupAndRestore`. The kill switch lives here, in the
+test script, never in the library. At the end it writes `OUT_DIR/weights.npz` (every model
+variable, in order) next to `train`'s `metrics.json` and `history.json`.
 
 The run: digits (4 training classes), the `convnet` backbone, 2 learners, crop + flip
 augmentation, the margin loss with distance-weighted sampling (its `SeedGenerator` draws every
-step), 4 epochs of 5 batches: divisions at epochs 0 and 2, the conquer stage at epoch 3.
+step), 4 epochs of 5 batches: divisions at epochs 0 and 2, the conquer stage at epoch 3. With
+`hdc`: hierarchical D&C splitting into 2 learners at epoch 1, re-clustering at epoch 2 (each
+division freezes the backbone for its epoch), fine-tuning at epoch 3.
 """
 
 import os
@@ -42,6 +44,22 @@ CONFIG = {
 }
 
 
+HIERARCHICAL_CONFIG = {
+    **CONFIG,
+    "method": "hdc",
+    "model": {"embedding_dim": 16, "max_learners": 2},
+    "method_options": {
+        "division_every": 1,
+        "finetune_epoch": 3,
+        "freeze_backbone": True,
+        "split_attempts": 3,
+        "epoch_length": STEPS_PER_EPOCH,
+        "kmeans_niter": 10,
+        "kmeans_nredo": 1,
+    },
+}
+
+
 def kill_switch(keras):
     """A callback that SIGKILLs this process at `KERAS_DML_TEST_KILL_AT`, or `None`."""
     kill_at = os.environ.get("KERAS_DML_TEST_KILL_AT")
@@ -60,7 +78,7 @@ def kill_switch(keras):
     return KillAt()
 
 
-def main(output_dir):
+def main(output_dir, method="dc"):
     import keras
     import numpy as np
 
@@ -68,7 +86,7 @@ def main(output_dir):
 
     killer = kill_switch(keras)
     result = train(
-        CONFIG,
+        HIERARCHICAL_CONFIG if method == "hdc" else CONFIG,
         output_dir,
         verbose=0,
         extra_callbacks=[killer] if killer else [],
@@ -79,4 +97,4 @@ def main(output_dir):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:])

@@ -21,7 +21,7 @@ import pytest
 SCRIPT = os.path.join(os.path.dirname(__file__), "resume_script.py")
 
 
-def run_script(output, kill_at=None):
+def run_script(output, kill_at=None, method="dc"):
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     env.pop("KERAS_DML_TEST_KILL_AT", None)
     if kill_at:
@@ -29,7 +29,7 @@ def run_script(output, kill_at=None):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
     return subprocess.run(
-        [sys.executable, SCRIPT, str(output)], env=env, capture_output=True, text=True
+        [sys.executable, SCRIPT, str(output), method], env=env, capture_output=True, text=True
     )
 
 
@@ -44,11 +44,11 @@ def finished_run(output):
     return weights, metrics, history
 
 
-def killed_and_resumed(output, kill_at):
-    killed = run_script(output, kill_at)
+def killed_and_resumed(output, kill_at, method="dc"):
+    killed = run_script(output, kill_at, method)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     assert not (output / "weights.npz").exists()
-    resumed = run_script(output)
+    resumed = run_script(output, method=method)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     return finished_run(output)
 
@@ -87,3 +87,14 @@ def test_run_killed_mid_epoch_after_a_division_resumes_exactly(tmp_path, uninter
 )
 def test_run_killed_at_any_point_resumes_exactly(tmp_path, uninterrupted, kill_at):
     assert_same_run(killed_and_resumed(tmp_path / "run", kill_at), uninterrupted)
+
+
+@pytest.mark.slow
+def test_hierarchical_run_killed_after_a_division_resumes_exactly(tmp_path):
+    # Hierarchical D&C: learners split at epoch 1, re-clustered at epoch 2 (the kill, after 2
+    # batches), fine-tuned at epoch 3; its division state lives in model variables.
+    uninterrupted = tmp_path / "uninterrupted"
+    result = run_script(uninterrupted, method="hdc")
+    assert result.returncode == 0, result.stderr[-3000:]
+    resumed = killed_and_resumed(tmp_path / "run", "2:2", method="hdc")
+    assert_same_run(resumed, finished_run(uninterrupted))
