@@ -60,11 +60,10 @@ HIERARCHICAL_CONFIG = {
 }
 
 
-def kill_switch(keras):
-    """A callback that SIGKILLs this process at `KERAS_DML_TEST_KILL_AT`, or `None`."""
-    kill_at = os.environ.get("KERAS_DML_TEST_KILL_AT")
-    if not kill_at:
-        return None
+def kill_switch(kill_at, kill):
+    """A callback calling `kill()` when batch `<step>` of epoch `<epoch>` (`kill_at`) begins."""
+    import keras
+
     kill_epoch, kill_step = (int(part) for part in kill_at.split(":"))
 
     class KillAt(keras.callbacks.Callback):
@@ -73,27 +72,31 @@ def kill_switch(keras):
 
         def on_train_batch_begin(self, batch, logs=None):
             if (self.epoch, batch) == (kill_epoch, kill_step):
-                os.kill(os.getpid(), signal.SIGKILL)
+                kill()
 
     return KillAt()
 
 
-def main(output_dir, method="dc"):
+def train_run(output_dir, config, killer=None):
+    """Trains (or resumes) `config` into `output_dir`, then writes `weights.npz`."""
     import keras
     import numpy as np
 
     from keras_dml.training import train
 
-    killer = kill_switch(keras)
     result = train(
-        HIERARCHICAL_CONFIG if method == "hdc" else CONFIG,
-        output_dir,
-        verbose=0,
-        extra_callbacks=[killer] if killer else [],
-        report=False,
+        config, output_dir, verbose=0, extra_callbacks=[killer] if killer else [], report=False
     )
     weights = [keras.ops.convert_to_numpy(v) for v in result["model"].variables]
     np.savez(os.path.join(output_dir, "weights.npz"), *weights)
+
+
+def main(output_dir, method="dc"):
+    kill_at = os.environ.get("KERAS_DML_TEST_KILL_AT")
+    killer = None
+    if kill_at:
+        killer = kill_switch(kill_at, lambda: os.kill(os.getpid(), signal.SIGKILL))
+    train_run(output_dir, HIERARCHICAL_CONFIG if method == "hdc" else CONFIG, killer)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ the sampler's generator, the augmentation seeds and the loss's `SeedGenerator` s
 the new process. Here `tests/resume_script.py` trains a tiny D&C run (divisions at epochs 0 and 2,
 conquer stage at epoch 3) in a subprocess that SIGKILLs itself at a chosen batch; the same
 command then resumes it. Its final weights, test metrics and per-epoch history must equal the
-uninterrupted run's. Backend-agnostic: `KERAS_BACKEND=jax` runs the same subprocesses on JAX.
+uninterrupted run's. Those subprocess runs take a minute or more each, so they are `slow`; the
+default suite runs a shorter in-process form (an exception for the kill). Backend-agnostic:
+`KERAS_BACKEND=jax` runs the same code on JAX.
 """
 
 import json
@@ -17,6 +19,8 @@ import sys
 
 import numpy as np
 import pytest
+
+from tests.resume_script import CONFIG, kill_switch, train_run
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "resume_script.py")
 
@@ -71,6 +75,29 @@ def assert_same_run(resumed, uninterrupted):
         np.testing.assert_array_equal(got, expected)
 
 
+class CrashError(Exception):
+    """Stands for the crash in the in-process test."""
+
+
+def interrupt():
+    raise CrashError()
+
+
+def test_run_interrupted_in_process_resumes_exactly(tmp_path):
+    # The default suite's short form: 3 epochs of 3 batches (divisions at epochs 0 and 2), the
+    # crash an exception after 1 batch of epoch 2, the resume a new model, sampler, pipeline
+    # and loss (each starting its random state afresh, as a new process would) in this process.
+    options = {**CONFIG["method_options"], "epoch_length": 3, "conquer_epoch": None}
+    config = {**CONFIG, "epochs": 3, "method_options": options}
+    train_run(str(tmp_path / "uninterrupted"), config)
+    with pytest.raises(CrashError):
+        train_run(str(tmp_path / "run"), config, kill_switch("2:1", interrupt))
+    assert not (tmp_path / "run" / "weights.npz").exists()
+    train_run(str(tmp_path / "run"), config)
+    assert_same_run(finished_run(tmp_path / "run"), finished_run(tmp_path / "uninterrupted"))
+
+
+@pytest.mark.slow
 def test_run_killed_mid_epoch_after_a_division_resumes_exactly(tmp_path, uninterrupted):
     # Epoch 2 re-divides at its start; the kill comes after 3 of its 5 batches.
     assert_same_run(killed_and_resumed(tmp_path / "run", "2:3"), uninterrupted)
