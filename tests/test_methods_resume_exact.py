@@ -84,14 +84,15 @@ def interrupt():
 
 
 def test_run_interrupted_in_process_resumes_exactly(tmp_path):
-    # The default suite's short form: 3 epochs of 3 batches (divisions at epochs 0 and 2), the
-    # crash an exception after 1 batch of epoch 2, the resume a new model, sampler, pipeline
+    # The default suite's short form: 2 epochs of 3 batches (divisions at epochs 0 and 1), the
+    # crash an exception after 1 batch of epoch 1, the resume a new model, sampler, pipeline
     # and loss (each starting its random state afresh, as a new process would) in this process.
-    options = {**CONFIG["method_options"], "epoch_length": 3, "conquer_epoch": None}
-    config = {**CONFIG, "epochs": 3, "method_options": options}
+    options = {**CONFIG["method_options"], "recluster_every": 1, "epoch_length": 3}
+    options["conquer_epoch"] = None
+    config = {**CONFIG, "epochs": 2, "eval_every": 2, "method_options": options}
     train_run(str(tmp_path / "uninterrupted"), config)
     with pytest.raises(CrashError):
-        train_run(str(tmp_path / "run"), config, kill_switch("2:1", interrupt))
+        train_run(str(tmp_path / "run"), config, kill_switch("1:1", interrupt))
     assert not (tmp_path / "run" / "weights.npz").exists()
     train_run(str(tmp_path / "run"), config)
     assert_same_run(finished_run(tmp_path / "run"), finished_run(tmp_path / "uninterrupted"))
