@@ -18,7 +18,7 @@ from keras_dml.models.config import resolve_config
 from keras_dml.models.fit_to_data import fit_to_data
 from keras_dml.models.hooks import check_loss_entry, compile_with_config, m_per_class_batches
 from keras_dml.training.precision import precision_policy
-from keras_dml.training.resumable import BestCheckpoint, HistoryFile
+from keras_dml.training.resumable import BestCheckpoint, HistoryFile, warn_inexact_resume
 from keras_dml.training.strategy import (
     check_strategy,
     is_chief,
@@ -95,7 +95,8 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
     the final model), `logs/` (TensorBoard) and `backup/` (`keras.callbacks.BackupAndRestore`).
     Running the same command again resumes an interrupted run: weights, optimizer, epoch, method
     state, the best value and the history carry over, and the run ends with the weights and
-    metrics of an uninterrupted run with the same seed (same batches, crops and random draws). At the end it writes `report.html`
+    metrics of an uninterrupted run with the same seed (same batches, crops and random draws;
+    `warn_inexact_resume` names the exception). At the end it writes `report.html`
     (`keras_dml.visualization.report`; a report that fails only warns).
 
     The model is built, compiled and fitted under the configuration's `strategy`
@@ -187,6 +188,8 @@ def _train(config, output_dir, verbose, extra_callbacks, splits):
     backup_dir = os.path.join(output_dir, "backup")
     if not (os.path.isdir(backup_dir) and os.listdir(backup_dir)):
         _start_fresh(output_dir)
+    else:
+        warn_inexact_resume(config)
 
     backbone_options = dict(config["backbone"])
     backbone = backbones.get(

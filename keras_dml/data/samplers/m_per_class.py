@@ -32,9 +32,10 @@ class MPerClassSampler:
       says how many.
     - Cycles carry over from one epoch to the next, so coverage stays even across epochs.
     - Epoch e draws from a generator seeded by `(seed, e)` (see `epoch_seeds`), and the
-      cycles it continues are those epochs 0..e-1 leave (replayed when the sampler jumps to e): epoch e's batches are the same whether the run got there
-      uninterrupted or resumed at e from a checkpoint. `SamplerEpochCallback` sets the epoch
-      Keras runs; without it, consecutive calls draw epochs 0, 1, 2, ...
+      cycles it continues are those epochs 0..e-1 leave (replayed when the sampler jumps to
+      e): epoch e's batches are the same whether the run got there uninterrupted or resumed
+      at e from a checkpoint. `SamplerEpochCallback` sets the epoch Keras runs; without it,
+      consecutive calls draw epochs 0, 1, 2, ...
 
     The sampler follows the batch-sampler protocol the input pipeline consumes: `batch_size`,
     `num_batches` and `epoch_batches()`.
