@@ -1,11 +1,18 @@
 """`BestCheckpoint` and `HistoryFile` keep their record across a restart (issue 13)."""
 
 import json
+import warnings
 
 import keras
 import numpy as np
+import pytest
 
-from keras_dml.training.resumable import SELECTION_METRIC, BestCheckpoint, HistoryFile
+from keras_dml.training.resumable import (
+    SELECTION_METRIC,
+    BestCheckpoint,
+    HistoryFile,
+    warn_inexact_resume,
+)
 
 
 def tiny_model():
@@ -72,3 +79,15 @@ def test_best_checkpoint_skips_epochs_without_evaluation_quietly(tmp_path):
     never = str(tmp_path / "never.keras")
     with pytest.warns(UserWarning, match="No epoch logged 'val_map@r'.*eval_every"):
         tiny_model().fit(x, y, epochs=2, verbose=0, callbacks=[BestCheckpoint(never)])
+
+
+def test_resuming_with_a_keras_layer_augmentation_warns_that_it_is_not_exact():
+    pipeline = keras.saving.serialize_keras_object(
+        keras.Sequential([keras.layers.RandomRotation(0.1)])
+    )
+    with pytest.warns(UserWarning, match="will not end exactly as an uninterrupted one"):
+        warn_inexact_resume({"augmentation": pipeline})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_inexact_resume({"augmentation": "crop_flip"})
+        warn_inexact_resume({"augmentation": None})

@@ -24,12 +24,17 @@ from keras_dml.data.preprocessing import (
     preprocess_for_eval,
     preprocess_for_train,
 )
-from keras_dml.data.samplers import ClusterMPerClassSampler, MPerClassSampler
+from keras_dml.data.samplers import (
+    ClusterMPerClassSampler,
+    MPerClassSampler,
+    SamplerEpochCallback,
+)
 
 __all__ = [
     "ClusterMPerClassSampler",
     "ImageDataset",
     "MPerClassSampler",
+    "SamplerEpochCallback",
     "default_resize_size",
     "from_arrays",
     "list_datasets",

@@ -9,7 +9,12 @@ Sampler protocol (what `sampler=` accepts; `keras_dml.data.samplers` implements 
 
 `epoch_batches()` is called anew at the start of every epoch (the pipeline reads it through
 `tf.data.Dataset.from_generator`), so a sampler whose cluster assignment is replaced between
-epochs (Divide & Conquer re-clustering) takes effect without rebuilding the pipeline. A
+epochs (Divide & Conquer re-clustering) takes effect without rebuilding the pipeline. Batch
+`step` of epoch `epoch` is augmented with the stateless seed
+`keras_dml.data.samplers.epoch_seeds.batch_seed(seed, epoch, step)`, where the epoch is the
+sampler's `epoch` (the keras_dml samplers, set by `SamplerEpochCallback`) or, for a sampler
+without one, the number of epochs the pipeline served before: with the keras_dml samplers a run
+resumed at epoch e crops and flips exactly as the uninterrupted run did. A
 sampler with a fixed epoch length (`MPerClassSampler`, `ClusterMPerClassSampler(...,
 epoch_length=<int>)`) gives a dataset of known cardinality, so `model.fit` knows every epoch's
 length. With `epoch_length="max"|"min"` the count follows the cluster assignment and the
@@ -29,6 +34,7 @@ from keras_dml.data.preprocessing import (
     preprocess_for_eval,
     preprocess_for_train,
 )
+from keras_dml.data.samplers.epoch_seeds import batch_seed, check_seed
 
 AUTOTUNE = tf.data.AUTOTUNE
 
@@ -63,7 +69,8 @@ def make_tf_dataset(
         image_size: int or (height, width). Defaults to `None` (`dataset.image_size`).
         resize_size: int. Shorter side before cropping. Defaults to `None`.
         shuffle: bool. Shuffle (no sampler). Defaults to `None` (`training`).
-        seed: int. Seed for shuffling and augmentation. Defaults to `None` (unseeded).
+        seed: int. Seed for shuffling and augmentation (with a sampler: of every batch's
+            augmentation, from `(seed, epoch, step)`). Defaults to `None` (unseeded).
         num_parallel_calls: int. Defaults to `None` (`tf.data.AUTOTUNE`).
         with_clusters: bool. Yield `(images, {"labels": int32 [B], "clusters": int32 [B]})`;
             needs a sampler with `yields_clusters=True`. Defaults to `False`.
@@ -73,7 +80,8 @@ def make_tf_dataset(
             `preprocess_for_train`), or a Keras preprocessing pipeline (e.g.
             `keras.Sequential([keras.layers.RandomRotation(0.05)])`) or other callable,
             applied with `training=True` to every float32 batch `[B, H, W, 3]` in [0, 255]
-            after the evaluation transform; its own layers' seeds govern its randomness.
+            after the evaluation transform; its own layers' seeds govern its randomness (their
+            generators live in the pipeline, so a resumed run does not replay them).
             Ignored when `training=False`. Defaults to `None` (`dataset.augmentation`:
             `"crop_flip"` for image files, `"none"` in memory).
         drop_remainder: bool. Drop the last partial batch (no sampler). Defaults to `None`
@@ -209,7 +217,11 @@ def _index_dataset(dataset, training, shuffle, seed):
 
 
 def _sampler_dataset(dataset, sampler, seed, with_clusters):
-    """Dataset of `(indices int64 [B], clusters int32 [B], seed [2])`, one element per batch."""
+    """Dataset of `(indices int64 [B], clusters int32 [B], seed int64 [2])`, one per batch.
+
+    The seed of batch `step` of an epoch is `batch_seed(seed, epoch, step)`: the same batch of
+    the same epoch is augmented alike in an uninterrupted and in a resumed run.
+    """
     for attribute in ("batch_size", "num_batches", "epoch_batches"):
         if not hasattr(sampler, attribute):
             raise TypeError(
@@ -218,8 +230,12 @@ def _sampler_dataset(dataset, sampler, seed, with_clusters):
             )
     yields_clusters = bool(getattr(sampler, "yields_clusters", False))
     size = len(dataset)
+    base_seed = check_seed(seed)
+    epochs_served = [0]  # the epoch index of a sampler that does not keep its own
 
     def generate():
+        epoch = getattr(sampler, "epoch", epochs_served[0])
+        epochs_served[0] += 1
         batches = sampler.epoch_batches()
         for number, batch in enumerate(batches):
             cluster = -1
@@ -234,13 +250,18 @@ def _sampler_dataset(dataset, sampler, seed, with_clusters):
                     f"[{indices.min() if indices.size else None}, "
                     f"{indices.max() if indices.size else None}]"
                 )
-            yield indices, np.full(indices.shape, cluster, np.int32)
+            yield (
+                indices,
+                np.full(indices.shape, cluster, np.int32),
+                batch_seed(base_seed, epoch, number),
+            )
 
     ds = tf.data.Dataset.from_generator(
         generate,
         output_signature=(
             tf.TensorSpec([None], tf.int64),
             tf.TensorSpec([None], tf.int32),
+            tf.TensorSpec([2], tf.int64),
         ),
     )
     if has_fixed_length(sampler):
@@ -248,7 +269,7 @@ def _sampler_dataset(dataset, sampler, seed, with_clusters):
         # progress bars). Skipping a batch here would break that count, so fixed-length sampler
         # pipelines rely on the verification pass that already removed unreadable files.
         ds = ds.apply(tf.data.experimental.assert_cardinality(sampler.num_batches))
-    return tf.data.Dataset.zip(ds, _seeds(seed)).map(lambda batch, s: (batch[0], batch[1], s))
+    return ds
 
 
 def has_fixed_length(sampler):

@@ -4,17 +4,19 @@ import keras
 from keras import ops
 
 from keras_dml.losses.pairwise import l2_normalize
+from keras_dml.models.random_state import SeedStateSaving
 from keras_dml.serving.input_contract import check_image_tensor, nan_rows_for_nonfinite_images
 
 POOLINGS = ("avg", "max", "avgmax")
 
 
-class EnsembleModel(keras.Model):
+class EnsembleModel(SeedStateSaving, keras.Model):
     """The base of every model in keras-dml: a backbone, learners, one concatenated embedding.
 
     It owns what every ensemble shares: the argument checks, global pooling, dropout on pooled
     features, `image_shape`, the per-learner normalisation and concatenation (`call`), the
-    learner slices and the backbone's (de)serialization. Subclasses create their learner parts
+    learner slices, the backbone's (de)serialization and, in its weights files, the states of
+    its random generators (`keras_dml.models.random_state`). Subclasses create their learner parts
     and implement `raw_learner_embeddings(images, training)`; `EmbeddingModel` (one `Dense`
     head per learner) and ABE's split ensembles are the two kinds. Not registered itself.
 

@@ -178,10 +178,11 @@ def m_per_class_batches(config, model, splits):
     """Class-balanced training batches: `batch_size / m_per_class` classes x `m_per_class`.
 
     Returns:
-        `(tf.data.Dataset, [])` over `splits["train"]`.
+        `(tf.data.Dataset, [SamplerEpochCallback])` over `splits["train"]`: the callback sets
+        the sampler's epoch, so a resumed run draws the batches the uninterrupted run drew.
     """
     train_data = splits["train"]
-    from keras_dml.data import MPerClassSampler
+    from keras_dml.data import MPerClassSampler, SamplerEpochCallback
 
     config = with_batch_composition(config, train_data.labels)
     sampler = MPerClassSampler(
@@ -190,7 +191,7 @@ def m_per_class_batches(config, model, splits):
         batch_size=config["batch_size"],
         seed=config["seed"],
     )
-    return sampled_batches(config, train_data, sampler), []
+    return sampled_batches(config, train_data, sampler), [SamplerEpochCallback(sampler)]
 
 
 def build_augmentation(config):

@@ -66,6 +66,26 @@ class BestCheckpoint(keras.callbacks.ModelCheckpoint):
             )
 
 
+def warn_inexact_resume(config):
+    """Warns when a resumed run cannot draw what the interrupted run drew.
+
+    The named augmentations (`"crop_flip"`, ...) take their seeds from `(seed, epoch, step)`,
+    but a Keras-layer pipeline (`config["augmentation"]` a serialized `keras.Sequential`) keeps
+    its own generators in the input pipeline, outside the checkpoint: a resumed run then crops
+    (rotates, ...) otherwise, and ends near the uninterrupted run rather than on it.
+
+    Args:
+        config: dict. The resolved run configuration of the resumed run.
+    """
+    if isinstance(config.get("augmentation"), dict):
+        warnings.warn(
+            "Resuming with a Keras-layer `augmentation` pipeline: its random layers start their "
+            "generators over, so this run will not end exactly as an uninterrupted one; use a "
+            "named augmentation (e.g. 'crop_flip') for exact resumes.",
+            stacklevel=2,
+        )
+
+
 class HistoryFile(keras.callbacks.Callback):
     """Writes every epoch's logs to a JSON file as it ends, keeping the epochs of earlier runs.
 

@@ -19,7 +19,7 @@ from keras_dml.models.fit_to_data import fit_to_data
 from keras_dml.models.hooks import check_loss_entry, compile_with_config, m_per_class_batches
 from keras_dml.training.model_arguments import model_argument_error
 from keras_dml.training.precision import precision_policy
-from keras_dml.training.resumable import BestCheckpoint, HistoryFile
+from keras_dml.training.resumable import BestCheckpoint, HistoryFile, warn_inexact_resume
 from keras_dml.training.strategy import (
     check_strategy,
     is_chief,
@@ -95,7 +95,9 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
     `history.json` (one entry per epoch, written as it ends), `metrics.json` (test metrics of
     the final model), `logs/` (TensorBoard) and `backup/` (`keras.callbacks.BackupAndRestore`).
     Running the same command again resumes an interrupted run: weights, optimizer, epoch, method
-    state, the best value and the history carry over. At the end it writes `report.html`
+    state, the best value and the history carry over, and the run ends with the weights and
+    metrics of an uninterrupted run with the same seed (same batches, crops and random draws;
+    `warn_inexact_resume` names the exception). At the end it writes `report.html`
     (`keras_dml.visualization.report`; a report that fails only warns).
 
     The model is built, compiled and fitted under the configuration's `strategy`
@@ -187,6 +189,8 @@ def _train(config, output_dir, verbose, extra_callbacks, splits):
     backup_dir = os.path.join(output_dir, "backup")
     if not (os.path.isdir(backup_dir) and os.listdir(backup_dir)):
         _start_fresh(output_dir)
+    else:
+        warn_inexact_resume(config)
 
     backbone_options = dict(config["backbone"])
     backbone = backbones.get(
@@ -202,6 +206,12 @@ def _train(config, output_dir, verbose, extra_callbacks, splits):
         training=False, batch_size=config["batch_size"], image_size=config["image_size"]
     )
     history_file = HistoryFile(os.path.join(output_dir, "history.json"))
+    # The backup is written at every epoch's end, not every N steps: Keras' BackupAndRestore
+    # restores a mid-epoch backup's weights but runs that epoch again from its first batch, so
+    # only epoch backups resume exactly. The epoch's batches and crops derive from (seed,
+    # epoch, step) (`keras_dml.data.samplers.epoch_seeds`) and the random generators of the
+    # loss are saved with the weights (`keras_dml.models.random_state`): a resumed run repeats
+    # the interrupted epoch as the uninterrupted run trained it.
     callbacks = [
         RetrievalEvaluation(val_dataset, every_n_epochs=config["eval_every"]),
         *method_callbacks,

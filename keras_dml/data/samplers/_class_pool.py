@@ -2,7 +2,8 @@
 
 A `ClassPool` holds the image indices of a set of classes and draws batches of
 `classes_per_batch` distinct classes x `m` images. Two cursors keep the sampling fair across
-batches and epochs:
+batches and epochs (`ClusterMPerClassSampler` resets them at every epoch, `MPerClassSampler`
+replays the epochs it skips, so that an epoch's draws depend on the seed and the epoch only):
 
 - a shuffled queue of classes: every class is visited once before any class is visited twice;
 - a shuffled queue of images per class: every image of a class is used once before any image of
@@ -84,6 +85,10 @@ class ClassPool:
         self.m = int(m)
         self.num_classes = len(self.groups)
         self.num_samples = int(sum(group.size for group in self.groups))
+        self.reset()
+
+    def reset(self):
+        """Empties both cursors: the next draw starts fresh cycles of classes and images."""
         self._image_queues = [np.zeros((0,), np.int64) for _ in self.groups]
         self._class_queue = np.zeros((0,), np.int64)
 

@@ -10,6 +10,7 @@ from keras_dml.data.samplers._class_pool import (
     validate_batch_shape,
     validate_labels,
 )
+from keras_dml.data.samplers.epoch_seeds import check_epoch, check_seed, epoch_generator
 
 logger = logging.getLogger(__name__)
 
@@ -31,9 +32,15 @@ class ClusterMPerClassSampler:
     - `"max"` (reference D&C code): an epoch has `max_k n_k` rounds of K batches; clusters with
       fewer batches keep sampling (their cycles restart), so small clusters are over-sampled.
     - `"min"` (what the D&C authors later advised): `min_k n_k` rounds; large clusters are
-      under-sampled in one epoch but their cycles carry over to the next.
+      under-sampled in one epoch (each epoch starts fresh cycles, so other images come next).
     - an int: exactly that many batches per epoch, still round-robin.
     `num_batches` therefore changes after `set_clusters` unless `epoch_length` is an int.
+
+    Every epoch draws from a generator seeded by `(seed, epoch)` and starts fresh cycles, so
+    epoch e's batches depend only on the seed, e and the assignment: a run resumed at e from a
+    checkpoint (with the assignment restored by the D&C callback) draws what the uninterrupted
+    run drew. `SamplerEpochCallback` sets the epoch Keras runs; without it, consecutive calls draw
+    epochs 0, 1, 2, ...
 
     Inside a cluster, a class with fewer than `min_images_per_class` images is dropped from that
     cluster's batches (a class with a single image gives no positive pair); `dropped_per_cluster`
@@ -53,7 +60,8 @@ class ClusterMPerClassSampler:
         clusters: 1-D array of int aligned with `labels`. The cluster of every sample, 0..K-1.
         m: int. Images per class in a batch.
         batch_size: int. Images per (full) batch; must be a multiple of `m`.
-        seed: int. Seed of the sampler's random generator. Defaults to `0`.
+        seed: int or `None`. Seed of every epoch's generator; `None` picks a random one.
+            Defaults to `0`.
         min_images_per_class: int. A class needs this many images inside a cluster to be sampled
             from it. Defaults to `2`.
         epoch_length: `"max"`, `"min"` or a positive int. See above. Defaults to `"max"`.
@@ -65,6 +73,7 @@ class ClusterMPerClassSampler:
         batch_size: int. Images per full batch (smaller batches only under `"shrink"`).
         num_batches: int. Batches in the next epoch.
         num_clusters: int. K.
+        epoch: int. The epoch the next `epoch_batches()` call draws.
         cluster_sizes: int64 array [K]. Images assigned to each cluster.
         usable_cluster_sizes: int64 array [K]. Images of each cluster that can be sampled.
         dropped_per_cluster: dict cluster id -> number of classes dropped from that cluster.
@@ -126,7 +135,8 @@ class ClusterMPerClassSampler:
             )
         self.small_clusters = small_clusters
         self._fixed_num_clusters = None if num_clusters is None else int(num_clusters)
-        self._rng = np.random.default_rng(seed)
+        self._seed = check_seed(seed)
+        self.epoch = 0
         self.set_clusters(clusters)
 
     def set_clusters(self, clusters):
@@ -228,17 +238,33 @@ class ClusterMPerClassSampler:
         rounds = max(counts) if self.epoch_length == "max" else min(counts)
         return rounds * len(self._pools)
 
-    def epoch_batches(self):
-        """Returns the next epoch: a list of `(indices, cluster_id)` tuples, round-robin.
+    def set_epoch(self, epoch):
+        """Makes the next `epoch_batches()` call draw epoch `epoch` (int >= 0)."""
+        self.epoch = check_epoch(epoch)
+
+    def epoch_batches(self, epoch=None):
+        """Returns one epoch: a list of `(indices, cluster_id)` tuples, round-robin.
 
         `indices` is a 1-D int64 array of `batch_size` sample indices (fewer only for a small
         cluster under `small_clusters="shrink"`), all from cluster `cluster_id` (a Python int).
+
+        Args:
+            epoch: int or `None`. The epoch to draw; defaults to `self.epoch`, which then moves
+                on to the following epoch.
+
+        Returns:
+            The same list for the same `(seed, epoch)` and assignment, whatever was drawn before.
         """
+        epoch = self.epoch if epoch is None else check_epoch(epoch)
+        self.epoch = epoch + 1
+        rng = epoch_generator(self._seed, epoch)
         order = sorted(self._pools)
+        for pool in self._pools.values():
+            pool.reset()
         batches = []
         for step in range(self.num_batches):
             k = order[step % len(order)]
-            batches.append((self._pools[k].draw(self._rng, self.classes_per_batch), int(k)))
+            batches.append((self._pools[k].draw(rng, self.classes_per_batch), int(k)))
         return batches
 
     def __len__(self):

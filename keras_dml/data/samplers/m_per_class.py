@@ -10,6 +10,7 @@ from keras_dml.data.samplers._class_pool import (
     validate_batch_shape,
     validate_labels,
 )
+from keras_dml.data.samplers.epoch_seeds import check_epoch, check_seed, epoch_generator
 
 
 class MPerClassSampler:
@@ -30,6 +31,11 @@ class MPerClassSampler:
     - Classes with fewer than 2 images are excluded (they give no positive pair); a `UserWarning`
       says how many.
     - Cycles carry over from one epoch to the next, so coverage stays even across epochs.
+    - Epoch e draws from a generator seeded by `(seed, e)` (see `epoch_seeds`), and the
+      cycles it continues are those epochs 0..e-1 leave (replayed when the sampler jumps to
+      e): epoch e's batches are the same whether the run got there uninterrupted or resumed
+      at e from a checkpoint. `SamplerEpochCallback` sets the epoch Keras runs; without it,
+      consecutive calls draw epochs 0, 1, 2, ...
 
     The sampler follows the batch-sampler protocol the input pipeline consumes: `batch_size`,
     `num_batches` and `epoch_batches()`.
@@ -38,7 +44,8 @@ class MPerClassSampler:
         labels: 1-D array of int. The class id of every sample of the split.
         m: int. Images per class in a batch.
         batch_size: int. Images per batch; must be a multiple of `m`.
-        seed: int. Seed of the sampler's random generator. Defaults to `0`.
+        seed: int or `None`. Seed of every epoch's generator; `None` picks a random one.
+            Defaults to `0`.
         num_batches: int or `None`. Batches per epoch. Defaults to `None`: the number of usable
             samples (in classes with at least 2 images) divided by `batch_size`, at least 1, so that
             an epoch shows about as many images as the split holds.
@@ -47,6 +54,7 @@ class MPerClassSampler:
         batch_size: int. Images per batch.
         num_batches: int. Batches per epoch.
         classes_per_batch: int. `batch_size // m`.
+        epoch: int. The epoch the next `epoch_batches()` call draws.
         num_usable_classes: int. Classes with at least 2 images.
         num_excluded_classes: int. Classes with a single image (never sampled).
         yields_clusters: bool. Always `False` (batches are plain index arrays).
@@ -75,6 +83,8 @@ class MPerClassSampler:
         self.m = int(m)
         self.batch_size = int(batch_size)
         self.seed = seed
+        self._seed = check_seed(seed)
+        self.epoch = 0
         classes, groups = group_by_class(np.arange(self.labels.size), self.labels)
         usable = [i for i, group in enumerate(groups) if group.size >= 2]
         self.num_excluded_classes = len(groups) - len(usable)
@@ -105,15 +115,36 @@ class MPerClassSampler:
                 f"Received: num_batches={num_batches!r}"
             )
         self.num_batches = int(num_batches)
-        self._rng = np.random.default_rng(seed)
+        self._cycles_epoch = 0  # the epoch whose start the pool's cycles are at
 
-    def epoch_batches(self):
-        """Returns the next epoch: a list of `num_batches` 1-D int64 index arrays.
+    def set_epoch(self, epoch):
+        """Makes the next `epoch_batches()` call draw epoch `epoch` (int >= 0)."""
+        self.epoch = check_epoch(epoch)
 
-        Each call advances the sampler's random generator, so consecutive epochs differ while the
-        whole sequence stays reproducible from `seed`.
+    def epoch_batches(self, epoch=None):
+        """Returns one epoch: a list of `num_batches` 1-D int64 index arrays.
+
+        Args:
+            epoch: int or `None`. The epoch to draw; defaults to `self.epoch`, which then moves
+                on to the following epoch.
+
+        Returns:
+            The same list for the same `(seed, epoch)`, whatever was drawn before.
         """
-        return [self._pool.draw(self._rng, self.classes_per_batch) for _ in range(self.num_batches)]
+        epoch = self.epoch if epoch is None else check_epoch(epoch)
+        self.epoch = epoch + 1
+        if epoch < self._cycles_epoch:
+            self._pool.reset()
+            self._cycles_epoch = 0
+        while self._cycles_epoch < epoch:  # a jump (a resumed run): replay the skipped epochs
+            self._draw_epoch()
+        return self._draw_epoch()
+
+    def _draw_epoch(self):
+        """Draws epoch `self._cycles_epoch` from the pool's cycles and moves on to the next."""
+        rng = epoch_generator(self._seed, self._cycles_epoch)
+        self._cycles_epoch += 1
+        return [self._pool.draw(rng, self.classes_per_batch) for _ in range(self.num_batches)]
 
     def __len__(self):
         return self.num_batches

@@ -96,7 +96,7 @@ def prepare_divide_and_conquer(config, model, splits):
         splits: dict of loaded splits: `train` and, for per-learner Recall@1, `val`.
 
     Returns:
-        `(train_dataset, [DivideAndConquerCallback])`: a `tf.data.Dataset` of
+        `(train_dataset, [DivideAndConquerCallback, SamplerEpochCallback])`: a `tf.data.Dataset` of
         `(images, {"labels", "clusters"})` whose batches follow the sampler the callback updates.
     """
     del model

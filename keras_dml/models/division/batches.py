@@ -52,8 +52,11 @@ def prepare_division(config, splits, options, callback_class, **callback_options
         **callback_options: the method's own callback arguments.
 
     Returns:
-        `(train_dataset, [callback])`.
+        `(train_dataset, [callback, SamplerEpochCallback])`: the second sets the sampler's
+        epoch, so a resumed run draws the batches the uninterrupted run drew.
     """
+    from keras_dml.data import SamplerEpochCallback
+
     train_data = splits["train"]
     sampler, dataset = cluster_batches(config, train_data, options.epoch_length)
     callback = callback_class(
@@ -63,7 +66,7 @@ def prepare_division(config, splits, options, callback_class, **callback_options
         **division_options(config, options),
         **callback_options,
     )
-    return dataset, [callback]
+    return dataset, [callback, SamplerEpochCallback(sampler)]
 
 
 def division_options(config, options):

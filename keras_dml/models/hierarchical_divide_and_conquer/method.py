@@ -58,7 +58,7 @@ def prepare_hierarchical_divide_and_conquer(config, model, splits):
             `RetrievalEvaluation`).
 
     Returns:
-        `(train_dataset, [HierarchicalDivideAndConquerCallback])`.
+        `(train_dataset, [HierarchicalDivideAndConquerCallback, SamplerEpochCallback])`.
     """
     del model
     options = get_method("hdc").parse_options(config)
