@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from tests.mutations.catalogue import load_catalogue, stale_reason
+from tests.mutations.catalogue import CATALOGUE, load_catalogue, stale_reason
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 IGNORED = shutil.ignore_patterns(
@@ -113,8 +113,11 @@ def main(argv=None):
     parser.add_argument(
         "--no-baseline", action="store_true", help="skip the run on the unmutated tree"
     )
+    parser.add_argument(
+        "--catalogue", default=str(CATALOGUE), help="catalogue JSON (default: the project's)"
+    )
     args = parser.parse_args(argv)
-    records = load_catalogue()
+    records = load_catalogue(args.catalogue)
     if args.only:
         unknown = sorted(set(args.only) - {record["id"] for record in records})
         if unknown:
