@@ -21,6 +21,7 @@ import concurrent.futures
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,8 @@ IGNORED = shutil.ignore_patterns(
 # pytest exit codes: 1 tests failed, 2 interrupted (e.g. a collection error), 4 usage error
 # (unknown node id), 5 no test collected.
 KILLED_CODES = (1, 2)
+# pytest processes in flight, stopped when the runner is interrupted.
+RUNNING = set()
 
 
 def copy_tree(destination):
@@ -48,24 +51,30 @@ def run_tests(tree, nodes, timeout):
     env = dict(os.environ, PYTHONPATH=str(tree), TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("PYTEST_ADDOPTS", None)
     start = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-x", "-q", *nodes],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    RUNNING.add(process)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-x", "-q", *nodes],
-            cwd=tree,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
         return "timeout", time.perf_counter() - start, ""
-    tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
-    return done.returncode, time.perf_counter() - start, " | ".join(tail)
+    finally:
+        RUNNING.discard(process)
+    tail = output.strip().splitlines()[-3:]
+    return process.returncode, time.perf_counter() - start, " | ".join(tail)
 
 
-def run_mutation(record, timeout):
+def run_mutation(record, timeout, work_root):
     """Applies one mutation to a fresh copy and runs its tests; returns a result row."""
-    with tempfile.TemporaryDirectory(prefix=f"mutation-{record['id']}-") as work:
+    with tempfile.TemporaryDirectory(prefix=f"{record['id']}-", dir=work_root) as work:
         tree = copy_tree(pathlib.Path(work) / "tree")
         reason = stale_reason(record, tree)
         if reason:
@@ -83,10 +92,10 @@ def run_mutation(record, timeout):
     return {"id": record["id"], "outcome": outcome, "seconds": seconds, "detail": detail}
 
 
-def run_baseline(records, timeout):
+def run_baseline(records, timeout, work_root):
     """Runs every listed test once on an unmutated copy; returns `None` or a failure message."""
     nodes = sorted({node for record in records for node in record["tests"]})
-    with tempfile.TemporaryDirectory(prefix="mutation-baseline-") as work:
+    with tempfile.TemporaryDirectory(prefix="baseline-", dir=work_root) as work:
         tree = copy_tree(pathlib.Path(work) / "tree")
         code, seconds, tail = run_tests(tree, nodes, timeout)
     print(f"baseline: {len(nodes)} test nodes on the unmutated tree, {seconds:.1f} s", flush=True)
@@ -128,18 +137,27 @@ def main(argv=None):
     if stale:
         print("\n".join(stale))
         return 1
-    if not args.no_baseline:
-        failure = run_baseline(records, args.timeout * 2)
-        if failure:
-            print(failure)
-            return 1
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(run_mutation, record, args.timeout) for record in records]
+    # SIGTERM (e.g. a CI timeout) unwinds like Ctrl-C: running tests stopped, copies removed.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    work_root = tempfile.mkdtemp(prefix="keras-dml-mutations-")
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    try:
+        if not args.no_baseline:
+            failure = run_baseline(records, args.timeout * 2, work_root)
+            if failure:
+                print(failure)
+                return 1
+        futures = [pool.submit(run_mutation, r, args.timeout, work_root) for r in records]
         rows = []
         for future in concurrent.futures.as_completed(futures):
             row = future.result()
             print(f"{row['id']}: {row['outcome']} ({row['seconds']:.1f} s)", flush=True)
             rows.append(row)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in list(RUNNING):
+            process.kill()
+        shutil.rmtree(work_root, ignore_errors=True)
     order = {record["id"]: index for index, record in enumerate(records)}
     rows.sort(key=lambda row: order[row["id"]])
     print_table(rows)
