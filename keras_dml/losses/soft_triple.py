@@ -5,13 +5,15 @@ from keras import ops
 
 from keras_dml.losses.class_weights import (
     ClassWeightLoss,
-    check_label_range,
     mean_over_samples,
-    prepare_class_inputs,
 )
 from keras_dml.losses.pairwise import l2_normalize, one_hot_in_range, safe_sqrt
 from keras_dml.losses.reduction import finish
-from keras_dml.losses.subcenter_arcface import center_cosines, check_centers_per_class
+from keras_dml.losses.subcenter_arcface import (
+    center_cosines,
+    check_centers_per_class,
+    prepare_multi_center_inputs,
+)
 
 
 def check_soft_triple_arguments(la, gamma, tau):
@@ -38,6 +40,8 @@ def soft_triple_similarities(embeddings, centers, centers_per_class, gamma):
         float32 tensor `[B, C]`.
     """
     cosine = center_cosines(embeddings, centers, centers_per_class)
+    if centers_per_class == 1:
+        return cosine[:, :, 0]
     return ops.sum(ops.softmax(cosine / gamma, axis=2) * cosine, axis=2)
 
 
@@ -112,12 +116,11 @@ def soft_triple_loss(
         K = 10).
     """
     check_soft_triple_arguments(la, gamma, tau)
-    labels, embeddings, centers, _ = prepare_class_inputs(
-        labels, embeddings, centers, weights_name="centers"
+    labels, embeddings, centers, centers_per_class, num_classes, invalid = (
+        prepare_multi_center_inputs(
+            labels, embeddings, centers, centers_per_class, ("centers", "centers_per_class")
+        )
     )
-    centers_per_class = check_centers_per_class(centers_per_class, centers, "centers_per_class")
-    num_classes = centers.shape[0] // centers_per_class
-    invalid = check_label_range(labels, num_classes)
     similarities = soft_triple_similarities(embeddings, centers, centers_per_class, gamma)
     targets = one_hot_in_range(labels, num_classes)
     logits = la * (similarities - margin * targets)

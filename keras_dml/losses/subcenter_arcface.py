@@ -13,7 +13,7 @@ from keras_dml.losses.class_weights import (
     mean_over_samples,
     prepare_class_inputs,
 )
-from keras_dml.losses.pairwise import one_hot_in_range
+from keras_dml.losses.pairwise import one_hot_in_range, prepare_inputs
 from keras_dml.losses.reduction import finish
 
 
@@ -30,6 +30,37 @@ def check_centers_per_class(centers_per_class, class_vectors=None, name="num_sub
             f"shape={tuple(class_vectors.shape)}, {name}={centers_per_class}"
         )
     return centers_per_class
+
+
+def prepare_multi_center_inputs(labels, embeddings, centers, centers_per_class, names):
+    """`prepare_class_inputs` for `[C * K, D]` class vectors: labels must be classes in `[0, C)`.
+
+    Args:
+        labels: int tensor `[B]`.
+        embeddings: float tensor `[B, D]`.
+        centers: float tensor `[C * K, D]`.
+        centers_per_class: int. `K`.
+        names: tuple `(weights name, K's argument name)` for the error messages.
+
+    Returns:
+        Tuple `(labels, embeddings, centers, centers_per_class, num_classes, invalid)`;
+        `invalid` is a bool scalar tensor, True when a label is out of range in a traced graph.
+
+    Raises:
+        ValueError: for malformed shapes, a row count that is not a multiple of `K`, or (eagerly)
+            labels outside `[0, C)`.
+    """
+    weights_name, k_name = names
+    labels, embeddings = prepare_inputs(labels, embeddings)
+    centers = ops.cast(ops.convert_to_tensor(centers), "float32")
+    if len(centers.shape) == 2 and centers.shape[0] is not None:
+        centers_per_class = check_centers_per_class(centers_per_class, centers, k_name)
+        # Before `prepare_class_inputs`, whose range would be the C * K rows, not the C classes.
+        check_label_range(labels, centers.shape[0] // centers_per_class)
+    labels, embeddings, centers, _ = prepare_class_inputs(labels, embeddings, centers, weights_name)
+    num_classes = centers.shape[0] // centers_per_class
+    invalid = check_label_range(labels, num_classes)
+    return labels, embeddings, centers, centers_per_class, num_classes, invalid
 
 
 def center_cosines(embeddings, centers, centers_per_class):
@@ -92,13 +123,15 @@ def subcenter_arcface_loss(
         Large-scale Noisy Web Faces", ECCV 2020, Eq. 2 (K = 3, s = 64, m = 0.5).
     """
     check_scale_and_margin(scale, margin, max_margin=math.pi / 2)
-    labels, embeddings, class_weights, _ = prepare_class_inputs(
-        labels, embeddings, class_weights, weights_name="class_weights (sub-centers)"
+    labels, embeddings, class_weights, num_sub_centers, num_classes, invalid = (
+        prepare_multi_center_inputs(
+            labels, embeddings, class_weights, num_sub_centers, ("class_weights", "num_sub_centers")
+        )
     )
-    num_sub_centers = check_centers_per_class(num_sub_centers, class_weights, "num_sub_centers")
-    num_classes = class_weights.shape[0] // num_sub_centers
-    invalid = check_label_range(labels, num_classes)
-    cosine = ops.max(center_cosines(embeddings, class_weights, num_sub_centers), axis=2)
+    # `initial` below every cosine: a max over an empty batch is defined (TensorFlow's is not).
+    cosine = ops.max(
+        center_cosines(embeddings, class_weights, num_sub_centers), axis=2, initial=-2.0
+    )
     targets = one_hot_in_range(labels, num_classes)
     target_cosine = ops.sum(targets * cosine, axis=1)
     target_logit = arcface_target_logit(target_cosine, margin, easy_margin)
