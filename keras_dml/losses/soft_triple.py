@@ -7,13 +7,13 @@ from keras_dml.losses.class_weights import (
     ClassWeightLoss,
     mean_over_samples,
 )
-from keras_dml.losses.pairwise import l2_normalize, one_hot_in_range, safe_sqrt
-from keras_dml.losses.reduction import finish
-from keras_dml.losses.subcenter_arcface import (
+from keras_dml.losses.multi_center import (
     center_cosines,
     check_centers_per_class,
     prepare_multi_center_inputs,
 )
+from keras_dml.losses.pairwise import l2_normalize, one_hot_in_range, safe_sqrt
+from keras_dml.losses.reduction import finish
 
 
 def check_soft_triple_arguments(la, gamma, tau):
