@@ -43,7 +43,9 @@ def weights_have_k_rows_per_class(fn, cls, k):
     labels, embeddings, weights = multi_center_batch(0, k)
     loss_layer.class_weight_variable.assign(weights)
     expected = fn(labels, embeddings, weights, **loss_layer.loss_arguments())
-    np.testing.assert_allclose(float(loss_layer(labels, embeddings)), float(expected), rtol=1e-6)
+    np.testing.assert_allclose(
+        float(to_numpy(loss_layer(labels, embeddings))), float(expected), rtol=1e-6
+    )
 
 
 def count_is_the_batch_size_and_empty_batch_is_zero(fn, cls, k):
@@ -102,7 +104,9 @@ def graph_with_unknown_batch_matches_eager(fn, cls, k):
         jit_compile=True,
     )
     loss, count = graph_loss(labels[:, None].astype("float32"), embeddings)
-    np.testing.assert_allclose(float(loss), float(loss_layer(labels, embeddings)), rtol=1e-5)
+    np.testing.assert_allclose(
+        float(loss), float(to_numpy(loss_layer(labels, embeddings))), rtol=1e-5
+    )
     assert int(count) == len(labels)
 
 
@@ -116,7 +120,9 @@ def config_round_trips(fn, cls, k):
     restored.class_weight_variable.assign(loss_layer.class_weight_variable)
     labels, embeddings, _ = multi_center_batch(6, k)
     np.testing.assert_allclose(
-        float(restored(labels, embeddings)), float(loss_layer(labels, embeddings)), rtol=1e-6
+        float(to_numpy(restored(labels, embeddings))),
+        float(to_numpy(loss_layer(labels, embeddings))),
+        rtol=1e-6,
     )
 
 
@@ -152,7 +158,7 @@ def a_learners_column_slice_is_accepted(fn, cls, k):
         loss_layer, labels, embeddings[:, 2:5], loss_layer.class_weight_variable[:, 2:5]
     )
     expected = fn(labels, embeddings[:, 2:5], weights[:, 2:5], **loss_layer.loss_arguments())
-    np.testing.assert_allclose(float(sliced), float(expected), rtol=1e-6)
+    np.testing.assert_allclose(float(to_numpy(sliced)), float(expected), rtol=1e-6)
 
 
 def weights_that_are_not_k_per_class_are_a_one_line_error(fn, cls, k):
