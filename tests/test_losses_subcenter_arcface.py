@@ -83,6 +83,7 @@ def test_conventions(check):
         ({"scale": 0}, "scale"),
         ({"num_sub_centers": 0}, r"`num_sub_centers` must be an integer >= 1.*=0$"),
         ({"num_sub_centers": 2.5}, r"`num_sub_centers` must be an integer >= 1.*=2.5$"),
+        ({"num_sub_centers": None}, r"`num_sub_centers` must be an integer >= 1.*=None$"),
     ],
 )
 def test_argument_errors(kwargs, match):

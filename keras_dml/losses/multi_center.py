@@ -5,6 +5,8 @@ Their class vectors are one `[C * K, D]` matrix whose rows `c*K .. c*K + K - 1` 
 `[0, C)`, not rows; an ensemble slices the columns to give each learner its own vectors.
 """
 
+import numbers
+
 from keras import ops
 
 from keras_dml.losses.class_weights import check_label_range, cosine_logits, prepare_class_inputs
@@ -14,7 +16,12 @@ from keras_dml.losses.pairwise import prepare_inputs
 def check_centers_per_class(centers_per_class, class_vectors=None, name="num_sub_centers"):
     """Returns `centers_per_class` as an int >= 1; with `class_vectors` `[C * K, D]`, checks that
     their number of rows is a multiple of it. Raises a one-line `ValueError` otherwise."""
-    if int(centers_per_class) != centers_per_class or centers_per_class < 1:
+    if (
+        isinstance(centers_per_class, bool)
+        or not isinstance(centers_per_class, numbers.Real)
+        or int(centers_per_class) != centers_per_class
+        or centers_per_class < 1
+    ):
         raise ValueError(f"`{name}` must be an integer >= 1. Received: {name}={centers_per_class}")
     centers_per_class = int(centers_per_class)
     if class_vectors is not None and class_vectors.shape[0] % centers_per_class:
