@@ -32,6 +32,10 @@ LOSS_FAMILIES = {
     "npairs": {"name": "npairs"},
     "tuplet_margin": {"name": "tuplet_margin"},
     "snr_contrastive": {"name": "snr_contrastive"},
+    # the class losses (several centers per class) and the list-wise loss of issue 31
+    "subcenter_arcface": {"name": "subcenter_arcface"},
+    "soft_triple": {"name": "soft_triple", "centers_per_class": 3},
+    "fast_ap": {"name": "fast_ap"},
 }
 # Families every method trains with in the bounded CI run (KERAS_DML_CI_BUDGET); each other family
 # trains there with one method, in turn, so every loss and every method still meets the hooks.

@@ -43,6 +43,7 @@ from keras_dml.losses.distance_weighted import (
     distance_weighted_probabilities,
     sample_negatives,
 )
+from keras_dml.losses.fast_ap import FastAPLoss, fast_ap_loss
 from keras_dml.losses.lifted_structure import LiftedStructureLoss, lifted_structure_loss
 from keras_dml.losses.log_sum_exp import masked_logsumexp
 from keras_dml.losses.margin import MarginLoss, margin_loss, margin_pairs
@@ -70,6 +71,8 @@ from keras_dml.losses.snr_contrastive import (
     snr_contrastive_loss,
     snr_distances,
 )
+from keras_dml.losses.soft_triple import SoftTripleLoss, soft_triple_loss
+from keras_dml.losses.subcenter_arcface import SubCenterArcFaceLoss, subcenter_arcface_loss
 from keras_dml.losses.supcon import SupConLoss, supcon_loss
 from keras_dml.losses.triplet import TripletLoss, triplet_loss, triplet_values
 from keras_dml.losses.tuplet_margin import TupletMarginLoss, tuplet_margin_loss
@@ -84,6 +87,7 @@ __all__ = [
     "is_class_loss",
     "with_class_arguments",
     "ContrastiveLoss",
+    "FastAPLoss",
     "CosFaceLoss",
     "LearnableMarginLoss",
     "LiftedStructureLoss",
@@ -96,6 +100,8 @@ __all__ = [
     "ProxyAnchorLoss",
     "ProxyNCALoss",
     "SNRContrastiveLoss",
+    "SoftTripleLoss",
+    "SubCenterArcFaceLoss",
     "SupConLoss",
     "TripletLoss",
     "TupletMarginLoss",
@@ -112,6 +118,7 @@ __all__ = [
     "cosface_loss",
     "cosine_similarity_matrix",
     "distance_weighted_probabilities",
+    "fast_ap_loss",
     "get",
     "list_losses",
     "l2_normalize",
@@ -138,6 +145,8 @@ __all__ = [
     "selected_pair_masks",
     "snr_contrastive_loss",
     "snr_distances",
+    "soft_triple_loss",
+    "subcenter_arcface_loss",
     "supcon_loss",
     "triplet_loss",
     "triplet_mask",

@@ -6,6 +6,7 @@ from keras_dml.losses.additive_margin import ArcFaceLoss, CosFaceLoss
 from keras_dml.losses.binomial_deviance import BinomialDevianceLoss
 from keras_dml.losses.circle import CircleLoss
 from keras_dml.losses.contrastive import ContrastiveLoss
+from keras_dml.losses.fast_ap import FastAPLoss
 from keras_dml.losses.lifted_structure import LiftedStructureLoss
 from keras_dml.losses.margin import MarginLoss
 from keras_dml.losses.margin_layer import LearnableMarginLoss
@@ -16,6 +17,8 @@ from keras_dml.losses.ntxent import NTXentLoss
 from keras_dml.losses.proxy_anchor import ProxyAnchorLoss
 from keras_dml.losses.proxy_nca import ProxyNCALoss
 from keras_dml.losses.snr_contrastive import SNRContrastiveLoss
+from keras_dml.losses.soft_triple import SoftTripleLoss
+from keras_dml.losses.subcenter_arcface import SubCenterArcFaceLoss
 from keras_dml.losses.supcon import SupConLoss
 from keras_dml.losses.triplet import TripletLoss
 from keras_dml.losses.tuplet_margin import TupletMarginLoss
@@ -40,6 +43,9 @@ LOSSES = {
     "npairs": NPairsLoss,
     "tuplet_margin": TupletMarginLoss,
     "snr_contrastive": SNRContrastiveLoss,
+    "subcenter_arcface": SubCenterArcFaceLoss,
+    "soft_triple": SoftTripleLoss,
+    "fast_ap": FastAPLoss,
 }
 
 # Losses that hold trainable weights: they are `keras.layers.Layer`s the model must own.
@@ -50,6 +56,8 @@ LAYER_LOSSES = [
     "proxy_anchor",
     "arcface",
     "cosface",
+    "subcenter_arcface",
+    "soft_triple",
 ]
 
 
@@ -121,10 +129,9 @@ def get(identifier, **kwargs):
 
     Args:
         identifier: one of
-            - a name (`"contrastive"`, `"triplet"`, `"margin"`, `"learnable_margin"`,
-              `"binomial_deviance"`, `"proxy_nca"`, `"multi_similarity"`,
-              `"normalized_softmax"`, `"proxy_anchor"`, `"arcface"`, `"cosface"`; `-` and `_`
-              and case are interchangeable), built with `**kwargs`;
+            - a registered name (`list_losses()` gives them all, `list_losses(verbose=True)`
+              with a summary each; `-` and `_` and case are interchangeable), built with
+              `**kwargs`;
             - a dict `{"name": <name>, **arguments}` (the form used in training configs);
             - a Keras serialized dict `{"class_name": ..., "config": ...}`;
             - a loss or loss-layer instance, returned unchanged.

@@ -6,9 +6,12 @@ environment holding torch and pytorch-metric-learning, e.g.:
     python -m venv /tmp/torchenv
     /tmp/torchenv/bin/pip install torch pytorch-metric-learning numpy
     /tmp/torchenv/bin/python tests/reference/make_pml_values.py [--pair-cases-only]
+    /tmp/torchenv/bin/python tests/reference/make_pml_values.py --new-cases-only
 
 `--pair-cases-only` recomputes the pair-loss cases and keeps the stored class-loss cases
 byte-identical (a fresh run may differ from them in the last bit of a float64 value).
+`--new-cases-only` keeps every stored entry byte-identical and (re)computes only the multi-center
+class-loss cases (sub-center ArcFace, SoftTriple) and the FastAP cases.
 
 The file stores fixed batches (labels, embeddings and class weights in keras-dml's
 `[num_classes, dim]` layout) and, per case, the batch name, keras-dml's loss arguments, the
@@ -70,6 +73,24 @@ and embeddings of the same batches plus the class-balanced `pair_batches`; no mi
   negative pairs with non-zero loss averaged separately, then added): keras-dml's
   `normalize_by="nonzero"`. `SNRDistance` normalises the embeddings by default, which the cases
   align as for lifted structure.
+
+Multi-center class losses (`multi_center_batches`, `multi_center_cases`, compared by
+`tests/test_losses_pml_multi_center_reference.py`): the batches store `[num_classes * K, dim]`
+weights whose rows `c*K .. c*K + K - 1` are class `c`'s, which is PML's column order of `W`
+(`view(-1, num_classes, K)`); the script assigns the transpose.
+- Sub-center ArcFace: PML's `SubCenterArcFaceLoss(sub_centers=K)` is its ArcFace (same fallback,
+  margin in degrees: `np.degrees(margin)`) on the largest cosine over each class's sub-centers.
+- SoftTriple: PML's `gamma` argument is keras-dml's `gamma` (PML stores `1 / gamma` and
+  multiplies by it); `la`, `margin`, `centers_per_class` are the same. The regulariser (Eq. 10)
+  is PML's `SparseCentersRegularizer(num_classes, K)` as `weight_regularizer` with
+  `weight_reg_weight` = keras-dml's `tau` (it divides the sum of `sqrt(2 - 2 cos)` over each
+  class's center pairs `t < s` by `C K (K - 1)`, as the paper; its `sqrt` adds float64's
+  smallest normal number, keras-dml's nothing). `tau=0` cases pass no regulariser.
+
+FastAP (`fast_ap_cases`, same test file) on the labels and embeddings of `batches` and
+`pair_batches`: PML's `FastAPLoss(num_bins)` with its default (and required)
+`LpDistance(power=2)` on normalised embeddings, no miner; both average `1 - FastAP` over the
+queries with a positive.
 """
 
 import json
@@ -81,6 +102,7 @@ import pytorch_metric_learning
 import torch
 from pytorch_metric_learning import distances as pml_distances
 from pytorch_metric_learning import losses as pml_losses
+from pytorch_metric_learning import regularizers as pml_regularizers
 
 OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pml_loss_values.json")
 
@@ -221,6 +243,126 @@ PAIR_LOSSES = [
 ]
 
 
+def multi_center_batch(seed, batch_size, num_classes, centers_per_class, dim, near=False):
+    """Labels over some classes and `[num_classes * K, dim]` weights; with `near`, every
+    embedding lies close to one of its class's centers (a trained state)."""
+    labels, embeddings, _ = make_batch(seed, batch_size, num_classes, dim)
+    rng = np.random.default_rng(seed + 300)
+    weights = rng.normal(size=(num_classes * centers_per_class, dim))
+    if near:
+        for i, label in enumerate(labels):
+            center = weights[label * centers_per_class + rng.integers(centers_per_class)]
+            embeddings[i] = center / np.linalg.norm(center) + 0.3 * rng.normal(size=dim)
+    return labels, embeddings, weights
+
+
+# (name, labels/embeddings/weights, K)
+MULTI_CENTER_BATCHES = {
+    "random_b12_c5_k3_d8": (lambda: multi_center_batch(7, 12, 5, 3, 8), 3),
+    "near_center_b10_c4_k4_d6": (lambda: multi_center_batch(8, 10, 4, 4, 6, near=True), 4),
+    "random_b9_c6_k2_d16": (lambda: multi_center_batch(9, 9, 6, 2, 16), 2),
+}
+
+# (keras-dml name, keras-dml arguments, PML class, PML arguments); K comes from the batch.
+MULTI_CENTER_LOSSES = [
+    (
+        "subcenter_arcface",
+        {"scale": 64.0, "margin": 0.5},
+        "SubCenterArcFaceLoss",
+        {"scale": 64, "margin": 0.5},
+    ),
+    (
+        "subcenter_arcface",
+        {"scale": 30.0, "margin": 0.3},
+        "SubCenterArcFaceLoss",
+        {"scale": 30, "margin": 0.3},
+    ),
+    (
+        "soft_triple",
+        {"la": 20.0, "gamma": 0.1, "margin": 0.01, "tau": 0.2},
+        "SoftTripleLoss",
+        {"la": 20, "gamma": 0.1, "margin": 0.01, "tau": 0.2},
+    ),
+    (
+        "soft_triple",
+        {"la": 8.0, "gamma": 0.5, "margin": 0.1, "tau": 0.0},
+        "SoftTripleLoss",
+        {"la": 8, "gamma": 0.5, "margin": 0.1, "tau": 0.0},
+    ),
+]
+
+FAST_AP_BINS = (10, 4)
+
+
+def pml_multi_center_value(pml_class, pml_arguments, labels, embeddings, weights, k):
+    """PML's float64 value of a multi-center class loss with the stored weights assigned."""
+    num_classes, dim = weights.shape[0] // k, weights.shape[1]
+    arguments = dict(pml_arguments)
+    if pml_class == "SubCenterArcFaceLoss":
+        arguments["margin"] = float(np.degrees(arguments["margin"]))  # PML takes degrees
+        arguments["sub_centers"] = k
+    else:
+        arguments["centers_per_class"] = k
+        tau = arguments.pop("tau")
+        if tau:
+            arguments["weight_regularizer"] = pml_regularizers.SparseCentersRegularizer(
+                num_classes, k
+            )
+            arguments["weight_reg_weight"] = tau
+    loss_fn = getattr(pml_losses, pml_class)(
+        num_classes=num_classes, embedding_size=dim, **arguments
+    ).double()
+    with torch.no_grad():
+        matrix = loss_fn.W if pml_class == "SubCenterArcFaceLoss" else loss_fn.fc
+        matrix.copy_(torch.tensor(weights.T, dtype=torch.float64))  # PML: [dim, classes * K]
+    value = loss_fn(
+        torch.tensor(embeddings, dtype=torch.float64), torch.tensor(labels, dtype=torch.long)
+    )
+    return float(value.item())
+
+
+def new_cases(batches, pair_batches):
+    """The multi-center batches and cases, and the FastAP cases on the stored batches."""
+    center_batches, center_cases, fast_ap_cases = {}, [], []
+    for batch_name, (make, k) in MULTI_CENTER_BATCHES.items():
+        labels, embeddings, weights = make()
+        center_batches[batch_name] = {
+            "labels": labels,
+            "embeddings": embeddings.tolist(),
+            "class_weights": weights.tolist(),
+            "centers_per_class": k,
+        }
+        for name, arguments, pml_class, pml_arguments in MULTI_CENTER_LOSSES:
+            key = "num_sub_centers" if name == "subcenter_arcface" else "centers_per_class"
+            value = pml_multi_center_value(pml_class, pml_arguments, labels, embeddings, weights, k)
+            center_cases.append(
+                {
+                    "loss": name,
+                    "batch": batch_name,
+                    "arguments": {**arguments, key: k},
+                    "pml_class": pml_class,
+                    "pml_arguments": pml_arguments,
+                    "pml_value": value,
+                }
+            )
+    for batch_name, batch in {**batches, **pair_batches}.items():
+        labels = torch.tensor(batch["labels"], dtype=torch.long)
+        embeddings = torch.tensor(batch["embeddings"], dtype=torch.float64)
+        for num_bins in FAST_AP_BINS:
+            value = pml_losses.FastAPLoss(num_bins=num_bins)(embeddings, labels)
+            fast_ap_cases.append(
+                {
+                    "loss": "fast_ap",
+                    "batch": batch_name,
+                    "arguments": {"num_bins": num_bins},
+                    "pml_class": "FastAPLoss",
+                    "pml_arguments": {"num_bins": num_bins},
+                    "pml_value": float(value.item()),
+                }
+            )
+    return center_batches, center_cases, fast_ap_cases
+
+
 def pml_pair_value(pml_class, pml_arguments, labels, embeddings):
     """PML's float64 value of a pair loss (no miner: every pair)."""
     arguments = dict(pml_arguments)
@@ -279,6 +421,27 @@ def pml_value(pml_class, pml_arguments, labels, embeddings, weights):
     return float(value.item())
 
 
+def main_new_cases_only():
+    """Adds (or recomputes) the multi-center and FastAP entries; every other key of the stored
+    file is written back unchanged (the same float64 values, so the same bytes)."""
+    with open(OUTPUT) as f:
+        stored = json.load(f)
+    center_batches, center_cases, fast_ap_cases = new_cases(
+        stored["batches"], stored["pair_batches"]
+    )
+    stored.update(
+        multi_center_batches=center_batches,
+        multi_center_cases=center_cases,
+        fast_ap_cases=fast_ap_cases,
+    )
+    with open(OUTPUT, "w") as f:
+        json.dump(stored, f)
+        f.write("\n")
+    print(
+        f"wrote {len(center_cases)} multi-center and {len(fast_ap_cases)} FastAP cases to {OUTPUT}"
+    )
+
+
 def main(pair_cases_only=False):
     """Writes the file; `pair_cases_only` keeps its stored class-loss batches and cases as they
     are (recomputing them may change the last bit of a float64 value, with torch's threads)."""
@@ -306,6 +469,7 @@ def main(pair_cases_only=False):
                 }
             )
     pair_batches, pair_case_list = pair_cases(batches)
+    center_batches, center_cases, fast_ap_cases = new_cases(batches, pair_batches)
     with open(OUTPUT, "w") as f:
         json.dump(
             {
@@ -317,6 +481,9 @@ def main(pair_cases_only=False):
                 "cases": cases,
                 "pair_batches": pair_batches,
                 "pair_cases": pair_case_list,
+                "multi_center_batches": center_batches,
+                "multi_center_cases": center_cases,
+                "fast_ap_cases": fast_ap_cases,
             },
             f,
         )
@@ -328,4 +495,7 @@ def main(pair_cases_only=False):
 
 
 if __name__ == "__main__":
-    main(pair_cases_only="--pair-cases-only" in sys.argv[1:])
+    if "--new-cases-only" in sys.argv[1:]:
+        main_new_cases_only()
+    else:
+        main(pair_cases_only="--pair-cases-only" in sys.argv[1:])
