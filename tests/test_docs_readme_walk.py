@@ -187,7 +187,10 @@ def quoted_embedding_sizes(readme_text):
 
 
 def embedding_size(model_path, env, cwd):
-    """The size of the embedding the `.keras` file at `model_path` returns."""
+    """The size of the embedding the `.keras` file at `model_path` returns (`None` when the
+    file is not there: the step that writes it failed)."""
+    if not os.path.isfile(model_path):
+        return None
     code = (
         "import json, sys, keras, keras_dml\n"
         "model = keras.saving.load_model(sys.argv[1], safe_mode=True)\n"
@@ -205,6 +208,16 @@ def embedding_size(model_path, env, cwd):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def size_mismatches(cwd, env):
+    """One line per `QUOTED_SIZES` quote that differs from the size its run folder's model has."""
+    mismatches = []
+    for folder, size in quoted_embedding_sizes((cwd / "README.md").read_text()).items():
+        produced = embedding_size(str(cwd / folder / "model.keras"), env, cwd)
+        if produced != size:
+            mismatches.append(f"README quotes {size}-d for {folder}; its command made {produced}")
+    return mismatches
+
+
 @pytest.mark.slow
 def test_readme_runs_top_to_bottom_in_a_fresh_copy(tmp_path):
     copy = tmp_path / "keras-dml"
@@ -219,14 +232,13 @@ def test_readme_runs_top_to_bottom_in_a_fresh_copy(tmp_path):
     failures, skipped = walk(copy, env)
     for line in skipped:
         warnings.warn(f"not run: {line}", stacklevel=1)
-    assert not failures, "README steps that fail in a fresh copy:\n" + "\n\n".join(failures)
-    assert not left_behind(copy), (
-        "files the README's commands wrote outside .gitignore (write them under runs/ or "
-        f"ignore them): {left_behind(copy)}"
-    )
-    for folder, size in quoted_embedding_sizes((copy / "README.md").read_text()).items():
-        produced = embedding_size(str(copy / folder / "model.keras"), env, copy)
-        assert produced == size, f"README quotes {folder}: {size}-d; the command made {produced}-d"
+    problems = [f"failed in a fresh copy: {failure}" for failure in failures]
+    problems += [
+        f"written outside .gitignore (write it under runs/ or ignore it): {line}"
+        for line in left_behind(copy)
+    ]
+    problems += size_mismatches(copy, env)
+    assert not problems, "Following README.md:\n" + "\n\n".join(problems)
 
 
 def test_readme_installs_system_data_before_a_step_uses_it():
@@ -248,3 +260,23 @@ def test_readme_quotes_each_checked_embedding_size_once():
     with open(os.path.join(ROOT, "README.md")) as f:
         sizes = quoted_embedding_sizes(f.read())
     assert set(sizes) == set(QUOTED_SIZES.values())
+
+
+def test_left_behind_names_files_outside_gitignore_and_changed_tracked_files(tmp_path):
+    for path, text in {
+        ".gitignore": "/runs/\n",
+        "a.txt": "a",
+        "docs/images/projection.png": "p",
+    }.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost"]
+    for command in (["init", "-q"], ["add", "-A"], [*identity, "commit", "-q", "-m", "t"]):
+        subprocess.run(["git", *command], cwd=tmp_path, check=True, capture_output=True)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "model.keras").write_text("ignored")
+    (tmp_path / "docs/images/projection.png").write_text("regenerated")
+    assert left_behind(tmp_path) == []
+    (tmp_path / "baseline.onnx").write_text("left behind")
+    (tmp_path / "a.txt").write_text("changed")
+    assert left_behind(tmp_path) == [" M a.txt", "?? baseline.onnx"]
