@@ -1,7 +1,7 @@
 """README.md followed top to bottom, verbatim, in a fresh copy of the repository (issue 29).
 
-`tests/test_docs_commands.py` runs each block of the docs in a prepared folder (a `photos/`
-gallery written by the test, the repository's folders linked in). This walk prepares nothing: it
+`tests/test_docs_commands.py` runs each block of the docs in a prepared folder (the repository's
+folders linked in, images for the ONNX client example). This walk prepares nothing: it
 copies the tracked files into an empty folder, makes it a git repository, and runs every `bash`
 command and `python` block of README.md in order there, as a reader would, so an example that
 uses a file no earlier command makes, or a system package the README names only later, fails
@@ -53,7 +53,7 @@ SYSTEM_DATA = {
 def readme_steps(readme_path):
     """`(README line, "bash" | "python", command or block text)` of README.md, in order."""
     steps = []
-    for language, line, text in fenced_blocks(readme_path):
+    for language, line, text in fenced_blocks(readme_path):  # an absolute path: the copy's
         if language == "python":
             steps.append((line, language, text))
         elif language == "bash":
