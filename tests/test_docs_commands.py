@@ -5,7 +5,8 @@ so a new documented line is tested the day it is written. The blocks of one docu
 order in one temporary folder (with `training/`, `export/` and `models/` linked in, as in a
 checkout). Training commands get one epoch (`--epochs 1`, `--set epochs=1`) to stay bounded and
 blocks that train run in the slow suite; `pip install` lines are checked against the extras of
-`pyproject.toml` instead of being run, and test commands (`python -m pytest ...`, also behind
+`pyproject.toml` instead of being run, `apt-get install` lines are checked to be installed (the
+block is skipped when they are not), and test commands (`python -m pytest ...`, also behind
 environment assignments such as `KERAS_BACKEND=jax`) are checked to be ones `.ci/run` runs
 rather than run recursively.
 """
@@ -109,6 +110,23 @@ def check_test_command(command):
     assert command in lines, f"The documented test command is not a line of .ci/run: {command!r}"
 
 
+def apt_packages(argv):
+    """The packages of an `apt-get install ...` command line."""
+    return [word for word in argv[2:] if not word.startswith("-")]
+
+
+def check_apt_install(argv):
+    """A documented `apt-get install` is not run (it needs root and the network): its packages
+    must be installed already (`.ci/run` installs them), or the test is skipped naming them."""
+    packages = apt_packages(argv)
+    missing = [
+        p for p in packages if subprocess.run(["dpkg", "-s", p], capture_output=True).returncode
+    ]
+    if missing:
+        pytest.skip(f"not installed: {' '.join(missing)} (run `{' '.join(argv)}` as root)")
+    return packages
+
+
 def with_assignments(argv, env):
     """`(argv, env)` with leading `NAME=VALUE` words moved into the environment, as bash does."""
     env = dict(env)
@@ -141,44 +159,27 @@ def workdir(request, tmp_path_factory):
     """One folder per document: its blocks run in order and build on each other's files."""
     doc = request.node.callspec.id.split(":")[0]
     if doc not in FOLDERS:
-        FOLDERS[doc] = _make_workdir(tmp_path_factory.mktemp("docs"), doc)
+        FOLDERS[doc] = _make_workdir(tmp_path_factory.mktemp("docs"))
     return FOLDERS[doc]
 
 
-def _make_workdir(tmp_path, doc=None):
+def _make_workdir(tmp_path):
     for name in LINKED:
         os.symlink(os.path.join(ROOT, name), tmp_path / name)
     # The image script runs from a copy of `docs/` without its images, so a test run never
     # rewrites the committed pictures.
     (tmp_path / "docs").mkdir()
     os.symlink(os.path.join(ROOT, "docs", "make_images.py"), tmp_path / "docs" / "make_images.py")
-    # The images the ONNX client example embeds and queries (your own photos in real use).
+    # The images the ONNX client example embeds and queries (your own photos in real use); the
+    # README writes its own search gallery.
     rng = np.random.default_rng(0)
     (tmp_path / "photos").mkdir()
     for i in range(4):
         pixels = rng.integers(0, 256, size=(40, 48, 3), dtype=np.uint8)
-        if doc == "README.md":  # the search gallery: `photos/<class>/<image>`
-            folder = tmp_path / "photos" / ("cat" if i < 2 else "dog")
-            folder.mkdir(exist_ok=True)
-            Image.fromarray(_gallery_image(i)).save(folder / f"{i % 2}.png")
-        else:
-            Image.fromarray(pixels).save(tmp_path / "photos" / f"{i}.png")
+        Image.fromarray(pixels).save(tmp_path / "photos" / f"{i}.png")
     Image.fromarray(rng.integers(0, 256, size=(32, 32, 3), dtype=np.uint8)).save(tmp_path / "q.jpg")
     env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "2"}
     return tmp_path, env
-
-
-def _gallery_image(i):
-    """Image `i` of the README's two-class search gallery: two digits 0 ("cat"), two digits 1
-    ("dog"), so a model trained on digits separates the classes and `calibrate` can reach its
-    documented precision (random noise would leave it to chance)."""
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    index = np.flatnonzero(digits.target == (0 if i < 2 else 1))[i % 2]
-    pixels = (digits.images[index] * (255 / 16)).astype(np.uint8)
-    pixels = np.asarray(Image.fromarray(pixels).resize((48, 40), Image.NEAREST))
-    return np.repeat(pixels[..., None], 3, axis=-1)
 
 
 @pytest.mark.parametrize("language, text", runnable_blocks())
@@ -200,6 +201,8 @@ def test_documented_block_runs(language, text, workdir):
         program, _ = with_assignments(argv, {})
         if program[:2] == ["pip", "install"]:
             check_pip_install(program)
+        elif program[:2] == ["apt-get", "install"]:
+            check_apt_install(program)
         elif program[:3] == ["python", "-m", "pytest"]:
             # The whole documented line (a README chain `pip ... && python -m pytest`) is a
             # line of .ci/run, so CI runs exactly what the docs say.
