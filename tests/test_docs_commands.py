@@ -26,6 +26,9 @@ from PIL import Image
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = ("README.md", "CONTRIBUTING.md", "export/README.md", "models/README.md")
 LINKED = ("training", "export", "models")
+# Docs walked top to bottom, verbatim, in a fresh copy (tests/test_docs_readme_walk.py, slow): their
+# slow blocks run there only, once, instead of a second time here.
+WALKED = ("README.md",)
 TIMEOUT = 900
 # A block is slow when it trains or runs the demo.
 SLOW_MARKERS = (
@@ -62,6 +65,8 @@ def runnable_blocks():
             if language not in ("bash", "python"):
                 continue
             slow = any(marker in text for marker in SLOW_MARKERS)
+            if slow and doc in WALKED:
+                continue  # run in order, with what came before, by test_docs_readme_walk.py
             marks = [pytest.mark.slow] if slow else []
             cases.append(pytest.param(language, text, id=f"{doc}:{line}", marks=marks))
     return cases
