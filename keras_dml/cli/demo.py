@@ -1,6 +1,7 @@
 """`keras-dml demo`: every method trained briefly on the embedded digits, compared, exported."""
 
 from keras_dml.cli.names import BUILTIN_DEMO_METHODS
+from keras_dml.demo_folder import check_demo_folder
 
 
 def add_demo_parser(subparsers):
@@ -33,8 +34,6 @@ def run_demo(args):
     Returns:
         int, the exit code (0).
     """
-    from keras_dml.demo_folder import check_demo_folder
-
     check_demo_folder(args.output, args.overwrite)  # refuse before TensorFlow loads
     # Imported here, not at the top: the parser and the check above need no TensorFlow.
     from keras_dml.demo import run_demo as run
