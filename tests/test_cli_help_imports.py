@@ -26,6 +26,8 @@ COMMAND_LINES = [
     ["train", "--no-such-flag"],
     ["train", "--method", "dc"],  # --output missing
     ["train", "--epochs", "three", "--output", "x"],
+    ["train", "--method", "dcc", "--output", "x"],  # misspelt names: an argument error too
+    ["train", "--method", "dc", "--loss", "contrastiv", "--output", "x"],
 ]
 
 # Runs each command line through `main` in one fresh process and prints what it imported.
@@ -93,3 +95,14 @@ def test_loss_flag_sets_the_loss_name():
     argv = ["train", "--method", "baseline", "--dataset", "digits", "--loss", "contrastive"]
     args = build_parser(argv).parse_args([*argv, "--output", "run"])
     assert config_from_args(args)["loss"] == {"name": "contrastive"}
+
+
+def test_misspelt_method_or_loss_is_one_line_with_the_closest_name(capsys):
+    from keras_dml.cli import main
+
+    assert main(["train", "--method", "dcc", "--output", "x"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Unknown method 'dcc'. Did you mean 'dc'?" in err
+    assert main(["train", "--method", "dc", "--loss", "contrastiv", "--output", "x"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Unknown loss 'contrastiv'. Did you mean 'contrastive'?" in err

@@ -4,7 +4,13 @@ import argparse
 import json
 import os
 
-from keras_dml.cli.names import BUILTIN_LOSSES, method_descriptions
+from keras_dml.cli.names import (
+    BUILTIN_LOSSES,
+    BUILTIN_METHODS,
+    has_installed_plugins,
+    method_descriptions,
+)
+from keras_dml.utils.suggestions import did_you_mean
 
 # The registered datasets (`keras_dml.data.list_datasets()`), written out so that building the
 # parser imports no TensorFlow; tests/test_cli_errors.py checks that the list is complete.
@@ -199,6 +205,31 @@ def config_from_args(args):
     return resolve_config(overrides)
 
 
+def check_names(args):
+    """Refuses a misspelt `--method` or `--loss` before Keras loads (an argument error answers
+    at once), from the tables of `keras_dml.cli.names`; a `--plugin` may register other names,
+    so with one the registries decide, after importing it.
+
+    Args:
+        args: `argparse.Namespace` of the `train` sub-command.
+
+    Raises:
+        ValueError: an unknown method or loss name, with the closest known one.
+    """
+    if args.plugin or has_installed_plugins():
+        return
+    if args.method is not None and args.method not in BUILTIN_METHODS:
+        raise ValueError(
+            f"Unknown method {args.method!r}.{did_you_mean(args.method, BUILTIN_METHODS)} "
+            f"Known methods: {sorted(BUILTIN_METHODS)}."
+        )
+    if args.loss is not None and args.loss not in BUILTIN_LOSSES:
+        raise ValueError(
+            f"Unknown loss {args.loss!r}.{did_you_mean(args.loss, BUILTIN_LOSSES)} "
+            f"Known names: {list(BUILTIN_LOSSES)}."
+        )
+
+
 def run_train(args):
     """Runs `keras-dml train`: trains, prints the test metrics and where the model went.
 
@@ -208,6 +239,7 @@ def run_train(args):
     Returns:
         int, the exit code (0).
     """
+    check_names(args)
     from keras_dml.training import train
 
     config = config_from_args(args)
