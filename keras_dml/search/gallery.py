@@ -7,7 +7,9 @@ import numpy as np
 
 from keras_dml.serving.input_contract import ImageContract, decode_image
 
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp")
+# The same list as export/onnx_client.py's (a test holds them equal): TIFF galleries, float ones
+# included, are read and checked by the input contract, not skipped.
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 
 
 def list_image_folder(folder):
