@@ -30,7 +30,36 @@ LOSSES = {
     # ABE's Eq. 10 (the hinge on the squared distance): the loss ABE and M-heads train when no
     # loss is set, so the baseline with it is their paper rows' same-loss baseline.
     "abe_contrastive": {"name": "contrastive", "similarity": "squared_euclidean", "margin": 1.0},
+    # The reality-check losses (issue 31), each with the library's defaults: what a user who
+    # names the loss gets.
+    "ntxent": {"name": "ntxent"},
+    "supcon": {"name": "supcon"},
+    "circle": {"name": "circle"},
+    "lifted_structure": {"name": "lifted_structure"},
+    "npairs": {"name": "npairs"},
+    "tuplet_margin": {"name": "tuplet_margin"},
+    "snr_contrastive": {"name": "snr_contrastive"},
+    "fast_ap": {"name": "fast_ap"},
+    "subcenter_arcface": {"name": "subcenter_arcface"},
+    "soft_triple": {"name": "soft_triple"},
 }
+
+# The losses that an ensemble method's `<method>/<loss>` rows cover: the families measured before
+# the reality-check losses were added (the new ones are baseline rows; `--rows` can name any
+# `<method>/<loss>` of `LOSSES` all the same).
+METHOD_LOSSES = (
+    "margin",
+    "multi_similarity",
+    "triplet",
+    "contrastive",
+    "binomial_deviance",
+    "proxy_nca",
+    "proxy_anchor",
+    "normalized_softmax",
+    "arcface",
+    "cosface",
+    "abe_contrastive",
+)
 
 # The loss a method trains when its run config sets none (its paper loss built into the model),
 # as a `LOSSES` entry; BIER's boosted form has no single-embedding equivalent.
@@ -68,6 +97,17 @@ PML_RECIPES = (
     "margin",
     "arcface",
     "proxy_nca",
+    # The reality-check losses, with the settings of keras-dml's defaults (torch_reference.py).
+    "ntxent",
+    "supcon",
+    "circle",
+    "lifted_structure",
+    "npairs",
+    "tuplet_margin",
+    "snr_contrastive",
+    "fast_ap",
+    "subcenter_arcface",
+    "soft_triple",
 )
 
 
@@ -81,7 +121,7 @@ def row_names(best_loss):
     for method in METHODS:
         names += [f"{method}/paper", f"{method}/best"]
         names += [row for row in ABLATIONS if row.startswith(f"{method}/")]
-        names += [f"{method}/{loss}" for loss in LOSSES if loss != best_loss]
+        names += [f"{method}/{loss}" for loss in METHOD_LOSSES if loss != best_loss]
     names += [f"pml/{recipe}" for recipe in PML_RECIPES]
     return names
 

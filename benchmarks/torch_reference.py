@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from pytorch_metric_learning import losses as pml_losses
 from pytorch_metric_learning import miners as pml_miners
+from pytorch_metric_learning import regularizers as pml_regularizers
 
 # name -> (loss factory(num_classes, dim), miner factory or None, proxy learning-rate factor).
 # Loss settings are PML's defaults unless noted; ProxyAnchor's proxies use the x100 learning rate
@@ -58,6 +59,52 @@ RECIPES = {
         ),
         None,
         1.0,
+    ),
+    # The reality-check losses with keras-dml's default settings (the alignment of each
+    # definition: tests/reference/make_pml_values.py). PML takes angles in degrees where
+    # keras-dml takes radians; no miner (keras-dml's defaults use every pair).
+    "ntxent": (lambda c, d: pml_losses.NTXentLoss(temperature=0.07), None, 1.0),
+    "supcon": (lambda c, d: pml_losses.SupConLoss(temperature=0.1), None, 1.0),
+    "circle": (lambda c, d: pml_losses.CircleLoss(m=0.4, gamma=80), None, 1.0),
+    "lifted_structure": (
+        lambda c, d: pml_losses.LiftedStructureLoss(neg_margin=1.0, pos_margin=0.0),
+        None,
+        1.0,
+    ),
+    "npairs": (lambda c, d: pml_losses.NPairsLoss(), None, 1.0),
+    "tuplet_margin": (
+        lambda c, d: pml_losses.TupletMarginLoss(margin=float(np.degrees(0.1)), scale=64),
+        None,
+        1.0,
+    ),
+    "snr_contrastive": (
+        lambda c, d: pml_losses.SignalToNoiseRatioContrastiveLoss(pos_margin=0.0, neg_margin=1.0),
+        None,
+        1.0,
+    ),
+    "fast_ap": (lambda c, d: pml_losses.FastAPLoss(num_bins=10), None, 1.0),
+    "subcenter_arcface": (
+        lambda c, d: pml_losses.SubCenterArcFaceLoss(
+            num_classes=c, embedding_size=d, margin=float(np.degrees(0.5)), scale=64, sub_centers=3
+        ),
+        None,
+        1.0,
+    ),
+    # SoftTriple's centers at 100x the learning rate (Qian et al.'s code, keras-dml's
+    # `recommended_lr_multipliers`) and its Eq. 10 regulariser with keras-dml's tau.
+    "soft_triple": (
+        lambda c, d: pml_losses.SoftTripleLoss(
+            num_classes=c,
+            embedding_size=d,
+            centers_per_class=10,
+            la=20,
+            gamma=0.1,
+            margin=0.01,
+            weight_regularizer=pml_regularizers.SparseCentersRegularizer(c, 10),
+            weight_reg_weight=0.2,
+        ),
+        None,
+        100.0,
     ),
 }
 
