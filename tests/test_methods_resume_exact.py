@@ -105,16 +105,19 @@ def test_run_killed_mid_epoch_after_a_division_resumes_exactly(tmp_path, uninter
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "kill_at",
-    [
-        "1:2",  # mid-epoch, between divisions
-        "2:0",  # right after the second division, before any of its batches
-        "3:2",  # in the conquer stage
-    ],
-)
-def test_run_killed_at_any_point_resumes_exactly(tmp_path, uninterrupted, kill_at):
-    assert_same_run(killed_and_resumed(tmp_path / "run", kill_at), uninterrupted)
+def test_run_killed_again_after_each_resume_ends_exactly(tmp_path, uninterrupted):
+    # One run killed three times, each resume killed at the next point: mid-epoch between
+    # divisions (1:2), right after the second division before any of its batches (2:0), and in
+    # the conquer stage (3:2); the fourth process finishes it. Four processes test the three
+    # resumes that six (a kill and a resume per point) would.
+    output = tmp_path / "run"
+    for kill_at in ("1:2", "2:0", "3:2"):
+        killed = run_script(output, kill_at)
+        assert killed.returncode == -signal.SIGKILL, (kill_at, killed.stderr[-3000:])
+        assert not (output / "weights.npz").exists()
+    resumed = run_script(output)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert_same_run(finished_run(output), uninterrupted)
 
 
 @pytest.mark.slow

@@ -1,11 +1,14 @@
 """The mutation catalogue matches the code: each original text occurs once, each test exists.
 
-Static checks only (nothing is mutated or run); `python -m tests.mutations.run` runs the
-mutations themselves (see CONTRIBUTING.md).
+Static checks, and one run of the runner on a toy catalogue (a kill and a survivor);
+`python -m tests.mutations.run` runs the catalogue itself (see CONTRIBUTING.md).
 """
 
 import json
 import pathlib
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -64,3 +67,48 @@ def test_static_checks_catch_stale_entries_and_unknown_nodes(tmp_path):
     with pytest.raises(ValueError, match="repeated"):
         load_catalogue(repeated)
     assert CATALOGUE.is_file()
+
+
+SUGGESTION_TEST = (
+    "tests/test_utils_suggestions.py::"
+    "test_the_helper_ignores_case_and_dashes_and_keeps_the_known_spelling"
+)
+
+
+def test_the_runner_runs_the_mutated_copy_and_tells_kills_from_survivors(tmp_path):
+    # Two mutations of a small module, run by the runner as CI runs it (forked children, the
+    # unmutated baseline first): breaking `closest` must be killed by its test, and a change
+    # of a comment must survive, so a kill means the copy's mutated code failed its test, not
+    # that the forked child could not run tests at all.
+    catalogue = [
+        {
+            "id": "toy-closest-returns-nothing",
+            "file": "keras_dml/utils/suggestions.py",
+            "original": "return by_normal[match[0]] if match else None",
+            "replacement": "return None",
+            "breaks": "the suggestion itself",
+            "tests": [SUGGESTION_TEST],
+        },
+        {
+            "id": "toy-comment-only",
+            "file": "keras_dml/utils/suggestions.py",
+            "original": "# difflib's similarity ratio a known name needs to be suggested.",
+            "replacement": "# (a comment changed: nothing breaks)",
+            "breaks": "nothing",
+            "tests": [SUGGESTION_TEST],
+        },
+    ]
+    path = tmp_path / "catalogue.json"
+    path.write_text(json.dumps(catalogue))
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.mutations.run", "--catalogue", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    rows = dict(re.findall(r"^(toy-[\w-]+)\s+(\w+)\s+[\d.]+$", result.stdout, re.MULTILINE))
+    assert rows == {"toy-closest-returns-nothing": "killed", "toy-comment-only": "survived"}, (
+        result.stdout[-2000:] + result.stderr[-2000:]
+    )
+    assert result.returncode == 1  # a survivor fails the run

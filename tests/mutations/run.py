@@ -7,7 +7,9 @@ Usage (from the repository root):
     python -m tests.mutations.run --jobs 1 --no-baseline
 
 Each mutation is applied to its own temporary COPY of the tree (the working tree is never
-written), and its tests run there with `python -m pytest -x -q <nodes>` and `PYTHONPATH=<copy>`.
+written), and its tests run there with `pytest -x -q <nodes>` and `PYTHONPATH=<copy>`: in a fork of
+this process, which imported TensorFlow and Keras once (`tests/mutations/launch.py`), or with
+`--no-fork` in a new interpreter.
 A mutation is `killed` when the tests fail (or cannot even be collected, or time out) and
 `survived` when they pass. Before that, the catalogue is checked against the tree (each
 original text occurs exactly once: otherwise the entry is `stale`) and, unless `--no-baseline`,
@@ -17,17 +19,15 @@ is stale or errs (e.g. a node id pytest does not know).
 """
 
 import argparse
-import concurrent.futures
-import os
 import pathlib
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 
 from tests.mutations.catalogue import CATALOGUE, load_catalogue, stale_reason
+from tests.mutations.launch import ForkedTests, SpawnedTests, can_fork, preload_heavy_modules
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 IGNORED = shutil.ignore_patterns(
@@ -36,8 +36,7 @@ IGNORED = shutil.ignore_patterns(
 # pytest exit codes: 1 tests failed, 2 interrupted (e.g. a collection error), 4 usage error
 # (unknown node id), 5 no test collected.
 KILLED_CODES = (1, 2)
-# pytest processes in flight, stopped when the runner is interrupted.
-RUNNING = set()
+POLL_SECONDS = 0.1
 
 
 def copy_tree(destination):
@@ -46,61 +45,101 @@ def copy_tree(destination):
     return destination
 
 
-def run_tests(tree, nodes, timeout):
-    """Runs `nodes` in `tree`; returns `(returncode or "timeout", seconds, output tail)`."""
-    env = dict(os.environ, PYTHONPATH=str(tree), TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("PYTEST_ADDOPTS", None)
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-x", "-q", *nodes],
-        cwd=tree,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    RUNNING.add(process)
+def log_tail(path, lines=3):
     try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
-        return "timeout", time.perf_counter() - start, ""
+        text = pathlib.Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+    return " | ".join(text.strip().splitlines()[-lines:])
+
+
+class Job:
+    """One pytest run in its own tree copy: the unmutated baseline or one mutation."""
+
+    def __init__(self, name, nodes, work_root, record=None):
+        self.name, self.nodes, self.record = name, nodes, record
+        self.work = pathlib.Path(tempfile.mkdtemp(prefix=f"{name}-", dir=work_root))
+        self.tree = copy_tree(self.work / "tree")
+        self.stale = stale_reason(record, self.tree) if record else None
+        if record and not self.stale:
+            path = self.tree / record["file"]
+            path.write_text(path.read_text().replace(record["original"], record["replacement"]))
+        self.tests, self.start, self.code = None, None, None
+
+    def launch(self, launcher):
+        self.start = time.perf_counter()
+        self.tests = launcher(self.tree, self.nodes, str(self.work / "pytest.log"))
+
+    def seconds(self):
+        return time.perf_counter() - self.start
+
+    def finish(self, code):
+        self.code = code
+        self.tail = log_tail(self.work / "pytest.log")
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def run_jobs(jobs, launcher, workers, timeout, on_done):
+    """Runs `jobs` with at most `workers` at once; `on_done(job)` as each ends.
+
+    A job past `timeout` seconds is killed with its process group and ends with code
+    `"timeout"`. Launching happens in this (single-threaded) loop, so forking is safe.
+    """
+    pending, running = list(jobs), []
+    try:
+        while pending or running:
+            while pending and len(running) < max(1, workers):
+                job = pending.pop(0)
+                if job.stale:
+                    job.finish(None)
+                    on_done(job)
+                    continue
+                job.launch(launcher)
+                running.append(job)
+            for job in list(running):
+                code = job.tests.poll()
+                if code is None and job.seconds() > timeout:
+                    job.tests.kill()
+                    code = "timeout"
+                if code is not None:
+                    job.elapsed = job.seconds()
+                    running.remove(job)
+                    job.finish(code)
+                    on_done(job)
+            time.sleep(POLL_SECONDS)
     finally:
-        RUNNING.discard(process)
-    tail = output.strip().splitlines()[-3:]
-    return process.returncode, time.perf_counter() - start, " | ".join(tail)
+        for job in running:
+            job.tests.kill()
+            shutil.rmtree(job.work, ignore_errors=True)
 
 
-def run_mutation(record, timeout, work_root):
-    """Applies one mutation to a fresh copy and runs its tests; returns a result row."""
-    with tempfile.TemporaryDirectory(prefix=f"{record['id']}-", dir=work_root) as work:
-        tree = copy_tree(pathlib.Path(work) / "tree")
-        reason = stale_reason(record, tree)
-        if reason:
-            return {"id": record["id"], "outcome": "stale", "seconds": 0.0, "detail": reason}
-        path = tree / record["file"]
-        path.write_text(path.read_text().replace(record["original"], record["replacement"]))
-        code, seconds, tail = run_tests(tree, record["tests"], timeout)
+def mutation_row(job):
+    """The result row of a finished mutation job."""
+    record = job.record
+    if job.stale:
+        return {"id": record["id"], "outcome": "stale", "seconds": 0.0, "detail": job.stale}
+    code = job.code
     if code == "timeout" or code in KILLED_CODES:
         outcome = "killed"
     elif code == 0:
         outcome = "survived"
     else:
         outcome = "error"
-    detail = "" if outcome == "killed" else f"pytest exit {code}: {tail}"
-    return {"id": record["id"], "outcome": outcome, "seconds": seconds, "detail": detail}
+    detail = "" if outcome == "killed" else f"pytest exit {code}: {job.tail}"
+    return {"id": record["id"], "outcome": outcome, "seconds": job.elapsed, "detail": detail}
 
 
-def run_baseline(records, timeout, work_root):
+def run_baseline(records, launcher, timeout, work_root):
     """Runs every listed test once on an unmutated copy; returns `None` or a failure message."""
     nodes = sorted({node for record in records for node in record["tests"]})
-    with tempfile.TemporaryDirectory(prefix="baseline-", dir=work_root) as work:
-        tree = copy_tree(pathlib.Path(work) / "tree")
-        code, seconds, tail = run_tests(tree, nodes, timeout)
-    print(f"baseline: {len(nodes)} test nodes on the unmutated tree, {seconds:.1f} s", flush=True)
-    if code != 0:
-        return f"The listed tests fail on the unmutated tree (pytest exit {code}): {tail}"
+    done = []
+    run_jobs([Job("baseline", nodes, work_root)], launcher, 1, timeout, done.append)
+    job = done[0]
+    print(
+        f"baseline: {len(nodes)} test nodes on the unmutated tree, {job.elapsed:.1f} s", flush=True
+    )
+    if job.code != 0:
+        return f"The listed tests fail on the unmutated tree (pytest exit {job.code}): {job.tail}"
     return None
 
 
@@ -123,6 +162,11 @@ def main(argv=None):
         "--no-baseline", action="store_true", help="skip the run on the unmutated tree"
     )
     parser.add_argument(
+        "--no-fork",
+        action="store_true",
+        help="start a new interpreter per run instead of forking a preloaded one",
+    )
+    parser.add_argument(
         "--catalogue", default=str(CATALOGUE), help="catalogue JSON (default: the project's)"
     )
     args = parser.parse_args(argv)
@@ -139,24 +183,27 @@ def main(argv=None):
         return 1
     # SIGTERM (e.g. a CI timeout) unwinds like Ctrl-C: running tests stopped, copies removed.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    fork = can_fork() and not args.no_fork
+    if fork:
+        preload_heavy_modules()
+    launcher = ForkedTests if fork else SpawnedTests
     work_root = tempfile.mkdtemp(prefix="keras-dml-mutations-")
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    rows = []
+
+    def report(job):
+        row = mutation_row(job)
+        print(f"{row['id']}: {row['outcome']} ({row['seconds']:.1f} s)", flush=True)
+        rows.append(row)
+
     try:
         if not args.no_baseline:
-            failure = run_baseline(records, args.timeout * 2, work_root)
+            failure = run_baseline(records, launcher, args.timeout * 2, work_root)
             if failure:
                 print(failure)
                 return 1
-        futures = [pool.submit(run_mutation, r, args.timeout, work_root) for r in records]
-        rows = []
-        for future in concurrent.futures.as_completed(futures):
-            row = future.result()
-            print(f"{row['id']}: {row['outcome']} ({row['seconds']:.1f} s)", flush=True)
-            rows.append(row)
+        jobs = (Job(r["id"], r["tests"], work_root, record=r) for r in records)
+        run_jobs(jobs, launcher, args.jobs, args.timeout, report)
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in list(RUNNING):
-            process.kill()
         shutil.rmtree(work_root, ignore_errors=True)
     order = {record["id"]: index for index, record in enumerate(records)}
     rows.sort(key=lambda row: order[row["id"]])
