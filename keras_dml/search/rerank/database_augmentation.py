@@ -57,7 +57,7 @@ class DatabaseAugmentation(Reranker):
 
 
 def augment_gallery(searcher, gallery, top_n, alpha):
-    """The augmented gallery `[N, D]` float32, computed chunk by chunk (see `DatabaseAugmentation`)."""
+    """The augmented gallery `[N, D]` float32, chunk by chunk (see `DatabaseAugmentation`)."""
     neighbors, scores = gallery_neighbors(searcher, gallery, top_n)
     augmented = np.empty(gallery.shape, np.float32)
     for start in range(0, gallery.shape[0], 4096):

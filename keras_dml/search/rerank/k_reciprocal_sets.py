@@ -19,7 +19,7 @@ def half_size(k1):
 
 
 def gallery_reciprocal(owners, lists, k):
-    """`N(x, k)` of gallery rows `owners` `[b, k+1]` and whether each member is reciprocal (Eq. 6)."""
+    """`N(x, k)` of gallery rows `owners` `[b, k+1]` and which members are reciprocal (Eq. 6)."""
     members = np.concatenate([owners[:, None], lists[owners, :k]], axis=1)
     back = lists[members[:, 1:], :k]  # [b, k, k]: the members' own k nearest
     reciprocal = (back == owners[:, None, None]).any(axis=-1)

@@ -77,8 +77,6 @@ def parse_rerank_options(name, options):
         except ValueError:
             value = None
         if value is None:
-            raise ValueError(
-                f"--rerank-option takes KEY=NUMBER, e.g. --rerank-option k1=20. Received: {option!r}"
-            )
+            raise ValueError(f"--rerank-option takes KEY=NUMBER, e.g. k1=20. Received: {option!r}")
         spec[key.strip()] = int(value) if value.is_integer() and "." not in text else value
     return spec
