@@ -153,9 +153,11 @@ def local_expansion(own_rows, neighbor_rows, gallery_codes, k2):
 
 
 def jaccard_distance(query_codes, candidate_codes, per_query):
-    """Eq. 12: `d_J = 1 - |min| / |max|` of each query with its `per_query` candidates.
+    """Eq. 11-12: `d_J = 1 - |min(V_p, V_g)| / |max(V_p, V_g)|` of each query and its candidates.
 
-    With rows summing to 1, `|min| = 1 - |a - b|_1 / 2` and `|max| = 2 - |min|`.
+    `|min|` is summed over the candidates' entries, each looked up in its query's row: the
+    queries' rows are held dense over the columns they use (at most `c x |V_p|` columns); rows
+    sum to 1, so `|max| = 2 - |min|`.
 
     Args:
         query_codes: csr `[c, N + 1]`.
@@ -165,7 +167,14 @@ def jaccard_distance(query_codes, candidate_codes, per_query):
     Returns:
         float64 `[c, per_query]`.
     """
-    repeated = query_codes[np.repeat(np.arange(query_codes.shape[0]), per_query)]
-    difference = np.asarray(abs(repeated - candidate_codes).sum(axis=1)).reshape(-1)
-    overlap = np.clip(1.0 - difference / 2.0, 0.0, 1.0)
+    query = query_codes.tocoo()
+    columns, local = np.unique(query.col, return_inverse=True)
+    dense = np.zeros((query_codes.shape[0], columns.size + 1))  # the last column: not used
+    dense[query.row, local] = query.data
+    lookup = np.full(query_codes.shape[1], columns.size, np.int64)  # column -> dense column
+    lookup[columns] = np.arange(columns.size)
+    candidate = candidate_codes.tocoo()
+    position = lookup[candidate.col]
+    smaller = np.minimum(dense[candidate.row // per_query, position], candidate.data)
+    overlap = np.bincount(candidate.row, smaller, minlength=candidate_codes.shape[0])
     return (1.0 - overlap / (2.0 - overlap)).reshape(-1, per_query)
