@@ -96,3 +96,13 @@ def test_unknown_rerank_is_refused_before_any_search():
     x, labels = data()
     with pytest.raises(ValueError, match=r"Unknown rerank 'qe'.*Did you mean 'aqe'\?"):
         evaluate(x, labels, metrics=("nmi",), rerank="qe")
+
+
+@pytest.mark.parametrize("method", ["aqe", "alpha_qe", "dba", "k_reciprocal"])
+def test_reranking_is_the_same_over_shards_and_the_faiss_flat_index(method):
+    x, labels = data()
+    spec = {"name": method, "top_n": 4} if method != "k_reciprocal" else method
+    want = evaluate(x, labels, metrics=METRICS, rerank=spec)
+    assert evaluate(x, labels, metrics=METRICS, rerank=spec, shards=3) == want
+    flat = evaluate(x, labels, metrics=METRICS, rerank=spec, index="flat")
+    check(flat, {k: v for k, v in want.items() if k != "rerank"})

@@ -158,3 +158,20 @@ def test_small_gallery_and_learner_are_refused_in_one_line():
         index.search(QUERIES, k=2, rerank="aqe")
     with pytest.raises(ValueError, match="`rerank` works on the whole embedding"):
         index.search(QUERIES, k=2, learner=0, rerank={"name": "aqe", "top_n": 2})
+
+
+def test_k_reciprocal_with_fewer_candidates_is_exact_when_they_cover_the_sets():
+    """Tight clusters of 10 with k1=4: every set stays in the cluster, which the top 12 cover."""
+    rng = np.random.default_rng(5)
+    centres = normalise(rng.normal(size=(6, 16)))
+    gallery = normalise(np.repeat(centres, 10, axis=0) + 0.05 * rng.normal(size=(60, 16)))
+    gallery = gallery.astype(np.float32)
+    index = EmbeddingIndex.from_embeddings(gallery)
+    spec = {"name": "k_reciprocal", "k1": 4, "k2": 2, "candidates": 12}
+    queries = gallery[::7] + np.float32(0.01)
+    result = index.search(queries, k=12, rerank=spec)
+    naive = NaiveKReciprocal(gallery.astype(np.float64), 4, 2, 0.3)
+    for row, query in enumerate(queries):
+        want_rows, want_scores = naive.rank_query(query.astype(np.float64), 12)
+        assert result.indices[row].tolist() == want_rows
+        np.testing.assert_allclose(result.scores[row], want_scores, rtol=1e-5, atol=1e-6)
