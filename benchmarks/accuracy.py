@@ -24,6 +24,11 @@ backbone on the dataset's `pretrain` split (Hangul syllables in neither the trai
 set; `PRETRAIN` gives its epochs and loss), once per output folder, and every keras-dml row then
 fine-tunes from that backbone with the same budget. Its rows are recorded as `ROW@pretrained`.
 
+With `--rerank aqe,alpha_qe,dba,k_reciprocal`, each row's test embeddings are also evaluated
+with each re-ranking (`keras_dml.search.rerank`, default parameters; Recall@K, MAP@R,
+R-Precision) and stored as `metrics_rerank` (`{method: metrics}`) next to `metrics`; the table
+then adds the re-ranked R@1 / MAP@R of every row and their change from its plain metrics.
+
 Each finished run is appended to `OUTPUT/results.jsonl`, so rows can be run in several
 invocations (`--rows`) and the table (`--table`, `accuracy_table.py`) aggregates every result
 found: the mean over seeds and the seeds, then each row's signed difference from the baseline
@@ -33,6 +38,7 @@ Usage:
     python benchmarks/accuracy.py --list
     python benchmarks/accuracy.py --rows defaults,baseline/normalized_softmax,pml/proxy_anchor
     python benchmarks/accuracy.py --regime pretrained --rows baseline/normalized_softmax,dc/best
+    python benchmarks/accuracy.py --rows baseline/normalized_softmax --rerank aqe,k_reciprocal
     python benchmarks/accuracy.py --table
 """
 
@@ -141,7 +147,42 @@ def run_keras(
         "optimizer": used["optimizer"],
         "method_options": used.get("method_options", {}),
     }
-    return run["metrics"], run["seconds"], settings
+    return run["metrics"], run["seconds"], settings, run["model"]
+
+
+def test_embeddings(model, splits, image_size):
+    """The test protocol's embeddings: `(embeddings, labels)` of `test`, or of `gallery` then
+    `query` (four arrays) for a query/gallery dataset."""
+    from keras_dml.evaluation import embed
+
+    def of(data):
+        return embed(
+            model, data.as_tf_dataset(training=False, batch_size=256, image_size=image_size)
+        )
+
+    if "query" in splits:
+        return (*of(splits["gallery"]), *of(splits["query"]))
+    return of(splits["test"])
+
+
+def rerank_metrics(embeddings, methods):
+    """`{method: metrics}`: Recall@K, MAP@R and R-Precision of `evaluate` with each re-ranking.
+
+    Args:
+        embeddings: `(embeddings, labels)` (leave-one-out) or `(gallery, gallery labels,
+            queries, query labels)`, as `test_embeddings` returns.
+        methods: list of re-ranking names (`keras_dml.search.rerank`).
+
+    Returns:
+        dict of dicts of floats (NMI left out: re-ranking does not change it).
+    """
+    from keras_dml.evaluation import evaluate
+
+    out = {}
+    for method in methods:
+        result = evaluate(*embeddings, metrics=("recall", "map@r", "r_precision"), rerank=method)
+        out[method] = {k: float(v) for k, v in result.items() if not isinstance(v, str)}
+    return out
 
 
 def run_pml(row, splits, budget, seed):
@@ -162,7 +203,7 @@ def run_pml(row, splits, budget, seed):
         budget,
         seed,
     )
-    return evaluate(embeddings, test.labels), seconds
+    return evaluate(embeddings, test.labels), seconds, (embeddings, test.labels)
 
 
 def _images(data, size):
@@ -194,6 +235,12 @@ def build_parser():
         help="an option of the dataset loader, e.g. --dataset-option num_train_classes=100",
     )
     parser.add_argument("--regime", choices=REGIMES, default="scratch")
+    parser.add_argument(
+        "--rerank",
+        default="",
+        metavar="NAMES",
+        help="also record each row's metrics re-ranked by these methods, e.g. aqe,k_reciprocal",
+    )
     parser.add_argument("--list", action="store_true", help="list the rows and exit")
     parser.add_argument("--table", action="store_true", help="print the table and exit")
     return parser
@@ -230,6 +277,14 @@ def main(argv=None):
     if args.table:
         print_table(results)
         return
+    methods = [name for name in args.rerank.split(",") if name]
+    try:
+        from keras_dml.search.rerank import resolve_rerank
+
+        for name in methods:
+            resolve_rerank(name)
+    except ValueError as error:
+        parser.error(str(error))
     patterns = args.rows.split(",")
     selected, unknown = select_rows(names, patterns)
     if unknown:
@@ -268,13 +323,13 @@ def main(argv=None):
             start = time.perf_counter()
             if row.startswith("pml/"):
                 try:
-                    metrics, seconds = run_pml(row, splits[seed], budget, seed)
+                    metrics, seconds, embeddings = run_pml(row, splits[seed], budget, seed)
                     settings = {"backbone": budget["backbone"], "recipe": row.split("/")[1]}
                 except ImportError as error:
                     print(f"[accuracy] {row}: skipped ({error})", flush=True)
                     continue
             else:
-                metrics, seconds, settings = run_keras(
+                metrics, seconds, settings, model = run_keras(
                     row,
                     splits[seed],
                     args.dataset,
@@ -297,6 +352,10 @@ def main(argv=None):
                 "seconds": float(seconds),
                 "wall": time.perf_counter() - start,
             }
+            if methods and not row.startswith("pml/"):
+                embeddings = test_embeddings(model, splits[seed], budget["image_size"])
+            if methods:
+                record["metrics_rerank"] = rerank_metrics(embeddings, methods)
             with open(results, "a") as f:
                 f.write(json.dumps(record) + "\n")
             m = record["metrics"]
@@ -305,6 +364,8 @@ def main(argv=None):
                 f"MAP@R {m['map@r']:.3f} train {seconds:.0f}s",
                 flush=True,
             )
+            for method, m in record.get("metrics_rerank", {}).items():
+                print(f"[accuracy]   + {method}: R@1 {m['recall@1']:.3f} MAP@R {m['map@r']:.3f}")
     print_table(results)
 
 

@@ -1,5 +1,6 @@
-"""The table of `benchmarks/accuracy.py`: recorded runs, their means, and each row's signed
-difference from the baseline trained with the same loss.
+"""The table of `benchmarks/accuracy.py`: recorded runs, their means, each row's signed
+difference from the baseline trained with the same loss, and (for runs recorded with
+`--rerank`) each row's metrics after re-ranking.
 
 Usage:
     python benchmarks/accuracy.py --table --output DIR   # DIR/results.jsonl
@@ -121,3 +122,39 @@ def print_table(path):
             f"{entry['row']:<40} {entry['baseline']:<40} {entry['recall@1']:>+7.3f} "
             f"{entry['map@r']:>+7.3f} {','.join(map(str, entry['seeds']))}"
         )
+    reranked = rerank_rows(rows)
+    if reranked:
+        print("\nre-ranked test metrics (mean over the seeds recorded with it; d: minus plain)")
+        print(f"{'row':<40} {'rerank':<14} {'R@1':>6} {'MAP@R':>6} {'dR@1':>7} {'dMAP@R':>7} seeds")
+        for entry in reranked:
+            print(
+                f"{entry['row']:<40} {entry['rerank']:<14} {entry['recall@1']:>6.3f} "
+                f"{entry['map@r']:>6.3f} {entry['d_recall@1']:>+7.3f} {entry['d_map@r']:>+7.3f} "
+                f"{','.join(map(str, entry['seeds']))}"
+            )
+
+
+def rerank_rows(rows):
+    """The re-ranked metrics of every row recorded with `--rerank`, against its plain metrics.
+
+    Args:
+        rows: dict. `read_records`' output.
+
+    Returns:
+        A list of dicts (`row`, `rerank`, `seeds`, `recall@1`, `map@r` and their differences
+        `d_recall@1`, `d_map@r` from the same records' plain metrics), in table order.
+    """
+    found = []
+    for key, records in rows.items():
+        methods = []
+        for record in records:
+            methods += [m for m in record.get("metrics_rerank", {}) if m not in methods]
+        for method in methods:
+            runs = [r for r in records if method in r.get("metrics_rerank", {})]
+            entry = {"row": key, "rerank": method, "seeds": [r["seed"] for r in runs]}
+            for metric in ("recall@1", "map@r"):
+                value = np.mean([r["metrics_rerank"][method][metric] for r in runs])
+                plain = np.mean([r["metrics"][metric] for r in runs])
+                entry[metric], entry[f"d_{metric}"] = float(value), float(value - plain)
+            found.append(entry)
+    return found

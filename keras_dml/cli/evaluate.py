@@ -2,6 +2,8 @@
 
 import json
 
+from keras_dml.cli.rerank import add_rerank_arguments, rerank_from_args
+
 
 def add_evaluate_parser(subparsers):
     """Adds the `evaluate` sub-command to `keras-dml`'s sub-parsers.
@@ -17,6 +19,7 @@ def add_evaluate_parser(subparsers):
     parser.add_argument("--batch-size", type=int, default=64, help="embedding batch size")
     parser.add_argument("--seed", type=int, default=0, help="seed of the validation class split")
     parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    add_rerank_arguments(parser)
 
 
 def run_evaluate(args):
@@ -34,6 +37,7 @@ def run_evaluate(args):
     Raises:
         ValueError: the model cannot be loaded (with the zoo's message).
     """
+    rerank = rerank_from_args(args)  # a misspelt name fails before Keras loads
     from keras_dml import zoo
     from keras_dml.data import load_dataset
     from keras_dml.training import evaluate_model
@@ -54,7 +58,9 @@ def run_evaluate(args):
         splits = {"query": load("query"), "gallery": load("gallery")}
     else:
         splits = {"test": load(args.split)}
-    metrics = evaluate_model(model, splits, batch_size=args.batch_size, image_size=image_size)
+    metrics = evaluate_model(
+        model, splits, batch_size=args.batch_size, image_size=image_size, rerank=rerank
+    )
     metrics = {k: (v.item() if hasattr(v, "item") else v) for k, v in metrics.items()}
     if args.json:
         print(json.dumps(metrics))

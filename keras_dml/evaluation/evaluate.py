@@ -12,6 +12,7 @@ from keras_dml.evaluation.retrieval_metrics import relevant_counts
 from keras_dml.evaluation.search_pass import _search
 from keras_dml.evaluation.searcher import INDEXES, _make_searcher
 from keras_dml.evaluation.totals import _Totals
+from keras_dml.search.rerank import resolve_rerank
 
 __all__ = ["INDEXES", "METRICS", "evaluate"]
 
@@ -34,6 +35,7 @@ def evaluate(
     index=None,
     shards=1,
     approx_sample=1000,
+    rerank=None,
 ):
     """Evaluates retrieval (Recall@K, MAP@R, R-Precision) and clustering (NMI) quality.
 
@@ -86,7 +88,14 @@ def evaluate(
         shards: int. Split the gallery into this many index shards, searched one by one and
             merged exactly (bounded memory per shard). Defaults to `1`.
         approx_sample: int. For an approximate index, the queries (seeded sample) on which its
-            metrics are compared with exact search. Defaults to `1000`.
+            metrics are compared with exact search (without re-ranking). Defaults to `1000`.
+        rerank: `None`, `"aqe"`, `"alpha_qe"`, `"dba"`, `"k_reciprocal"` or a dict with the
+            method's parameters (see `keras_dml.search.rerank`). Each query's neighbour list,
+            max(max K, largest R) long (capped at the references), is re-ranked and Recall@K,
+            MAP@R and R-Precision are read from it (`k_reciprocal` re-ranks its top
+            `max(that, candidates)`). Leave-one-out: the query is left out of its own
+            expansion and results by index. NMI is not affected. Defaults to `None` (no
+            re-ranking, results unchanged).
 
     Returns:
         dict with `recall@K` for every K, `map@r`, `r_precision`, `nmi` (those requested, floats),
@@ -95,7 +104,8 @@ def evaluate(
         `num_queries` and `num_excluded_queries` (ints). With an approximate index also
         `approx_sample_size`, `approx_neighbor_recall` (overlap of its top-k with the exact
         top-k, k = `approx_neighbor_k`, the list length the metrics need) and
-        `approx_error_<metric>` (its metric minus the exact one on the sample).
+        `approx_error_<metric>` (its metric minus the exact one on the sample). With `rerank`,
+        also `rerank` (str: the method and its parameters).
 
     Examples:
     >>> x = np.array([[1, 0], [0.9, 0.1], [0, 1], [0.1, 0.9]], dtype="float32")
@@ -116,6 +126,7 @@ def evaluate(
     if "recall" in metrics and (not recall_at or min(recall_at) < 1):
         raise ValueError(f"`recall_at` must hold positive integers. Received: {recall_at}")
     resolve_backend(backend)  # checks the name (also when only NMI, which ignores it, is asked)
+    reranker = resolve_rerank(rerank)
     if (query_embeddings is None) != (query_labels is None):
         raise ValueError("Pass both `query_embeddings` and `query_labels`, or neither.")
     references, reference_labels = _check_pair(embeddings, labels, "")
@@ -142,6 +153,10 @@ def evaluate(
         if index is None:
             index = "flat" if resolve_backend(backend) == "faiss" else "exact"
         searcher = _make_searcher(index, shards, references)
+        reranking = None
+        if reranker is not None:
+            reranker.check_gallery(references.shape[0])
+            reranking = (reranker, reranker.prepare(searcher, references))
         want_map = "map@r" in metrics or "r_precision" in metrics
         k_map = min(max(1, int(r.max())), available) if want_map else 0
         recall_at_used = recall_at if "recall" in metrics else ()
@@ -156,6 +171,7 @@ def evaluate(
             chunk_size,
             recall_at_used,
             k_map,
+            reranking,
         ):
             stop = start + ranks.shape[0]
             totals.add(ranks, indices, query_labels[start:stop], r[start:stop], reference_labels)
@@ -187,6 +203,8 @@ def evaluate(
             kmeans_nredo,
             seed,
         )
+    if reranker is not None:
+        results["rerank"] = describe_rerank(reranker)
     results["num_queries"] = int(queries.shape[0])
     results["num_excluded_queries"] = int(np.count_nonzero(r <= 0))
     if results["num_excluded_queries"] == results["num_queries"]:
@@ -211,3 +229,10 @@ def _warn_no_valid_query(results, reference_labels):
         "split where classes have 2 or more images.",
         stacklevel=3,
     )
+
+
+def describe_rerank(reranker):
+    """`"name(key=value, ...)"`: the re-ranking that gave the metrics, as a one-line string."""
+    config = reranker.get_config()
+    name = config.pop("name")
+    return f"{name}({', '.join(f'{key}={value:g}' for key, value in config.items())})"

@@ -5,6 +5,7 @@ import numpy as np
 from keras_dml.evaluation.neighbors import topk_from_block
 from keras_dml.evaluation.parallel import _map_in_threads, _search_workers
 from keras_dml.evaluation.retrieval_metrics import class_index, first_hit_ranks
+from keras_dml.search.rerank import rerank_search
 
 
 def _ranks_from_lists(indices, labels, reference_labels):
@@ -46,8 +47,12 @@ def _search(
     chunk_size,
     recall_at,
     k_map,
+    reranking=None,
 ):
     """Yields `(start, top-k_map indices or None, first-hit ranks)` per chunk of queries.
+
+    With `reranking` (`(reranker, prepared)`, see `keras_dml.search.rerank`) the lists are the
+    re-ranked top max(K, k_map) of each query, read as below.
 
     Exact NumPy index with full-row blocks: the first-hit rank is counted exactly on the
     similarity block (any K). Otherwise (faiss, approximate, shards, or a gallery large enough
@@ -57,7 +62,11 @@ def _search(
     no_hit = np.iinfo(np.int64).max
     numpy_exact = getattr(searcher, "backend_name", None) == "exact"
     workers = _search_workers() if numpy_exact else 1
-    if numpy_exact and (chunk_size or searcher.backend.plan()[1] >= references.shape[0]):
+    if (
+        reranking is None
+        and numpy_exact
+        and (chunk_size or searcher.backend.plan()[1] >= references.shape[0])
+    ):
         class_info = class_index(reference_labels)
         backend = searcher.backend
         size = chunk_size or backend.plan()[0]
@@ -83,7 +92,13 @@ def _search(
 
     def process_lists(start):
         chunk = queries[start : start + size]
-        indices, _ = searcher.search_embeddings(chunk, k, exclude_self=exclude_self, start=start)
+        if reranking is not None:
+            rows = np.arange(start, start + chunk.shape[0]) if exclude_self else None
+            indices = rerank_search(*reranking, chunk, k, rows)[0]
+        else:
+            indices = searcher.search_embeddings(chunk, k, exclude_self=exclude_self, start=start)[
+                0
+            ]
         labels = query_labels[start : start + indices.shape[0]]
         return start, indices[:, :k_map], _ranks_from_lists(indices, labels, reference_labels)
 

@@ -6,6 +6,8 @@ The top-level `keras-dml` command wires this in with `add_search_parser(subparse
 
 import os
 
+from keras_dml.cli.rerank import add_rerank_arguments, rerank_from_args
+
 
 def add_search_parser(subparsers):
     """Adds the `search` sub-command to the `keras-dml` parser."""
@@ -31,6 +33,7 @@ def add_search_parser(subparsers):
     parser.add_argument("--save-index", metavar="DIR", help="save the gallery index to DIR")
     parser.add_argument("--plot", metavar="PNG", help="draw each query and its neighbours")
     parser.add_argument("--batch-size", type=int, default=64, help="images per model call")
+    add_rerank_arguments(parser)
     return parser
 
 
@@ -52,6 +55,7 @@ def run_search(args):
     """Runs `keras-dml search`; prints rank, score, class and path of each neighbour."""
     from keras_dml.search import EmbeddingIndex
 
+    rerank = rerank_from_args(args)
     if args.load_index:
         index = EmbeddingIndex.load(args.load_index, model=args.model)
     else:
@@ -61,7 +65,9 @@ def run_search(args):
         index.save(args.save_index)
         print(f"saved the index ({len(index)} images) to {args.save_index}")
     queries = _query_paths(args.query)
-    result = index.search(queries, k=args.k, learner=args.learner, batch_size=args.batch_size)
+    result = index.search(
+        queries, k=args.k, learner=args.learner, batch_size=args.batch_size, rerank=rerank
+    )
     names = result.label_names()
     for q, path in enumerate(queries):
         print(f"query {path}")

@@ -5,6 +5,7 @@ import numpy as np
 from keras_dml.search.exact_topk import drop_self, exact_search
 from keras_dml.search.gallery import resolve_gallery
 from keras_dml.search.normalize import l2_normalize
+from keras_dml.search.rerank import rerank_search, resolve_rerank
 from keras_dml.search.results import search_result
 from keras_dml.serving.input_contract import check_embeddings
 
@@ -81,8 +82,8 @@ class IndexSearch:
             chunk = queries[start : start + chunk_size]
             yield (start, *self.search_embeddings(chunk, k, exclude_self=exclude_self, start=start))
 
-    def search(self, queries, k=5, learner=None, batch_size=64):
-        """Nearest gallery items of each query.
+    def search(self, queries, k=5, learner=None, batch_size=64, rerank=None):
+        """Nearest gallery items of each query, optionally re-ranked.
 
         Args:
             queries: embeddings `[Q, D]`, images `[Q, H, W, C]`, image file(s), a folder or an
@@ -91,14 +92,39 @@ class IndexSearch:
             learner: int or None. Search learner `learner`'s embedding slice only (exact).
                 Defaults to `None` (the whole embedding).
             batch_size: int. Images per model call. Defaults to `64`.
+            rerank: `None`, `"aqe"`, `"alpha_qe"`, `"dba"`, `"k_reciprocal"` or a dict with the
+                method's parameters, e.g. `{"name": "alpha_qe", "alpha": 3, "top_n": 2}` (see
+                `keras_dml.search.rerank`). The gallery-side work (`dba`, `k_reciprocal`) is
+                done once and kept until the gallery changes. Defaults to `None` (the plain
+                search, unchanged).
 
         Returns:
-            `SearchResult` with `indices`, `scores`, `labels`, `ids` (each `[Q, k]`).
+            `SearchResult` with `indices`, `scores`, `labels`, `ids` (each `[Q, k]`); with
+            `rerank`, the re-ranked order and the method's scores.
         """
+        reranker = resolve_rerank(rerank)
         self._check_k(k)
         vectors = self.embed(queries, batch_size)
-        indices, scores = self.search_embeddings(vectors, int(k), learner=learner)
+        if reranker is None:
+            indices, scores = self.search_embeddings(vectors, int(k), learner=learner)
+        else:
+            if learner is not None:
+                raise ValueError(
+                    "`rerank` works on the whole embedding; pass `learner=None` or `rerank=None`."
+                )
+            prepared = self.prepared_rerank(reranker)
+            indices, scores = rerank_search(reranker, prepared, vectors, int(k))
         return search_result(self, indices, scores)
+
+    def prepared_rerank(self, reranker):
+        """`reranker.prepare` over this gallery, kept until the gallery changes."""
+        reranker.check_gallery(len(self))
+        key = (repr(reranker.get_config()), len(self))
+        cache = self.__dict__.setdefault("_rerank_cache", {})
+        if key not in cache:
+            cache.clear()
+            cache[key] = reranker.prepare(self, self.embeddings)
+        return cache[key]
 
     def measure_recall(self, sample=1000, k=10, seed=0):
         """Recall@k of this index's neighbours against the exact ones on a sample of the gallery.

@@ -58,7 +58,7 @@ def load_splits(config):
     return splits
 
 
-def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0):
+def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0, rerank=None):
     """Retrieval metrics of `model` on the test protocol in `splits`.
 
     Args:
@@ -67,6 +67,8 @@ def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0):
         batch_size: int. Embedding batch size.
         image_size: int. Evaluation crop size; defaults to the model's input size.
         verbose: int. 1 shows progress bars.
+        rerank: re-ranking of the neighbours (see `keras_dml.search.rerank`). Defaults to
+            `None`.
 
     Returns:
         dict of metrics (`recall@K`, `map@r`, `r_precision`, `nmi`, counts).
@@ -80,9 +82,15 @@ def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0):
     if "query" in splits:
         gallery, gallery_labels = embeddings_of(splits["gallery"])
         query, query_labels = embeddings_of(splits["query"])
-        return evaluate(gallery, gallery_labels, query_embeddings=query, query_labels=query_labels)
+        return evaluate(
+            gallery,
+            gallery_labels,
+            query_embeddings=query,
+            query_labels=query_labels,
+            rerank=rerank,
+        )
     embeddings, labels = embeddings_of(splits["test"])
-    return evaluate(embeddings, labels)
+    return evaluate(embeddings, labels, rerank=rerank)
 
 
 def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report=True):

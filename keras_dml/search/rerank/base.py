@@ -1,0 +1,70 @@
+"""`Reranker`: the parameters of one re-ranking method, checked, and the rule for its list."""
+
+import numbers
+
+from keras_dml.utils.suggestions import did_you_mean_keys
+
+
+class Reranker:
+    """One re-ranking method with its parameters (subclasses set `name` and `defaults`).
+
+    A subclass implements `prepare(searcher, gallery)`, which does the gallery-side work once
+    and returns an object whose `search(vectors, k, self_rows=None)` gives the re-ranked top-k
+    `(indices, scores)` of a chunk of query vectors (see `keras_dml.search.rerank`).
+
+    Args:
+        **params: the method's parameters; unknown or invalid ones are refused in one line.
+    """
+
+    name = None
+    defaults = {}
+    # Parameters that must be integers >= 1 (the others are floats >= 0, `lambda` in [0, 1]).
+    integers = ("top_n", "k1", "k2", "candidates")
+
+    def __init__(self, **params):
+        unknown = sorted(set(params) - set(self.defaults))
+        if unknown:
+            raise ValueError(
+                f"Unknown option(s) {unknown} for rerank={self.name!r}; it takes "
+                f"{sorted(self.defaults)}.{did_you_mean_keys(unknown, self.defaults)}"
+            )
+        self.params = {**self.defaults, **params}
+        for key, value in self.params.items():
+            self._check(key, value)
+
+    def _check(self, key, value):
+        if key in self.integers:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(
+                    f"rerank={self.name!r}: `{key}` must be an integer >= 1. Received: {value!r}"
+                )
+            self.params[key] = int(value)
+            return
+        bad = isinstance(value, bool) or not isinstance(value, numbers.Real) or value < 0
+        if bad or (key == "lambda" and value > 1):
+            bound = "in [0, 1]" if key == "lambda" else ">= 0"
+            raise ValueError(
+                f"rerank={self.name!r}: `{key}` must be a number {bound}. Received: {value!r}"
+            )
+        self.params[key] = float(value)
+
+    def get_config(self):
+        """`{"name": ..., **params}`: the dict form `resolve_rerank` accepts back."""
+        return {"name": self.name, **self.params}
+
+    def depth(self, k):
+        """Neighbours the first search of a query needs for a re-ranked top-`k`."""
+        return k
+
+    def check_gallery(self, count):
+        """Refuses a gallery too small for the method's neighbour counts (one line, with a fix)."""
+        for key in ("top_n", "k1"):
+            need = self.params.get(key)
+            if need is not None and need > count - 1:  # gallery-side lists leave each row out
+                raise ValueError(
+                    f"rerank={self.name!r}: `{key}`={need} needs a gallery of at least "
+                    f"{need + 1} items (it holds {count}); lower `{key}`."
+                )
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.get_config()})"

@@ -1,0 +1,82 @@
+"""The re-ranking methods by name, and `resolve_rerank`: a `rerank=` argument to a method."""
+
+from keras_dml.search.rerank.base import Reranker
+from keras_dml.search.rerank.database_augmentation import DatabaseAugmentation
+from keras_dml.search.rerank.k_reciprocal import KReciprocal
+from keras_dml.search.rerank.query_expansion import AlphaQueryExpansion, AverageQueryExpansion
+from keras_dml.utils.suggestions import did_you_mean
+
+RERANKERS = {
+    cls.name: cls
+    for cls in (AverageQueryExpansion, AlphaQueryExpansion, DatabaseAugmentation, KReciprocal)
+}
+
+
+def resolve_rerank(rerank):
+    """The `Reranker` a `rerank=` argument names, or `None` for no re-ranking.
+
+    Args:
+        rerank: `None`, a name (`"aqe"`, `"alpha_qe"`, `"dba"`, `"k_reciprocal"`), a dict
+            `{"name": ..., **params}` or a `Reranker`.
+
+    Returns:
+        `Reranker` or `None`.
+
+    Raises:
+        ValueError: an unknown name (with the closest one) or parameter, or a bad value.
+
+    Examples:
+    >>> resolve_rerank({"name": "alpha_qe", "top_n": 2}).get_config()
+    {'name': 'alpha_qe', 'top_n': 2, 'alpha': 3.0}
+    >>> resolve_rerank(None) is None
+    True
+    """
+    if rerank is None or isinstance(rerank, Reranker):
+        return rerank
+    if isinstance(rerank, dict):
+        params = dict(rerank)
+        name = params.pop("name", None)
+    elif isinstance(rerank, str):
+        name, params = rerank, {}
+    else:
+        raise ValueError(
+            f"`rerank` must be None, a name, a dict with 'name' or a Reranker. Received: {rerank!r}"
+        )
+    if name not in RERANKERS:
+        raise ValueError(
+            f"Unknown rerank {name!r}; choose one of {sorted(RERANKERS)}."
+            f"{did_you_mean(name, RERANKERS)}"
+        )
+    return RERANKERS[name](**params)
+
+
+def parse_rerank_options(name, options):
+    """The `rerank=` dict of a CLI `--rerank NAME` with `--rerank-option KEY=VALUE` entries.
+
+    Args:
+        name: str or `None`. The `--rerank` value.
+        options: list of `"key=value"` strings (numbers), possibly empty.
+
+    Returns:
+        dict `{"name": name, key: number, ...}`, or `None` without a name.
+
+    Examples:
+    >>> parse_rerank_options("k_reciprocal", ["k1=10", "lambda=0.5"])
+    {'name': 'k_reciprocal', 'k1': 10, 'lambda': 0.5}
+    """
+    options = list(options or [])
+    if name is None:
+        if options:
+            raise ValueError("--rerank-option needs --rerank NAME; add --rerank aqe (or another).")
+        return None
+    spec = {"name": name}
+    for option in options:
+        key, sep, text = option.partition("=")
+        try:
+            value = float(text) if sep else None
+        except ValueError:
+            value = None
+        if value is None:
+            raise ValueError(f"--rerank-option takes KEY=NUMBER, e.g. k1=20. Received: {option!r}")
+        spec[key.strip()] = int(value) if value.is_integer() and "." not in text else value
+    return spec
