@@ -40,11 +40,20 @@ def test_accuracy_rows_record_their_settings_and_the_analysis_cuts_learners(tmp_
         "0",
         "--output",
         out,
+        "--rerank",
+        "aqe,k_reciprocal",
         *budget,
     )
     with open(os.path.join(out, "results.jsonl")) as f:
         records = {r["row"]: r for r in map(json.loads, f)}
     assert set(records) == set(rows.split(","))
+    # Each row also records its test embeddings' metrics after each re-ranking.
+    reranked = records["baseline/normalized_softmax"]["metrics_rerank"]
+    assert sorted(reranked) == ["aqe", "k_reciprocal"]
+    for metrics in reranked.values():
+        assert 0.0 < metrics["recall@1"] <= 1.0 and 0.0 < metrics["map@r"] <= 1.0
+    plain = records["baseline/normalized_softmax"]["metrics"]
+    assert reranked["k_reciprocal"]["map@r"] != plain["map@r"]
     # The defaults row sets nothing but the dataset and epochs: its settings are the library's.
     assert records["defaults"]["settings"]["backbone"] == "vgg_small"
     assert records["defaults"]["settings"]["loss"]["name"] == "normalized_softmax"
@@ -52,6 +61,7 @@ def test_accuracy_rows_record_their_settings_and_the_analysis_cuts_learners(tmp_
     assert 0.0 < records["baseline/normalized_softmax"]["metrics"]["recall@1"] <= 1.0
     table = run("accuracy.py", "--output", out, "--table")
     assert "abe/best" in table and "defaults" in table
+    assert "k_reciprocal" in table.split("re-ranked test metrics")[1]
 
     run("ensemble_analysis.py", "--output", out, "--rows", "baseline/normalized_softmax,abe/best")
     with open(os.path.join(out, "ensemble_analysis.jsonl")) as f:

@@ -8,7 +8,6 @@ import pytest
 
 from keras_dml.evaluation import evaluate
 from tests.helpers import benchmark_script
-from tests.test_benchmarks_accuracy import run
 
 
 def embeddings(seed=0):
@@ -64,20 +63,5 @@ def test_an_unknown_rerank_name_is_refused_before_training(tmp_path, capsys):
     assert not os.path.exists(tmp_path / "results.jsonl")
 
 
-@pytest.mark.slow
-def test_a_tiny_accuracy_run_records_its_reranked_metrics(tmp_path):
-    out = str(tmp_path / "acc")
-    budget = ["--set", "epochs=1", "--set", "batch_size=16", "--set", "backbone=convnet"]
-    run(
-        "accuracy.py",
-        *["--dataset", "digits", "--rows", "baseline/normalized_softmax", "--seeds", "0"],
-        *["--output", out, "--rerank", "aqe,k_reciprocal", *budget],
-    )
-    with open(os.path.join(out, "results.jsonl")) as f:
-        (record,) = map(json.loads, f)
-    assert sorted(record["metrics_rerank"]) == ["aqe", "k_reciprocal"]
-    for metrics in record["metrics_rerank"].values():
-        assert 0.0 < metrics["recall@1"] <= 1.0 and 0.0 < metrics["map@r"] <= 1.0
-    assert record["metrics_rerank"]["k_reciprocal"]["map@r"] != record["metrics"]["map@r"]
-    table = run("accuracy.py", "--output", out, "--table")
-    assert "k_reciprocal" in table.split("re-ranked test metrics")[1]
+# The end-to-end run with --rerank is part of the slow test of tests/test_benchmarks_accuracy.py
+# (one tiny training serves both).
