@@ -10,11 +10,11 @@ from keras_dml.search.rerank.neighbors import gallery_neighbors, search_without_
 class KReciprocal(Reranker):
     """k-reciprocal re-ranking with Jaccard distance, `rerank="k_reciprocal"`.
 
-    For a query p and a gallery item g: the k-reciprocal sets R(x, k1) (Eq. 6), expanded by the
-    R(q, k1/2) of their members that share at least 2/3 of them (Eq. 7) to R*(x, k1); encoded
-    as `V[x, y] = exp(-d(x, y))` over R* and normalised (Eq. 10); averaged over the k2 nearest
-    (local query expansion, Eq. 13); `d_J = 1 - |min(V_p, V_g)| / |max(V_p, V_g)|` (Eq. 11-12);
-    final distance `d* = (1 - lambda) d_J + lambda d` (Eq. 14), with `d = 2 - 2 s` the squared
+    For a query p and a gallery item g: the k-reciprocal sets R(x, k1), expanded by the
+    R(q, k1/2) of their members that share at least 2/3 of them to R*(x, k1); encoded
+    as `V[x, y] = exp(-d(x, y))` over R* and normalised; averaged over the k2 nearest
+    (local query expansion); `d_J = 1 - |min(V_p, V_g)| / |max(V_p, V_g)|`;
+    final distance `d* = (1 - lambda) d_J + lambda d`, with `d = 2 - 2 s` the squared
     Euclidean distance of unit vectors (no column-max rescaling, which needs all pairs). The
     returned scores are `1 - d* / 2` (the similarity when lambda = 1), best first.
 
@@ -52,7 +52,8 @@ class KReciprocal(Reranker):
 
     References:
         Zhong, Zheng, Cao and Li, "Re-ranking Person Re-identification with k-reciprocal
-        Encoding", CVPR 2017, Sec. 3-4, Eq. 6-14.
+        Encoding", CVPR 2017, Sec. 3 (equation numbers are not cited: the paper's text was not
+        at hand to check them).
     """
 
     name = "k_reciprocal"
@@ -112,7 +113,7 @@ class _KReciprocalSearch:
         return indices, (1.0 - best / 2.0).astype(np.float32)
 
     def _query_codes(self, vectors, neighbors, scores):
-        """V (Eq. 10) of queries outside the gallery (the virtual item N)."""
+        """V of queries outside the gallery (the virtual item N)."""
         count = self.gallery.shape[0]
         h = sets.half_size(self.k1)
         members, reciprocal = sets.query_reciprocal(

@@ -1,8 +1,8 @@
-"""The sparse k-reciprocal encoding of Zhong et al. (2017), Eq. 7-13, from neighbour lists.
+"""The sparse k-reciprocal encoding of Zhong et al. (2017) from neighbour lists.
 
 Items are gallery rows `0..N-1`; a query that is not a gallery row (query/gallery protocol) is
 the virtual item `N`. `N(x, k)` is `x` followed by its k nearest other items (ties by index);
-`R(x, k) = {y in N(x, k) : x in N(y, k)}` (Eq. 6). Every set is read from the gallery's
+`R(x, k) = {y in N(x, k) : x in N(y, k)}`. Every set is read from the gallery's
 neighbour lists `lists` (`[N, k1]`, each row's k1 nearest other rows), so nothing is `[N, N]`.
 """
 
@@ -19,7 +19,7 @@ def half_size(k1):
 
 
 def gallery_reciprocal(owners, lists, k):
-    """`N(x, k)` of gallery rows `owners` `[b, k+1]` and which members are reciprocal (Eq. 6)."""
+    """`N(x, k)` of gallery rows `owners` `[b, k+1]` and which members are reciprocal."""
     members = np.concatenate([owners[:, None], lists[owners, :k]], axis=1)
     back = lists[members[:, 1:], :k]  # [b, k, k]: the members' own k nearest
     reciprocal = (back == owners[:, None, None]).any(axis=-1)
@@ -41,13 +41,13 @@ def query_reciprocal(neighbors, scores, lists, list_scores, k, virtual):
 
 
 def expanded_sets(members, reciprocal, own_half, own_half_reciprocal, lists, k1, virtual):
-    """`R*(x, k1)` of each owner (Eq. 7) as `(rows, items)` pairs, sorted, without repeats.
+    """`R*(x, k1)` of each owner as `(rows, items)` pairs, sorted, without repeats.
 
     `R*(x, k1) = R(x, k1) U R(q, k1/2)` for every `q in R(x, k1)` with
     `|R(x, k1) n R(q, k1/2)| >= 2/3 |R(q, k1/2)|`.
 
     Args:
-        members, reciprocal: `N(x, k1)` `[b, k1+1]` (column 0 the owner) and its Eq. 6 mask.
+        members, reciprocal: `N(x, k1)` `[b, k1+1]` (column 0 the owner) and its reciprocity mask.
         own_half, own_half_reciprocal: `N(x, k1/2)` `[b, h+1]` of the owner and its mask.
         lists: int64 `[N, >=k1]` gallery neighbour lists.
         k1: int.
@@ -69,17 +69,17 @@ def expanded_sets(members, reciprocal, own_half, own_half_reciprocal, lists, k1,
     position = np.clip(np.searchsorted(r_keys, half_keys), 0, r_keys.size - 1)
     shared = (r_keys[position] == half_keys) & half_reciprocal
     size = half_reciprocal.sum(axis=-1)
-    accepted = reciprocal & (3 * shared.sum(axis=-1) >= 2 * size)  # Eq. 7's 2/3 rule, exactly
+    accepted = reciprocal & (3 * shared.sum(axis=-1) >= 2 * size)  # the paper's 2/3 rule, exactly
     added = half_keys[accepted[:, :, None] & half_reciprocal]
     keys = np.unique(np.concatenate([r_keys, added]))
     return keys // width, keys % width
 
 
 def encoding(rows, items, similarities, owners, count, width):
-    """Eq. 10 then normalised: `V[x, g] = exp(-d(x, g)) / sum_g exp(-d(x, g))` over R*(x, k1).
+    """The encoding normalised: `V[x, g] = exp(-d(x, g)) / sum_g exp(-d(x, g))` over R*(x, k1).
 
     `d(x, g) = 2 - 2 s(x, g)`, the squared Euclidean distance of unit vectors (0 for x itself).
-    Each row sums to 1, so Eq. 11's union is `2 - |min|` (as in the authors' code).
+    Each row sums to 1, so the paper's union is `2 - |min|` (as in the authors' code).
 
     Args:
         rows, items: the entries of R* (`expanded_sets`).
@@ -112,7 +112,7 @@ def pair_similarities(owner_vectors, rows, items, gallery, virtual):
 
 
 def gallery_encoding(gallery, lists, k1):
-    """The encodings V (Eq. 10) of every gallery row, chunked: csr `[N, N + 1]`."""
+    """The encodings V of every gallery row, chunked: csr `[N, N + 1]`."""
     count = gallery.shape[0]
     h = half_size(k1)
     parts = []
@@ -130,7 +130,7 @@ def gallery_encoding(gallery, lists, k1):
 
 
 def local_expansion(own_rows, neighbor_rows, gallery_codes, k2):
-    """Eq. 13: `V_qe(x) = mean of V over N(x, k2 - 1)`, x's own row and its k2 - 1 nearest.
+    """`V_qe(x) = mean of V over N(x, k2 - 1)`, x's own row and its k2 - 1 nearest.
 
     Args:
         own_rows: csr `[b, N + 1]`. V of the owners.
@@ -153,7 +153,7 @@ def local_expansion(own_rows, neighbor_rows, gallery_codes, k2):
 
 
 def jaccard_distance(query_codes, candidate_codes, per_query):
-    """Eq. 11-12: `d_J = 1 - |min(V_p, V_g)| / |max(V_p, V_g)|` of each query and its candidates.
+    """`d_J = 1 - |min(V_p, V_g)| / |max(V_p, V_g)|` of each query and its candidates.
 
     `|min|` is summed over the candidates' entries, each looked up in its query's row: the
     queries' rows are held dense over the columns they use (at most `c x |V_p|` columns); rows
