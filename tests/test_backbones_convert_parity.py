@@ -35,7 +35,7 @@ def _torch_features(module, pixels, preprocess):
         return module.features(images).permute(0, 2, 3, 1).numpy()
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", ["bn_inception", "googlenet", "resnet50"])
 def test_converted_backbone_matches_the_pytorch_module(name, tmp_path):
     source, module_class, preprocess = CASES[name]
     torch.manual_seed(0)
