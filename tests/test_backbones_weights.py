@@ -67,7 +67,7 @@ def test_imagenet_offline_error_says_how_to_pass_a_file(monkeypatch):
     assert requested == ["mobilenet_v2_weights_tf_dim_ordering_tf_kernels_0.35_96_no_top.h5"]
 
 
-@pytest.mark.parametrize("name", ["googlenet", "bn_inception", "convnet"])
+@pytest.mark.parametrize("name", ["convnet"])
 def test_no_imagenet_weights_error(name):
     with pytest.raises(ValueError, match="weights=") as info:
         backbones.get(name, weights="imagenet", input_shape=(64, 64, 3))

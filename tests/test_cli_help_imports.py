@@ -23,6 +23,8 @@ COMMAND_LINES = [
     ["export", "--help"],
     ["zoo", "--help"],
     ["search", "--help"],
+    ["backbones", "--help"],
+    ["backbones", "convert", "--help"],
     ["train", "--no-such-flag"],
     ["train", "--method", "dc"],  # --output missing
     ["train", "--epochs", "three", "--output", "x"],

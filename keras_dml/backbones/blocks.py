@@ -21,6 +21,7 @@ def conv_block(
     padding="same",
     batchnorm=False,
     output_name=None,
+    epsilon=BN_EPSILON,
 ):
     """Conv2D (+ BatchNorm) + ReLU.
 
@@ -39,6 +40,8 @@ def conv_block(
         batchnorm: bool. Insert BatchNormalization between conv and ReLU (the conv then has no
             bias). Defaults to `False`.
         output_name: str. Name of the ReLU layer. Defaults to `f"{name}_relu"`.
+        epsilon: float. BatchNorm epsilon; must equal the source model's for exact weight
+            conversion (torchvision's GoogLeNet uses 1e-3). Defaults to `1e-5`.
 
     Returns:
         Symbolic tensor.
@@ -57,7 +60,7 @@ def conv_block(
     )(x)
     if batchnorm:
         x = keras.layers.BatchNormalization(
-            epsilon=BN_EPSILON, momentum=BN_MOMENTUM, name=f"{name}_bn"
+            epsilon=epsilon, momentum=BN_MOMENTUM, name=f"{name}_bn"
         )(x)
     return keras.layers.ReLU(name=output_name or f"{name}_relu")(x)
 

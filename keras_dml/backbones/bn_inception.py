@@ -81,26 +81,19 @@ def build_bn_inception(images, imagenet):
     Args:
         images: symbolic tensor, normalised as the PyTorch port expects (BGR, mean 104, 117,
             128 subtracted, range kept at [0, 255]).
-        imagenet: bool. Whether ImageNet weights were requested (Keras hosts none).
+        imagenet: bool. Unused: `get` loads converted ImageNet weights after building.
 
     Returns:
         Symbolic tensor `[N, H/32, W/32, 1024]`.
 
     Raises:
-        ValueError: when `imagenet` is true, or for odd feature-map sizes at blocks 3c / 4e.
+        ValueError: for odd feature-map sizes at blocks 3c / 4e.
 
     References:
         Ioffe & Szegedy, "Batch Normalization: Accelerating Deep Network Training by Reducing
         Internal Covariate Shift", ICML 2015 (Fig. 5).
     """
-    if imagenet:
-        raise ValueError(
-            "keras.applications provides no ImageNet weights for BN-Inception, so "
-            "weights='imagenet' cannot be downloaded for backbone 'bn_inception'. Convert the "
-            "Caffe / PyTorch (`bninception`) weights into a Keras weights file for "
-            "`keras_dml.backbones.get('bn_inception')` and pass its path: "
-            "get('bn_inception', weights='/path/bn_inception.weights.h5')."
-        )
+    del imagenet  # `get` loads converted ImageNet weights after building.
     x = conv_block(
         images, 64, 7, "conv1_7x7_s2", strides=2, padding=3, batchnorm=True, output_name="conv1"
     )
@@ -120,6 +113,7 @@ SPEC = register_backbone(
         normalization={"mode": "custom", "mean": (128.0, 117.0, 104.0), "reverse_channels": True},
         split_points=bn_inception_split_points,
         min_size=32,
+        converted_imagenet=True,
         description="BN-Inception (Ioffe & Szegedy 2015), paper block names; common DML "
         "backbone (Proxy-NCA, hierarchical D&C).",
     )

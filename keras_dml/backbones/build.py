@@ -8,8 +8,10 @@ from keras_dml.backbones.batchnorm import (
     set_batchnorm_momentum,
 )
 from keras_dml.backbones.batchnorm import freeze_batchnorm as _freeze_batchnorm
+from keras_dml.backbones.imagenet_lookup import find_imagenet_weights
 from keras_dml.backbones.registry import get_spec
 from keras_dml.backbones.weights import check_weights_argument, load_weights_file
+from keras_dml.backbones.weights_metadata import options_from_weights, read_weights_metadata
 from keras_dml.layers.image_normalization import ImageNormalization
 from keras_dml.utils.suggestions import did_you_mean_keys
 
@@ -61,10 +63,14 @@ def get(
     Args:
         name: str. One of `list_backbones()`: `"convnet"`, `"vgg_small"`, `"resnet50"`,
             `"googlenet"`, `"mobilenet_v2"`, `"bn_inception"`.
-        weights: None (random initialisation), `"imagenet"` (Keras download, for `resnet50`
-            and `mobilenet_v2`) or the path of a weights file: a `.weights.h5` saved from a
-            backbone built with the same name and options, or a Keras 2 `.h5` file such as
-            the `keras.applications` `*_notop.h5` downloads. Defaults to `None`.
+        weights: None (random initialisation), `"imagenet"` or the path of a weights file: a
+            `.weights.h5` saved from a backbone built with the same name and options (a file
+            from `keras-dml backbones convert` records its variant, which is then built), or
+            a Keras 2 `.h5` file such as the `keras.applications` `*_notop.h5` downloads.
+            `"imagenet"` is a Keras download for `resnet50` (v1) and `mobilenet_v2`, and the
+            converted file `keras_dml.backbones.imagenet_lookup` finds for `googlenet`
+            (variant "torchvision"), `resnet50` variant "v1.5" and `bn_inception`. Defaults
+            to `None`.
         input_shape: tuple `(height, width, channels)`; height/width may be `None` for the
             Keras application backbones. Defaults to `(224, 224, 3)`.
         freeze_batchnorm: bool. Set every BatchNormalization layer to `trainable=False`
@@ -75,7 +81,8 @@ def get(
             embeddings are computed with statistics that have not converged.
         **kwargs: backbone options: `convnet`: `width`, `batchnorm`, `pool_last`;
             `vgg_small`: `width`, `convs_per_block`, `batchnorm`;
-            `googlenet`: `batchnorm`, `lrn`; `mobilenet_v2`: `alpha`.
+            `googlenet`: `batchnorm`, `lrn`, `variant` ("caffe" or "torchvision");
+            `resnet50`: `variant` ("v1" or "v1.5"); `mobilenet_v2`: `alpha`.
 
     Returns:
         Functional `keras.Model` named `name`, input `images` `[N, H, W, C]` float32,
@@ -83,10 +90,11 @@ def get(
 
     Raises:
         ValueError: for an unknown backbone (listing the known ones and close matches), an
-            unknown option, an invalid input shape, or ImageNet weights a backbone lacks.
+            unknown option, an invalid input shape, or a converted weights file made for
+            another backbone or variant.
         FileNotFoundError: when `weights` is a path that does not exist.
-        WeightsUnavailableError: when ImageNet weights cannot be downloaded (the message says
-            how to pass a local file instead).
+        WeightsUnavailableError: when ImageNet weights cannot be downloaded or found (the
+            message says how to pass or convert a local file instead).
 
     Examples:
     >>> backbone = get("convnet", input_shape=(32, 32, 3))
@@ -110,9 +118,16 @@ def get(
     weights = check_weights_argument(weights)
     shape = _check_input_shape(spec, input_shape)
     batchnorm_momentum = check_momentum(batchnorm_momentum)
+    if weights == "imagenet" and spec.uses_converted_imagenet(**kwargs):
+        weights = find_imagenet_weights(name, {**spec.options, **kwargs})
+    if weights not in (None, "imagenet"):
+        record = read_weights_metadata(weights)
+        if record is not None:
+            kwargs = options_from_weights(name, weights, record, kwargs)
 
     images = keras.Input(shape=shape, name="images")
-    normalized = ImageNormalization(**spec.normalization, name="image_normalization")(images)
+    normalization = spec.resolve_normalization(**kwargs)
+    normalized = ImageNormalization(**normalization, name="image_normalization")(images)
     features = spec.build(normalized, imagenet=weights == "imagenet", **kwargs)
     model = keras.Model(images, features, name=spec.name)
     set_batchnorm_momentum(model, batchnorm_momentum)

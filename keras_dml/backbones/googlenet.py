@@ -1,10 +1,21 @@
-"""GoogLeNet (Inception-v1), layer names of the paper and of the Caffe `bvlc_googlenet` model."""
+"""GoogLeNet (Inception-v1), layer names of the paper and of the Caffe `bvlc_googlenet` model.
+
+Two variants: `"caffe"`, the original network (Caffe `bvlc_googlenet`, the one ABE and BIER
+fine-tune), and `"torchvision"`, the architecture of torchvision's `googlenet` ImageNet weights:
+BatchNorm (epsilon 1e-3) after every convolution, a 3x3 kernel in the "5x5" branch (a quirk
+torchvision keeps for its weights), a 2x2 `pool4`, and inputs scaled to [-1, 1] (what its
+`transform_input=True` turns ImageNet mean/std inputs into).
+"""
 
 import keras
 
-from keras_dml.backbones.blocks import caffe_pool, conv_block
+from keras_dml.backbones.blocks import BN_EPSILON, caffe_pool, conv_block
 from keras_dml.backbones.local_response_normalization import LocalResponseNormalization
 from keras_dml.backbones.registry import BackboneSpec, register_backbone
+
+VARIANTS = ("caffe", "torchvision")
+# BatchNorm epsilon of torchvision's `BasicConv2d`.
+TORCHVISION_BN_EPSILON = 1e-3
 
 # (#1x1, #3x3 reduce, #3x3, #5x5 reduce, #5x5, pool proj): Table 1 of Szegedy et al. 2015.
 INCEPTION_FILTERS = {
@@ -25,7 +36,7 @@ _STAGES = (
 )
 
 
-def inception_block(x, name, filters, batchnorm=False):
+def inception_block(x, name, filters, batchnorm=False, five_kernel=5, epsilon=BN_EPSILON):
     """One Inception module (Fig. 2b of Szegedy et al. 2015) whose output layer is `name`.
 
     Four branches, concatenated on channels by a `Concatenate` layer named `name`:
@@ -37,24 +48,27 @@ def inception_block(x, name, filters, batchnorm=False):
         name: str. Block name, e.g. `"inception_3a"`.
         filters: tuple of 6 ints `(#1x1, #3x3 reduce, #3x3, #5x5 reduce, #5x5, pool proj)`.
         batchnorm: bool. BatchNorm after every convolution. Defaults to `False`.
+        five_kernel: int. Kernel size of the "5x5" branch (torchvision: 3). Defaults to `5`.
+        epsilon: float. BatchNorm epsilon. Defaults to `1e-5`.
 
     Returns:
         Symbolic tensor with `#1x1 + #3x3 + #5x5 + pool proj` channels.
     """
     n1, n3r, n3, n5r, n5, npool = filters
-    branch1 = conv_block(x, n1, 1, f"{name}_1x1", batchnorm=batchnorm)
-    branch3 = conv_block(x, n3r, 1, f"{name}_3x3_reduce", batchnorm=batchnorm)
-    branch3 = conv_block(branch3, n3, 3, f"{name}_3x3", batchnorm=batchnorm)
-    branch5 = conv_block(x, n5r, 1, f"{name}_5x5_reduce", batchnorm=batchnorm)
-    branch5 = conv_block(branch5, n5, 5, f"{name}_5x5", batchnorm=batchnorm)
+    options = {"batchnorm": batchnorm, "epsilon": epsilon}
+    branch1 = conv_block(x, n1, 1, f"{name}_1x1", **options)
+    branch3 = conv_block(x, n3r, 1, f"{name}_3x3_reduce", **options)
+    branch3 = conv_block(branch3, n3, 3, f"{name}_3x3", **options)
+    branch5 = conv_block(x, n5r, 1, f"{name}_5x5_reduce", **options)
+    branch5 = conv_block(branch5, n5, five_kernel, f"{name}_5x5", **options)
     pool = keras.layers.MaxPooling2D(3, strides=1, padding="same", name=f"{name}_pool")(x)
-    pool = conv_block(pool, npool, 1, f"{name}_pool_proj", batchnorm=batchnorm)
+    pool = conv_block(pool, npool, 1, f"{name}_pool_proj", **options)
     return keras.layers.Concatenate(axis=-1, name=name)([branch1, branch3, branch5, pool])
 
 
-def googlenet_split_points(lrn=None, batchnorm=False):
+def googlenet_split_points(lrn=None, batchnorm=None, variant="caffe"):
     """GoogLeNet split points; every layer name equals its split-point name."""
-    del lrn, batchnorm  # The stage outputs keep their names whatever the options.
+    del lrn, batchnorm, variant  # The stage outputs keep their names whatever the options.
     names = ["conv1", "pool1", "conv2_reduce", "conv2", "pool2", "inception_3a", "inception_3b"]
     names += ["pool3", "inception_4a", "inception_4b", "inception_4c", "inception_4d"]
     names += ["inception_4e", "pool4", "inception_5a", "inception_5b"]
@@ -63,7 +77,30 @@ def googlenet_split_points(lrn=None, batchnorm=False):
     return points
 
 
-def build_googlenet(images, imagenet, batchnorm=False, lrn=None):
+def googlenet_normalization(variant="caffe", **options):
+    """`ImageNormalization` arguments of a variant: Caffe BGR mean, or [-1, 1] for torchvision.
+
+    torchvision's GoogLeNet takes `(x / 255 - mean) / std` and, with `transform_input=True`,
+    maps channel c to `x_c * std_c / 0.5 + (mean_c - 0.5) / 0.5 = (x / 255 - 0.5) / 0.5`, which
+    is `mode="tf"` on raw RGB pixels.
+    """
+    del options  # Only the variant changes the input normalisation.
+    return {"mode": "tf"} if variant == "torchvision" else {"mode": "caffe"}
+
+
+def _check_variant(variant, batchnorm, lrn):
+    if variant not in VARIANTS:
+        raise ValueError(
+            f"Unknown GoogLeNet variant {variant!r}; expected one of {list(VARIANTS)}."
+        )
+    if variant == "torchvision" and (batchnorm is False or lrn):
+        raise ValueError(
+            "GoogLeNet variant 'torchvision' always has BatchNorm and no LRN; drop "
+            f"`batchnorm`/`lrn`. Received: batchnorm={batchnorm}, lrn={lrn}"
+        )
+
+
+def build_googlenet(images, imagenet, batchnorm=None, lrn=None, variant="caffe"):
     """Inception-v1 from normalised images to `inception_5b` (1024 channels, stride 32).
 
     Stem as the Caffe model: conv1 7x7/2 (pad 3) -> pool1 3x3/2 (-> LRN) -> conv2_reduce 1x1 ->
@@ -77,30 +114,32 @@ def build_googlenet(images, imagenet, batchnorm=False, lrn=None):
     `conv2_3x3_relu`); convolutions carry Caffe's names (`conv1_7x7_s2`, `inception_4e_5x5`).
 
     Args:
-        images: symbolic tensor, normalised with the Caffe mean (BGR).
-        imagenet: bool. Whether ImageNet weights were requested.
-        batchnorm: bool. BatchNorm after every convolution (a common modern variant). Defaults
-            to `False`, the original network that ABE and BIER fine-tune.
+        images: symbolic tensor, normalised as `googlenet_normalization(variant)` says.
+        imagenet: bool. Unused: `get` loads converted ImageNet weights after building.
+        batchnorm: bool or None. BatchNorm after every convolution (a common modern variant).
+            Defaults to `None`: off for `"caffe"` (the original network that ABE and BIER
+            fine-tune), on for `"torchvision"`.
         lrn: bool or None. Caffe's local response normalisation after pool1 and conv2.
             Defaults to `None`: on for the original network, off with `batchnorm=True`.
+        variant: `"caffe"` or `"torchvision"` (BatchNorm with epsilon 1e-3, 3x3 kernel in the
+            "5x5" branch, 2x2 `pool4`: the network of torchvision's ImageNet weights; `get`
+            normalises its input to [-1, 1]). Defaults to `"caffe"`.
 
     Returns:
         Symbolic tensor `[N, H/32, W/32, 1024]`.
 
     Raises:
-        ValueError: when `imagenet` is true: Keras hosts no GoogLeNet weights.
+        ValueError: for an unknown variant, or `batchnorm=False` / `lrn` with "torchvision".
 
     References:
         Szegedy et al., "Going Deeper with Convolutions", CVPR 2015 (Table 1, Fig. 3).
     """
-    if imagenet:
-        raise ValueError(
-            "keras.applications provides no ImageNet weights for GoogLeNet (Inception-v1), so "
-            "weights='imagenet' cannot be downloaded for backbone 'googlenet'. Convert the Caffe "
-            "`bvlc_googlenet` weights (or a PyTorch port) into a Keras weights file for "
-            "`keras_dml.backbones.get('googlenet')` (layer names follow Caffe with '/' -> '_') "
-            "and pass its path: get('googlenet', weights='/path/googlenet.weights.h5')."
-        )
+    del imagenet  # `get` loads converted ImageNet weights after building.
+    _check_variant(variant, batchnorm, lrn)
+    torchvision = variant == "torchvision"
+    batchnorm = torchvision if batchnorm is None else bool(batchnorm)
+    epsilon = TORCHVISION_BN_EPSILON if torchvision else BN_EPSILON
+    options = {"batchnorm": batchnorm, "epsilon": epsilon}
     use_lrn = (not batchnorm) if lrn is None else bool(lrn)
     x = conv_block(
         images,
@@ -109,22 +148,23 @@ def build_googlenet(images, imagenet, batchnorm=False, lrn=None):
         "conv1_7x7_s2",
         strides=2,
         padding=3,
-        batchnorm=batchnorm,
         output_name="conv1",
+        **options,
     )
     x = caffe_pool(x, "pool1_3x3_s2" if use_lrn else "pool1")
     if use_lrn:
         x = LocalResponseNormalization(name="pool1")(x)
-    x = conv_block(x, 64, 1, "conv2_3x3_reduce", batchnorm=batchnorm, output_name="conv2_reduce")
-    x = conv_block(
-        x, 192, 3, "conv2_3x3", batchnorm=batchnorm, output_name=None if use_lrn else "conv2"
-    )
+    x = conv_block(x, 64, 1, "conv2_3x3_reduce", output_name="conv2_reduce", **options)
+    x = conv_block(x, 192, 3, "conv2_3x3", output_name=None if use_lrn else "conv2", **options)
     if use_lrn:
         x = LocalResponseNormalization(name="conv2")(x)
     for pool_name, blocks in _STAGES:
-        x = caffe_pool(x, pool_name)
+        # torchvision's pool4 is 2x2 / 2 (ceil mode), the others 3x3 / 2 as in Caffe.
+        pool_size = 2 if torchvision and pool_name == "pool4" else 3
+        x = caffe_pool(x, pool_name, pool_size=pool_size)
         for block in blocks:
-            x = inception_block(x, block, INCEPTION_FILTERS[block], batchnorm=batchnorm)
+            filters = INCEPTION_FILTERS[block]
+            x = inception_block(x, block, filters, five_kernel=3 if torchvision else 5, **options)
     return x
 
 
@@ -132,9 +172,10 @@ SPEC = register_backbone(
     BackboneSpec(
         name="googlenet",
         build=build_googlenet,
-        normalization={"mode": "caffe"},
+        normalization=googlenet_normalization,
         split_points=googlenet_split_points,
-        options={"batchnorm": False, "lrn": None},
+        options={"batchnorm": None, "lrn": None, "variant": "caffe"},
+        converted_imagenet=True,
         min_size=32,
         description="GoogLeNet / Inception-v1 (Szegedy et al. 2015), Caffe layer names; "
         "ABE and BIER backbone.",

@@ -17,7 +17,7 @@ class BackboneSpec:
             last 4-D feature map. It must raise a clear error when it cannot provide ImageNet
             weights.
         normalization: dict. Keyword arguments of `keras_dml.layers.ImageNormalization`, e.g.
-            `{"mode": "caffe"}`.
+            `{"mode": "caffe"}`. A callable `(**options) -> dict` when the variant changes it.
         split_points: mapping from split-point name to layer name inside the built model. Must
             contain `"features"` (the final feature map). A callable `(**options) -> mapping`
             when the names depend on build options.
@@ -25,6 +25,9 @@ class BackboneSpec:
         min_size: int. Smallest spatial input size the architecture accepts.
         channels: int or None. Required number of input channels (None: any).
         description: str. One line for `list_backbones(verbose=True)`.
+        converted_imagenet: bool, or callable `(**options) -> bool`. Whether
+            `weights="imagenet"` means a converted weights file (see
+            `keras_dml.backbones.imagenet_lookup`) instead of a download by the builder.
     """
 
     name: str
@@ -35,6 +38,19 @@ class BackboneSpec:
     min_size: int = 32
     channels: int | None = 3
     description: str = ""
+    converted_imagenet: bool | Callable = False
+
+    def resolve_normalization(self, **options):
+        """Returns the `ImageNormalization` arguments for these build options."""
+        if callable(self.normalization):
+            return dict(self.normalization(**{**self.options, **options}))
+        return dict(self.normalization)
+
+    def uses_converted_imagenet(self, **options):
+        """Whether ImageNet weights for these build options come from a converted file."""
+        if callable(self.converted_imagenet):
+            return bool(self.converted_imagenet(**{**self.options, **options}))
+        return bool(self.converted_imagenet)
 
     def resolve_split_points(self, **options):
         """Returns the split-point dict for these build options (defaults filled in)."""

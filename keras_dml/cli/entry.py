@@ -3,6 +3,7 @@
 import sys
 import warnings
 
+from keras_dml.cli.backbones import run_backbones
 from keras_dml.cli.demo import run_demo
 from keras_dml.cli.errors import EXPECTED_ERRORS, error_message, print_warning
 from keras_dml.cli.evaluate import run_evaluate
@@ -37,6 +38,7 @@ def main(argv=None):
         "evaluate": run_evaluate,
         "demo": run_demo,
         "report": run_report,
+        "backbones": run_backbones,
     }
     try:
         if args.command in runners:

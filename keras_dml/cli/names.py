@@ -82,3 +82,12 @@ def method_descriptions(plugins=()):
 
     load_plugins(plugins)
     return list_methods(verbose=True)
+
+
+# `keras_dml.backbones.convert.CONVERSIONS` as {backbone: (sources, ...)}, for `keras-dml
+# backbones convert --help` (tests/test_backbones_convert_cli.py checks it).
+BACKBONE_CONVERSIONS = {
+    "bn_inception": ("bninception",),
+    "googlenet": ("torchvision",),
+    "resnet50": ("torchvision",),
+}

@@ -3,6 +3,7 @@
 import argparse
 import sys
 
+from keras_dml.cli.backbones import add_backbones_parser
 from keras_dml.cli.demo import add_demo_parser
 from keras_dml.cli.errors import ERROR_PREFIX
 from keras_dml.cli.evaluate import add_evaluate_parser
@@ -28,7 +29,7 @@ def build_parser(argv=None):
 
     Returns:
         `argparse.ArgumentParser` with the sub-commands train, evaluate, demo, report, export,
-        zoo and search.
+        zoo, search and backbones.
 
     Raises:
         ValueError: a `--plugin` module of `train` cannot be imported.
@@ -49,4 +50,5 @@ def build_parser(argv=None):
     add_export_parser(subparsers)
     add_zoo_parser(subparsers)
     add_search_parser(subparsers)
+    add_backbones_parser(subparsers)
     return parser

@@ -1,0 +1,12 @@
+"""Converting published PyTorch ImageNet weights into keras-dml backbones.
+
+`convert_state_dict(backbone, source, state_dict, output)` (also `keras-dml backbones
+convert`) supports GoogLeNet and ResNet-50 v1.5 from torchvision and BN-Inception from the
+`bninception` port; one module per source architecture holds its layer plan, `mapping` the
+shared checks and tensor layouts.
+"""
+
+from keras_dml.backbones.convert.convert import convert_state_dict
+from keras_dml.backbones.convert.sources import BACKBONES, CONVERSIONS, SOURCES
+
+__all__ = ["BACKBONES", "CONVERSIONS", "SOURCES", "convert_state_dict"]

@@ -1,0 +1,156 @@
+"""`weights="imagenet"` for backbones whose ImageNet weights are converted from PyTorch.
+
+Keras hosts no GoogLeNet, BN-Inception or ResNet-50 v1.5 weights, so `keras-dml backbones
+convert` turns the published PyTorch state dict into `<name>_<variant>_imagenet.weights.h5`
+plus a `.sha256` file (`sha256sum` format). `keras_dml.backbones.get(name, weights="imagenet")`
+looks for that pair, in this order:
+
+1. `KERAS_DML_BACKBONE_WEIGHTS`, when set: a local folder, or an `http(s)://` / `file://`
+   mirror whose files are copied into the cache;
+2. the Keras cache, `<KERAS_HOME or ~/.keras>/keras_dml/backbones/`.
+
+Each file is checked against its `.sha256` before use. Nothing is downloaded unless
+`KERAS_DML_BACKBONE_WEIGHTS` names a URL.
+"""
+
+import os
+import shutil
+import urllib.request
+from pathlib import Path
+from urllib.parse import quote, urlparse
+
+from keras_dml.backbones.convert.sources import conversion_for_options
+from keras_dml.backbones.weights import WeightsUnavailableError
+
+WEIGHTS_ENV = "KERAS_DML_BACKBONE_WEIGHTS"
+SHA_SUFFIX = ".sha256"
+
+
+def imagenet_file_name(name, options):
+    """File name of the converted ImageNet weights of a backbone variant.
+
+    Examples:
+    >>> imagenet_file_name("resnet50", {"variant": "v1.5"})
+    'resnet50_v1.5_imagenet.weights.h5'
+    >>> imagenet_file_name("bn_inception", {})
+    'bn_inception_imagenet.weights.h5'
+    """
+    variant = options.get("variant")
+    return f"{name}_{variant}_imagenet.weights.h5" if variant else f"{name}_imagenet.weights.h5"
+
+
+def backbone_cache_dir():
+    """`<KERAS_HOME or ~/.keras>/keras_dml/backbones` (not necessarily existing)."""
+    from keras_dml.zoo.cache import cache_root
+
+    return cache_root().parent / "backbones"
+
+
+def read_sha256(path):
+    """The hex digest in a `sha256sum`-format file (`<hex>  <name>`), lowercased."""
+    return Path(path).read_text().split()[0].strip().lower()
+
+
+def write_sha256(path):
+    """Writes `<path>.sha256` in `sha256sum` format and returns the digest."""
+    from keras_dml.zoo.integrity import sha256_file
+
+    digest = sha256_file(path)
+    Path(f"{path}{SHA_SUFFIX}").write_text(f"{digest}  {os.path.basename(path)}\n")
+    return digest
+
+
+def verify_sha256(path, delete=False):
+    """Checks `path` against `<path>.sha256`; returns `path` or raises a one-line error."""
+    from keras_dml.zoo.integrity import sha256_file
+
+    sha_path = f"{path}{SHA_SUFFIX}"
+    if not os.path.exists(sha_path):
+        raise WeightsUnavailableError(
+            f"Found {path} but no {sha_path} to check it against: convert it again with "
+            f"`keras-dml backbones convert` (which writes both) or write it with `sha256sum`."
+        )
+    expected, actual = read_sha256(sha_path), sha256_file(path)
+    if expected != actual:
+        if delete:
+            os.remove(path)
+        raise WeightsUnavailableError(
+            f"The sha256 of {path} is {actual}, not {expected} as {sha_path} says: the file is "
+            "corrupted or was changed after conversion; convert it again."
+        )
+    return str(path)
+
+
+def _fetch(url, target, timeout=60.0):
+    """Copies `url` (http, https or file) to `target` through `<target>.part`."""
+    part = f"{target}.part"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response, open(part, "wb") as out:
+            shutil.copyfileobj(response, out)
+    except OSError as error:
+        raise WeightsUnavailableError(
+            f"Could not copy {url} from the mirror {WEIGHTS_ENV} names ({error}); put the file "
+            "there or unset the variable to use the Keras cache."
+        ) from error
+    os.replace(part, target)
+
+
+def _from_mirror(mirror, filename):
+    """Copies `<mirror>/<filename>` and its `.sha256` into the cache; returns the cached path."""
+    cache = backbone_cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    target = cache / filename
+    url = f"{mirror.rstrip('/')}/{quote(filename)}"
+    _fetch(f"{url}{SHA_SUFFIX}", f"{target}{SHA_SUFFIX}")
+    _fetch(url, target)
+    return verify_sha256(target, delete=True)
+
+
+def find_imagenet_weights(name, options):
+    """Path of the verified converted ImageNet weights of `name` built with `options`.
+
+    Args:
+        name: str. Backbone name.
+        options: dict. Its build options (`variant` chooses the file).
+
+    Returns:
+        str path of a `.weights.h5` file whose sha256 matches its `.sha256` file.
+
+    Raises:
+        WeightsUnavailableError: one line saying where it looked and the `keras-dml backbones
+            convert` command that produces the file, or that the sha256 does not match.
+
+    Examples:
+    >>> find_imagenet_weights("resnet50", {"variant": "v1.5"})  # doctest: +SKIP
+    '/root/.keras/keras_dml/backbones/resnet50_v1.5_imagenet.weights.h5'
+    """
+    filename = imagenet_file_name(name, options)
+    cached = backbone_cache_dir() / filename
+    configured = os.environ.get(WEIGHTS_ENV)
+    looked = []
+    if configured:
+        if urlparse(configured).scheme in ("http", "https", "file"):
+            if cached.exists() and Path(f"{cached}{SHA_SUFFIX}").exists():
+                return verify_sha256(cached, delete=True)
+            return _from_mirror(configured, filename)
+        candidate = Path(configured).expanduser() / filename
+        if candidate.exists():
+            return verify_sha256(candidate)
+        looked.append(str(candidate))
+    if cached.exists():
+        return verify_sha256(cached)
+    looked.append(str(cached))
+    conversion = conversion_for_options(name, options)
+    if conversion is None:
+        variant = options.get("variant")
+        raise WeightsUnavailableError(
+            f"No ImageNet weights for backbone {name!r} variant {variant!r}: keras-dml converts "
+            f"none for it (looked in {', '.join(looked)}); convertible: "
+            "googlenet variant='torchvision', resnet50 variant='v1.5', bn_inception."
+        )
+    raise WeightsUnavailableError(
+        f"No converted ImageNet weights for backbone {name!r} (looked in "
+        f"{', '.join(looked)}): download {conversion.download} and run `keras-dml backbones "
+        f"convert --backbone {name} --from {conversion.source} --state-dict <downloaded file> "
+        f"--output {cached}`."
+    )
