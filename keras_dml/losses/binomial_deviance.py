@@ -86,6 +86,8 @@ def binomial_deviance_loss(
 
     Examples:
     >>> loss = binomial_deviance_loss([0, 0, 1, 1], keras.random.normal((4, 8)))
+    >>> keep = np.ones((4, 4), bool); keep[0, 3] = False  # anchor 0 may not use sample 3
+    >>> loss = binomial_deviance_loss([0, 0, 1, 1], keras.random.normal((4, 8)), pair_mask=keep)
 
     References:
         Opitz et al., "Deep Metric Learning with BIER", TPAMI 2018, Table 1 and Eq. (2).

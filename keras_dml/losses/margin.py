@@ -119,6 +119,8 @@ def margin_loss(
     Examples:
     >>> seed = keras.random.SeedGenerator(0)
     >>> loss = margin_loss([0, 0, 1, 1], keras.random.normal((4, 16)), seed=seed)
+    >>> keep = np.ones((4, 4), bool); keep[0, 3] = False  # anchor 0 may not use sample 3
+    >>> loss = margin_loss([0, 0, 1, 1], keras.random.normal((4, 16)), pair_mask=keep)
 
     References:
         Wu, Manmatha, Smola, Krähenbühl, "Sampling Matters in Deep Embedding Learning",

@@ -66,6 +66,10 @@ def multi_similarity_loss(
 
     Examples:
     >>> loss = multi_similarity_loss([0, 0, 1, 1], keras.random.normal((4, 8)))
+    >>> anchors_vs_refs = np.zeros((6, 6), bool); anchors_vs_refs[:2, 2:] = True
+    >>> loss = multi_similarity_loss(
+    ...     [0, 1, 0, 0, 1, 1], keras.random.normal((6, 8)), pair_mask=anchors_vs_refs
+    ... )  # anchors 0 and 1 against references 2..5
 
     References:
         Wang et al., "Multi-Similarity Loss with General Pair Weighting for Deep Metric

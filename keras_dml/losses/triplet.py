@@ -108,6 +108,8 @@ def triplet_loss(
 
     Examples:
     >>> loss = triplet_loss([0, 0, 1, 1], keras.random.normal((4, 8)), mining="batch-hard")
+    >>> keep = np.ones((4, 4), bool); keep[0, 3] = False  # anchor 0 may not use sample 3
+    >>> loss = triplet_loss([0, 0, 1, 1], keras.random.normal((4, 8)), pair_mask=keep)
 
     References:
         Schroff et al., "FaceNet", CVPR 2015, Eq. (1) and Sec. 3.2; Hermans et al., "In Defense
