@@ -107,6 +107,9 @@ a `pair_mask` keeping only the (anchor, reference) pairs; PML runs on the anchor
   `LpDistance(normalize_embeddings=False)` (keras-dml uses the embeddings as given; `power=2`
   for `squared=True`). PML's `smooth_loss` is `softplus(d_ap - d_an + margin)`, keras-dml's
   `soft_margin` has no margin: compared with PML's `margin=0`.
+- Triplet, `mining="batch-hard"`: PML's `BatchHardMiner` (same `LpDistance`) on `ref_emb` picks
+  each anchor's farthest positive and closest negative reference; `TripletMarginLoss` with the
+  `MeanReducer` averages over the anchors that have both, as keras-dml does.
 """
 
 import json
@@ -479,6 +482,12 @@ PAIR_MASK_LOSSES = [
         "TripletMarginLoss",
         {"margin": 0, "smooth_loss": True},
     ),
+    (
+        "triplet",
+        {"mining": "batch-hard", "margin": 0.2},
+        "TripletMarginLoss",
+        {"margin": 0.2, "miner": "BatchHardMiner"},
+    ),
 ]
 
 
@@ -497,6 +506,9 @@ def pml_reference_value(pml_class, pml_arguments, batch):
         power = arguments.pop("power", 1)
         arguments["distance"] = pml_distances.LpDistance(normalize_embeddings=False, power=power)
         arguments["reducer"] = pml_reducers.MeanReducer()
+        if "miner" in arguments:
+            miner = getattr(pml_miners, arguments.pop("miner"))(distance=arguments["distance"])
+            indices_tuple = miner(embeddings, labels, ref_emb, ref_labels)
     loss_fn = getattr(pml_losses, pml_class)(**arguments)
     value = loss_fn(embeddings, labels, indices_tuple, ref_emb=ref_emb, ref_labels=ref_labels)
     return float(value.item())
