@@ -394,3 +394,25 @@ def test_graph_mode_with_unknown_batch_size_matches_eager(case):
     )
     np.testing.assert_allclose(float(loss), float(eager), rtol=1e-5)
     assert int(count) == int(eager_count) > 0
+
+
+def test_graph_mode_samples_among_the_allowed_negatives():
+    """Random mining and distance-weighted sampling traced with a `SeedGenerator` (as in `fit`):
+    with one allowed negative per anchor the draw has one outcome, the eager value."""
+    labels, embeddings, _ = masked_batch(2)
+    pair_mask = one_negative_per_anchor(labels)
+    signature = [((None,), "int32"), ((None, 6), "float32"), ((None, None), "bool")]
+    for function, arguments in (
+        (losses.triplet_loss, {"mining": "random"}),
+        (losses.margin_loss, {"normalize_by": "pairs"}),
+    ):
+        seed = keras.random.SeedGenerator(3)
+        graph = traced(
+            lambda y, x, m, f=function, a=arguments, s=seed: f(y, x, pair_mask=m, seed=s, **a),
+            signature,
+            state=[seed.state],
+        )
+        eager = function(labels, embeddings, pair_mask=pair_mask, seed=4, **arguments)
+        np.testing.assert_allclose(
+            float(graph(labels, embeddings, pair_mask)), float(eager), rtol=1e-5
+        )
