@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.mining import negative_mask, positive_mask
+from keras_dml.losses.pair_selection import selected_pair_masks
 from keras_dml.losses.pairwise import cosine_similarity_matrix, prepare_inputs
 from keras_dml.losses.reduction import (
     PAIR_BALANCES,
@@ -52,6 +52,7 @@ def binomial_deviance_loss(
     pair_weights=None,
     balance="separate",
     weight_normalization="count",
+    pair_mask=None,
     return_count=False,
 ):
     """Binomial deviance over all pairs of a batch, on cosine similarities.
@@ -59,6 +60,10 @@ def binomial_deviance_loss(
     With the defaults this is the loss of the BIER reference code: positive and negative pairs
     are averaged separately and the two means added, so both kinds count equally however many
     negatives the batch holds; optional boosting weights multiply the per-pair terms.
+
+    `pair_mask` restricts the sum to the allowed pairs: the positive and the negative means (and
+    their counts, and the weight sums of `weight_normalization="weights"`) run over the allowed
+    positive and negative pairs only.
 
     Args:
         labels: int tensor `[B]`. Class labels.
@@ -69,20 +74,26 @@ def binomial_deviance_loss(
         pair_weights: optional float tensor `[B, B]`, constant per-pair weights (BIER boosting).
         balance: `"separate"` or `"joint"`, see `reduce_pair_losses`. Defaults to `"separate"`.
         weight_normalization: `"count"` or `"weights"`. Defaults to `"count"`.
+        pair_mask: optional bool tensor `[B, B]`: the pairs `(anchor, other)` to use (e.g. from
+            a miner or a cross-batch memory). Defaults to `None` (every pair).
         return_count: bool. Also return the int32 number of pairs. Defaults to `False`.
 
     Returns:
         float32 scalar, or `(loss, num_valid)`; 0.0 without a positive or a negative pair.
 
+    Raises:
+        ValueError: when `pair_mask` is not `[B, B]`.
+
     Examples:
     >>> loss = binomial_deviance_loss([0, 0, 1, 1], keras.random.normal((4, 8)))
+    >>> keep = np.ones((4, 4), bool); keep[0, 3] = False  # anchor 0 may not use sample 3
+    >>> loss = binomial_deviance_loss([0, 0, 1, 1], keras.random.normal((4, 8)), pair_mask=keep)
 
     References:
         Opitz et al., "Deep Metric Learning with BIER", TPAMI 2018, Table 1 and Eq. (2).
     """
     labels, embeddings = prepare_inputs(labels, embeddings)
-    pos_mask = positive_mask(labels)
-    neg_mask = negative_mask(labels)
+    pos_mask, neg_mask = selected_pair_masks(labels, pair_mask)
     similarities = cosine_similarity_matrix(embeddings)
     pairs = binomial_deviance_pairs(similarities, pos_mask, neg_mask, alpha, beta, cost)
     loss, count = reduce_pair_losses(

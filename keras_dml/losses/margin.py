@@ -13,7 +13,8 @@ from keras_dml.losses.distance_weighted import (
     distance_weighted_probabilities,
     sample_negatives,
 )
-from keras_dml.losses.mining import count_true, negative_mask, positive_mask
+from keras_dml.losses.mining import count_true
+from keras_dml.losses.pair_selection import selected_pair_masks
 from keras_dml.losses.pairwise import l2_normalize, pairwise_distances, prepare_inputs
 from keras_dml.losses.reduction import check_choice, finish
 
@@ -66,6 +67,7 @@ def margin_loss(
     normalize_embeddings=True,
     normalize_by="nonzero",
     seed=None,
+    pair_mask=None,
     return_count=False,
 ):
     """Margin loss over all positive pairs and one selected negative per positive pair.
@@ -75,6 +77,12 @@ def margin_loss(
     distance-weighted sampling (or the closest one beyond `cutoff`), `beta_i` is the beta of the
     anchor, and `N` is the number of pairs with non-zero loss (Wu et al. reference code) or of all
     selected pairs.
+
+    `pair_mask` restricts both kinds of pairs: the positive pairs are the allowed ones, and each
+    is matched with a negative drawn (or, with `"closest"`, picked) among the anchor's allowed
+    negatives only. Anchors without an allowed negative contribute nothing, and `N` counts only
+    the selected pairs. With `[batch; memory]` and a mask keeping (batch anchor, memory
+    reference) pairs this is the margin loss against a cross-batch memory (Wang et al. 2020).
 
     Args:
         labels: int tensor `[B]`. Class labels.
@@ -95,6 +103,8 @@ def margin_loss(
             Defaults to `"nonzero"`.
         seed: int or `keras.random.SeedGenerator` for the sampler. Inside `tf.function` pass a
             `SeedGenerator` (the loss classes own one). Defaults to `None`.
+        pair_mask: optional bool tensor `[B, B]`: the pairs `(anchor, other)` the loss may use
+            (e.g. from a miner or a cross-batch memory). Defaults to `None` (every pair).
         return_count: bool. Also return the int32 number of selected pairs (positive plus
             negative). Defaults to `False`.
 
@@ -102,9 +112,15 @@ def margin_loss(
         float32 scalar, or `(loss, num_valid)` when `return_count=True`. A batch with no
         positive pair or no selectable negative gives 0.0 and `num_valid = 0`.
 
+    Raises:
+        ValueError: when `pair_mask` is not `[B, B]`, or the embedding dimension is unknown
+            with distance-weighted sampling.
+
     Examples:
     >>> seed = keras.random.SeedGenerator(0)
     >>> loss = margin_loss([0, 0, 1, 1], keras.random.normal((4, 16)), seed=seed)
+    >>> keep = np.ones((4, 4), bool); keep[0, 3] = False  # anchor 0 may not use sample 3
+    >>> loss = margin_loss([0, 0, 1, 1], keras.random.normal((4, 16)), pair_mask=keep)
 
     References:
         Wu, Manmatha, Smola, Krähenbühl, "Sampling Matters in Deep Embedding Learning",
@@ -122,8 +138,7 @@ def margin_loss(
     if normalize_embeddings:
         embeddings = l2_normalize(embeddings)
     distances = pairwise_distances(embeddings)
-    pos_mask = positive_mask(labels)
-    neg_mask = negative_mask(labels)
+    pos_mask, neg_mask = selected_pair_masks(labels, pair_mask)
     batch_size = ops.shape(distances)[0]
     beta = _per_anchor_beta(beta, batch_size)
 

@@ -4,14 +4,8 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.mining import (
-    LARGE_VALUE,
-    count_true,
-    masked_max,
-    masked_min,
-    negative_mask,
-    positive_mask,
-)
+from keras_dml.losses.mining import LARGE_VALUE, count_true, masked_max, masked_min
+from keras_dml.losses.pair_selection import selected_pair_masks
 from keras_dml.losses.pairwise import cosine_similarity_matrix, prepare_inputs
 from keras_dml.losses.reduction import finish
 
@@ -33,6 +27,7 @@ def multi_similarity_loss(
     beta=50.0,
     base=1.0,
     epsilon=0.1,
+    pair_mask=None,
     return_count=False,
 ):
     """Multi-similarity loss on cosine similarities with multi-similarity pair mining.
@@ -43,6 +38,14 @@ def multi_similarity_loss(
     + 1/beta log(1 + sum_{N_i} exp(beta (S_ik - lambda)))]`, where anchors with an empty mined
     positive or negative set contribute 0 (as in the reference code).
 
+    `pair_mask` restricts the pairs before mining: the hardest positive and negative of anchor
+    `i` (the `min` and `max` above) and the mined sets `P_i`, `N_i` range over the allowed pairs
+    `(i, j)` only, and the `1/B` becomes one over the number of anchors, the rows with at least
+    one allowed pair `(i, j)`, `j != i` (so rows the mask leaves empty, e.g. the memory rows
+    of a cross-batch memory, are not anchors). This is pytorch-metric-learning's
+    `MultiSimilarityMiner` plus `MultiSimilarityLoss` on `ref_emb` when the mask keeps
+    (anchor, reference) pairs.
+
     Args:
         labels: int tensor `[B]`. Class labels.
         embeddings: float tensor `[B, D]`. Embeddings (cosine similarity is scale-invariant).
@@ -50,14 +53,23 @@ def multi_similarity_loss(
         beta: float. Negative scale. Defaults to `50.0`.
         base: float. Similarity offset `lambda`. Defaults to `1.0`.
         epsilon: float. Mining margin. Defaults to `0.1`.
+        pair_mask: optional bool tensor `[B, B]`: the pairs `(anchor, other)` to mine from
+            (e.g. from a miner or a cross-batch memory). Defaults to `None` (every pair).
         return_count: bool. Also return the int32 number of mined pairs of contributing
             anchors. Defaults to `False`.
 
     Returns:
         float32 scalar, or `(loss, num_valid)`; 0.0 when no anchor has mined pairs.
 
+    Raises:
+        ValueError: when `pair_mask` is not `[B, B]`.
+
     Examples:
     >>> loss = multi_similarity_loss([0, 0, 1, 1], keras.random.normal((4, 8)))
+    >>> anchors_vs_refs = np.zeros((6, 6), bool); anchors_vs_refs[:2, 2:] = True
+    >>> loss = multi_similarity_loss(
+    ...     [0, 1, 0, 0, 1, 1], keras.random.normal((6, 8)), pair_mask=anchors_vs_refs
+    ... )  # anchors 0 and 1 against references 2..5
 
     References:
         Wang et al., "Multi-Similarity Loss with General Pair Weighting for Deep Metric
@@ -65,8 +77,7 @@ def multi_similarity_loss(
     """
     labels, embeddings = prepare_inputs(labels, embeddings)
     similarities = cosine_similarity_matrix(embeddings)
-    pos_mask = positive_mask(labels)
-    neg_mask = negative_mask(labels)
+    pos_mask, neg_mask = selected_pair_masks(labels, pair_mask)
     mining_s = ops.stop_gradient(similarities)
     hardest_positive = ops.expand_dims(masked_min(mining_s, pos_mask, axis=1), 1)
     hardest_negative = ops.expand_dims(masked_max(mining_s, neg_mask, axis=1), 1)
@@ -77,8 +88,11 @@ def multi_similarity_loss(
     positive_term = _log_one_plus_sum_exp(-alpha * (similarities - base), mined_pos) / alpha
     negative_term = _log_one_plus_sum_exp(beta * (similarities - base), mined_neg) / beta
     per_anchor = ops.where(anchor_valid, positive_term + negative_term, 0.0)
-    batch_size = ops.cast(ops.shape(similarities)[0], "float32")
-    loss = ops.sum(per_anchor) / ops.maximum(batch_size, 1.0)
+    if pair_mask is None:
+        num_anchors = ops.cast(ops.shape(similarities)[0], "float32")
+    else:
+        num_anchors = count_true(ops.any(ops.logical_or(pos_mask, neg_mask), axis=1))
+    loss = ops.sum(per_anchor) / ops.maximum(num_anchors, 1.0)
     valid_column = ops.expand_dims(anchor_valid, 1)
     count = count_true(ops.logical_and(ops.logical_or(mined_pos, mined_neg), valid_column))
     return finish(loss, count, return_count, embeddings=embeddings)

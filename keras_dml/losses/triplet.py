@@ -4,13 +4,8 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.mining import (
-    masked_max,
-    masked_min,
-    negative_mask,
-    positive_mask,
-    triplet_mask,
-)
+from keras_dml.losses.mining import masked_max, masked_min
+from keras_dml.losses.pair_selection import selected_pair_masks
 from keras_dml.losses.pairwise import pairwise_distances, prepare_inputs
 from keras_dml.losses.reduction import check_choice, finish, masked_mean
 
@@ -67,6 +62,7 @@ def triplet_loss(
     soft_margin=False,
     squared=False,
     seed=None,
+    pair_mask=None,
     return_count=False,
 ):
     """Triplet loss `[d(a, p) - d(a, n) + m]_+` with in-batch mining.
@@ -79,6 +75,15 @@ def triplet_loss(
       negative; averaged over anchors with at least one positive and one negative.
     - `"random"`: for each positive pair, one uniformly drawn negative (uses `seed`).
 
+    `pair_mask` restricts both sides of every triplet: `(a, p, n)` is a candidate only when
+    `pair_mask[a, p]` and `pair_mask[a, n]` are True. Every strategy mines among these pairs
+    only (semi-hard, random and batch-hard negatives of `a` among its allowed negatives, its
+    positives among its allowed positives); anchors with no allowed positive or no allowed
+    negative contribute nothing and the mean counts only the triplets (anchors for
+    `"batch-hard"`) kept. With `[batch; memory]` and a mask keeping (batch anchor, memory
+    reference) pairs this is the triplet loss against a cross-batch memory (Wang et al. 2020);
+    note that `"all"`, `"semi-hard"` and `"random"` hold `[N, N, N]` tensors for `N` rows.
+
     Args:
         labels: int tensor `[B]`. Class labels.
         embeddings: float tensor `[B, D]`. Embeddings, used as given.
@@ -89,6 +94,8 @@ def triplet_loss(
         squared: bool. Use squared Euclidean distances (FaceNet Eq. (1)). Defaults to `False`.
         seed: int or `keras.random.SeedGenerator`, for `"random"` mining. Inside `tf.function`
             pass a `SeedGenerator` (the `TripletLoss` class owns one). Defaults to `None`.
+        pair_mask: optional bool tensor `[B, B]`: the pairs `(anchor, other)` triplets may use
+            (e.g. from a miner or a cross-batch memory). Defaults to `None` (every pair).
         return_count: bool. Also return the int32 number of triplets (anchors for
             `"batch-hard"`) used. Defaults to `False`.
 
@@ -96,8 +103,13 @@ def triplet_loss(
         float32 scalar, or `(loss, num_valid)` when `return_count=True`; 0.0 when the batch
         has no valid triplet.
 
+    Raises:
+        ValueError: when `pair_mask` is not `[B, B]`.
+
     Examples:
     >>> loss = triplet_loss([0, 0, 1, 1], keras.random.normal((4, 8)), mining="batch-hard")
+    >>> keep = np.ones((4, 4), bool); keep[0, 3] = False  # anchor 0 may not use sample 3
+    >>> loss = triplet_loss([0, 0, 1, 1], keras.random.normal((4, 8)), pair_mask=keep)
 
     References:
         Schroff et al., "FaceNet", CVPR 2015, Eq. (1) and Sec. 3.2; Hermans et al., "In Defense
@@ -106,14 +118,14 @@ def triplet_loss(
     check_choice("mining", mining, MINING_STRATEGIES)
     labels, embeddings = prepare_inputs(labels, embeddings)
     distances = pairwise_distances(embeddings, squared=squared)
-    positives = positive_mask(labels)
-    negatives = negative_mask(labels)
+    positives, negatives = selected_pair_masks(labels, pair_mask)
     has_negative = ops.any(negatives, axis=1)
     if mining == "all":
         values = triplet_values(
             ops.expand_dims(distances, 2), ops.expand_dims(distances, 1), margin, soft_margin
         )
-        loss, count = masked_mean(values, triplet_mask(labels))
+        triplets = ops.logical_and(ops.expand_dims(positives, 2), ops.expand_dims(negatives, 1))
+        loss, count = masked_mean(values, triplets)
     elif mining == "batch-hard":
         hardest_positive = masked_max(distances, positives, axis=1)
         hardest_negative = masked_min(distances, negatives, axis=1)

@@ -12,6 +12,8 @@ environment holding torch and pytorch-metric-learning, e.g.:
 byte-identical (a fresh run may differ from them in the last bit of a float64 value).
 `--new-cases-only` keeps every stored entry byte-identical and (re)computes only the multi-center
 class-loss cases (sub-center ArcFace, SoftTriple) and the FastAP cases.
+`--pair-mask-cases-only` keeps every stored entry byte-identical and (re)computes only
+`pair_mask_cases` (see the end of this docstring).
 
 The file stores fixed batches (labels, embeddings and class weights in keras-dml's
 `[num_classes, dim]` layout) and, per case, the batch name, keras-dml's loss arguments, the
@@ -91,6 +93,23 @@ FastAP (`fast_ap_cases`, same test file) on the labels and embeddings of `batche
 `pair_batches`: PML's `FastAPLoss(num_bins)` with its default (and required)
 `LpDistance(power=2)` on normalised embeddings, no miner; both average `1 - FastAP` over the
 queries with a positive.
+
+Pair masks of the older pair losses (`pair_mask_cases`, compared by
+`tests/test_losses_pair_mask_older.py`): each case stores anchors and references (labels and
+embeddings; some anchor classes have no reference). keras-dml runs on `[anchors; references]` with
+a `pair_mask` keeping only the (anchor, reference) pairs; PML runs on the anchors with
+`ref_emb`/`ref_labels`, which uses exactly those pairs.
+- Multi-similarity: PML's `MultiSimilarityMiner(epsilon)` mines the pairs and
+  `MultiSimilarityLoss(alpha, beta, base)` (default `MeanReducer` over the anchors) reduces them;
+  keras-dml mines among the allowed pairs and divides by the anchors (rows with an allowed pair).
+- Triplet, `mining="all"`: PML's `TripletMarginLoss` with its default all triplets, the
+  `MeanReducer` (its default `AvgNonZeroReducer` would skip zero-loss triplets) and
+  `LpDistance(normalize_embeddings=False)` (keras-dml uses the embeddings as given; `power=2`
+  for `squared=True`). PML's `smooth_loss` is `softplus(d_ap - d_an + margin)`, keras-dml's
+  `soft_margin` has no margin: compared with PML's `margin=0`.
+- Triplet, `mining="batch-hard"`: PML's `BatchHardMiner` (same `LpDistance`) on `ref_emb` picks
+  each anchor's farthest positive and closest negative reference; `TripletMarginLoss` with the
+  `MeanReducer` averages over the anchors that have both, as keras-dml does.
 """
 
 import json
@@ -102,6 +121,8 @@ import pytorch_metric_learning
 import torch
 from pytorch_metric_learning import distances as pml_distances
 from pytorch_metric_learning import losses as pml_losses
+from pytorch_metric_learning import miners as pml_miners
+from pytorch_metric_learning import reducers as pml_reducers
 from pytorch_metric_learning import regularizers as pml_regularizers
 
 OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pml_loss_values.json")
@@ -421,6 +442,112 @@ def pml_value(pml_class, pml_arguments, labels, embeddings, weights):
     return float(value.item())
 
 
+def pair_mask_batch(seed, num_anchors, num_references, dim):
+    """Anchors over classes 0..3 plus a class (9) no reference has; references over 0..5."""
+    rng = np.random.default_rng(seed)
+    labels = [int(y) for y in rng.integers(0, 4, size=num_anchors - 1)] + [9]
+    ref_labels = [int(y) for y in rng.integers(0, 6, size=num_references)]
+    return {
+        "labels": labels,
+        "embeddings": rng.normal(size=(num_anchors, dim)).tolist(),
+        "ref_labels": ref_labels,
+        "ref_embeddings": rng.normal(size=(num_references, dim)).tolist(),
+    }
+
+
+# (keras-dml name, keras-dml arguments, PML class, PML arguments); `epsilon` goes to the miner.
+PAIR_MASK_LOSSES = [
+    (
+        "multi_similarity",
+        {},
+        "MultiSimilarityLoss",
+        {"alpha": 2, "beta": 50, "base": 1, "epsilon": 0.1},
+    ),
+    (
+        "multi_similarity",
+        {"alpha": 1.0, "beta": 10.0, "base": 0.5, "epsilon": 0.3},
+        "MultiSimilarityLoss",
+        {"alpha": 1, "beta": 10, "base": 0.5, "epsilon": 0.3},
+    ),
+    ("triplet", {"mining": "all", "margin": 0.2}, "TripletMarginLoss", {"margin": 0.2}),
+    (
+        "triplet",
+        {"mining": "all", "margin": 0.5, "squared": True},
+        "TripletMarginLoss",
+        {"margin": 0.5, "power": 2},
+    ),
+    (
+        "triplet",
+        {"mining": "all", "soft_margin": True},
+        "TripletMarginLoss",
+        {"margin": 0, "smooth_loss": True},
+    ),
+    (
+        "triplet",
+        {"mining": "batch-hard", "margin": 0.2},
+        "TripletMarginLoss",
+        {"margin": 0.2, "miner": "BatchHardMiner"},
+    ),
+]
+
+
+def pml_reference_value(pml_class, pml_arguments, batch):
+    """PML's float64 value of a loss of the anchors against the references (`ref_emb`)."""
+    arguments = dict(pml_arguments)
+    embeddings = torch.tensor(batch["embeddings"], dtype=torch.float64)
+    labels = torch.tensor(batch["labels"], dtype=torch.long)
+    ref_emb = torch.tensor(batch["ref_embeddings"], dtype=torch.float64)
+    ref_labels = torch.tensor(batch["ref_labels"], dtype=torch.long)
+    indices_tuple = None
+    if pml_class == "MultiSimilarityLoss":
+        miner = pml_miners.MultiSimilarityMiner(epsilon=arguments.pop("epsilon"))
+        indices_tuple = miner(embeddings, labels, ref_emb, ref_labels)
+    else:
+        power = arguments.pop("power", 1)
+        arguments["distance"] = pml_distances.LpDistance(normalize_embeddings=False, power=power)
+        arguments["reducer"] = pml_reducers.MeanReducer()
+        if "miner" in arguments:
+            miner = getattr(pml_miners, arguments.pop("miner"))(distance=arguments["distance"])
+            indices_tuple = miner(embeddings, labels, ref_emb, ref_labels)
+    loss_fn = getattr(pml_losses, pml_class)(**arguments)
+    value = loss_fn(embeddings, labels, indices_tuple, ref_emb=ref_emb, ref_labels=ref_labels)
+    return float(value.item())
+
+
+def pair_mask_cases():
+    """`{"batches": ..., "cases": [...]}`: anchors-against-references cases of the losses that
+    gained `pair_mask`."""
+    batches = {
+        "anchors8_refs12_d6": pair_mask_batch(10, 8, 12, 6),
+        "anchors10_refs16_d16": pair_mask_batch(11, 10, 16, 16),
+    }
+    cases = []
+    for batch_name, batch in batches.items():
+        for name, arguments, pml_class, pml_arguments in PAIR_MASK_LOSSES:
+            cases.append(
+                {
+                    "loss": name,
+                    "batch": batch_name,
+                    "arguments": arguments,
+                    "pml_class": pml_class,
+                    "pml_arguments": pml_arguments,
+                    "pml_value": pml_reference_value(pml_class, pml_arguments, batch),
+                }
+            )
+    return {"batches": batches, "cases": cases}
+
+
+def main_pair_mask_cases_only():
+    """Adds (or recomputes) `pair_mask_cases`; every other key is written back unchanged."""
+    with open(OUTPUT) as f:
+        stored = json.load(f)
+    stored["pair_mask_cases"] = pair_mask_cases()
+    with open(OUTPUT, "w") as f:
+        json.dump(stored, f)
+        f.write("\n")
+    print(f"wrote {len(stored['pair_mask_cases']['cases'])} pair-mask cases to {OUTPUT}")
+
+
 def main_new_cases_only():
     """Adds (or recomputes) the multi-center and FastAP entries; every other key of the stored
     file is written back unchanged (the same float64 values, so the same bytes)."""
@@ -497,5 +624,7 @@ def main(pair_cases_only=False):
 if __name__ == "__main__":
     if "--new-cases-only" in sys.argv[1:]:
         main_new_cases_only()
+    elif "--pair-mask-cases-only" in sys.argv[1:]:
+        main_pair_mask_cases_only()
     else:
         main(pair_cases_only="--pair-cases-only" in sys.argv[1:])
