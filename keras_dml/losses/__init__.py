@@ -38,6 +38,7 @@ from keras_dml.losses.contrastive import (
     cosine_contrastive_pairs,
     squared_contrastive_pairs,
 )
+from keras_dml.losses.cross_batch_memory import CrossBatchMemory
 from keras_dml.losses.distance_weighted import (
     closest_negatives,
     distance_weighted_probabilities,
@@ -87,6 +88,7 @@ __all__ = [
     "is_class_loss",
     "with_class_arguments",
     "ContrastiveLoss",
+    "CrossBatchMemory",
     "FastAPLoss",
     "CosFaceLoss",
     "LearnableMarginLoss",

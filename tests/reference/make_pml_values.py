@@ -7,11 +7,13 @@ environment holding torch and pytorch-metric-learning, e.g.:
     /tmp/torchenv/bin/pip install torch pytorch-metric-learning numpy
     /tmp/torchenv/bin/python tests/reference/make_pml_values.py [--pair-cases-only]
     /tmp/torchenv/bin/python tests/reference/make_pml_values.py --new-cases-only
+    /tmp/torchenv/bin/python tests/reference/make_pml_values.py --xbm-cases-only
 
 `--pair-cases-only` recomputes the pair-loss cases and keeps the stored class-loss cases
 byte-identical (a fresh run may differ from them in the last bit of a float64 value).
 `--new-cases-only` keeps every stored entry byte-identical and (re)computes only the multi-center
-class-loss cases (sub-center ArcFace, SoftTriple) and the FastAP cases.
+class-loss cases (sub-center ArcFace, SoftTriple) and the FastAP cases. `--xbm-cases-only` keeps
+every stored entry byte-identical and (re)computes only the cross-batch memory cases.
 
 The file stores fixed batches (labels, embeddings and class weights in keras-dml's
 `[num_classes, dim]` layout) and, per case, the batch name, keras-dml's loss arguments, the
@@ -91,6 +93,17 @@ FastAP (`fast_ap_cases`, same test file) on the labels and embeddings of `batche
 `pair_batches`: PML's `FastAPLoss(num_bins)` with its default (and required)
 `LpDistance(power=2)` on normalised embeddings, no miner; both average `1 - FastAP` over the
 queries with a positive.
+
+Cross-batch memory (`xbm_batches`, `xbm_cases`, compared by
+`tests/test_losses_cross_batch_memory_reference.py`): one sequence of class-balanced batches
+(4 classes x 2 samples) fed in order to a fresh PML `CrossBatchMemory(loss, embedding_size,
+memory_size)` (no miner), whose value after each batch is stored; the memory (20 slots, batches
+of 8) wraps around at the third batch. The wrapped losses are aligned as follows:
+- Contrastive: PML's `ContrastiveLoss(pos_margin=0, neg_margin=m)` on
+  `LpDistance(power=2, normalize_embeddings=False)` (squared distances) with `MeanReducer`
+  (positive and negative pairs averaged separately, then added) is keras-dml's
+  `contrastive_loss(similarity="squared_euclidean", balance="separate", margin=m)`.
+- NT-Xent: as for `pair_cases`.
 """
 
 import json
@@ -102,6 +115,7 @@ import pytorch_metric_learning
 import torch
 from pytorch_metric_learning import distances as pml_distances
 from pytorch_metric_learning import losses as pml_losses
+from pytorch_metric_learning import reducers as pml_reducers
 from pytorch_metric_learning import regularizers as pml_regularizers
 
 OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pml_loss_values.json")
@@ -421,6 +435,76 @@ def pml_value(pml_class, pml_arguments, labels, embeddings, weights):
     return float(value.item())
 
 
+XBM_MEMORY_SIZE = 20
+XBM_LOSSES = [
+    (
+        "contrastive",
+        {"similarity": "squared_euclidean", "balance": "separate", "margin": 0.8},
+        "ContrastiveLoss",
+        {"pos_margin": 0, "neg_margin": 0.8},
+    ),
+    ("ntxent", {"temperature": 0.1}, "NTXentLoss", {"temperature": 0.1}),
+]
+
+
+def xbm_batches(num_batches=5, num_classes=6, per_class=2, classes_per_batch=4, dim=6, seed=31):
+    """A sequence of class-balanced batches of unit-norm embeddings (labels from 6 classes)."""
+    rng = np.random.default_rng(seed)
+    batches = []
+    for _ in range(num_batches):
+        classes = rng.choice(num_classes, size=classes_per_batch, replace=False)
+        labels = [int(c) for c in rng.permutation(np.repeat(classes, per_class))]
+        embeddings = rng.normal(size=(len(labels), dim))
+        embeddings /= np.linalg.norm(embeddings, axis=1, keepdims=True)
+        batches.append({"labels": labels, "embeddings": embeddings.tolist()})
+    return batches
+
+
+def xbm_cases(batches):
+    """PML's `CrossBatchMemory` value after each batch of the sequence, per wrapped loss."""
+    dim = len(batches[0]["embeddings"][0])
+    cases = []
+    for name, arguments, pml_class, pml_arguments in XBM_LOSSES:
+        pml_arguments = dict(pml_arguments)
+        if pml_class == "ContrastiveLoss":
+            pml_arguments["distance"] = pml_distances.LpDistance(
+                power=2, normalize_embeddings=False
+            )
+            pml_arguments["reducer"] = pml_reducers.MeanReducer()
+        memory = pml_losses.CrossBatchMemory(
+            getattr(pml_losses, pml_class)(**pml_arguments),
+            embedding_size=dim,
+            memory_size=XBM_MEMORY_SIZE,
+        )
+        values = []
+        for batch in batches:
+            embeddings = torch.tensor(batch["embeddings"], dtype=torch.float64)
+            value = memory(embeddings, torch.tensor(batch["labels"], dtype=torch.long))
+            values.append(float(value.item()))
+        cases.append(
+            {
+                "loss": name,
+                "arguments": arguments,
+                "pml_class": pml_class,
+                "memory_size": XBM_MEMORY_SIZE,
+                "pml_values": values,
+            }
+        )
+    return cases
+
+
+def main_xbm_cases_only():
+    """Adds (or recomputes) the cross-batch memory entries; every other key is kept as stored."""
+    with open(OUTPUT) as f:
+        stored = json.load(f)
+    batches = xbm_batches()
+    stored.update(xbm_batches=batches, xbm_cases=xbm_cases(batches))
+    with open(OUTPUT, "w") as f:
+        json.dump(stored, f)
+        f.write("\n")
+    print(f"wrote {len(stored['xbm_cases'])} cross-batch memory cases to {OUTPUT}")
+
+
 def main_new_cases_only():
     """Adds (or recomputes) the multi-center and FastAP entries; every other key of the stored
     file is written back unchanged (the same float64 values, so the same bytes)."""
@@ -495,7 +579,9 @@ def main(pair_cases_only=False):
 
 
 if __name__ == "__main__":
-    if "--new-cases-only" in sys.argv[1:]:
+    if "--xbm-cases-only" in sys.argv[1:]:
+        main_xbm_cases_only()
+    elif "--new-cases-only" in sys.argv[1:]:
         main_new_cases_only()
     else:
         main(pair_cases_only="--pair-cases-only" in sys.argv[1:])
