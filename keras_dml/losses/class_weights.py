@@ -247,7 +247,9 @@ def with_class_arguments(loss_config, num_classes=None, embedding_dim=None):
     >>> with_class_arguments({"name": "proxy_anchor"}, num_classes=10, embedding_dim=64)
     {'name': 'proxy_anchor', 'num_classes': 10, 'embedding_dim': 64}
     """
-    if loss_config and _is_memory_loss(loss_config):
+    from keras_dml.losses.cross_batch_memory import is_memory_loss
+
+    if loss_config and is_memory_loss(loss_config):
         # Cross-batch memory stores embeddings of the model's width; it has no classes.
         filled = dict(loss_config)
         if embedding_dim is not None and filled.get("embedding_dim") is None:
@@ -260,11 +262,6 @@ def with_class_arguments(loss_config, num_classes=None, embedding_dim=None):
         if value is not None and filled.get(key) is None:
             filled[key] = int(value)
     return filled
-
-
-def _is_memory_loss(loss_config):
-    name = loss_config.get("name") if isinstance(loss_config, dict) else None
-    return isinstance(name, str) and name.strip().lower().replace("-", "_") == "cross_batch_memory"
 
 
 def with_recommended_lr_multipliers(optimizer_config, loss_config):

@@ -111,6 +111,14 @@ class DivideAndConquer(DivisionModel):
 
     # -- stage ----------------------------------------------------------------------------------
     @property
+    def loss_memory_keys(self):
+        """Cross-batch memory keys: 0 the whole embedding (conquer), `1 + k` learner k (divide).
+
+        A learner's memory holds only the batches of its own cluster, in its own subspace.
+        """
+        return 1 + self.num_learners
+
+    @property
     def stage(self):
         """`"divide"` or `"conquer"`."""
         return "conquer" if int(ops.convert_to_numpy(self.stage_variable)) else "divide"
@@ -157,7 +165,8 @@ class DivideAndConquer(DivisionModel):
         cluster = batch_cluster(clusters)
         in_range = ops.logical_and(cluster >= 0, cluster < num)
         divide = ops.logical_and(ops.equal(self.stage_variable, DIVIDE), in_range)
-        one_hot = ops.one_hot(ops.clip(cluster, 0, num - 1), num, dtype="float32")
+        learner = ops.clip(cluster, 0, num - 1)
+        one_hot = ops.one_hot(learner, num, dtype="float32")
         learners = self.split_output(ops.cast(y_pred, "float32"))
         slices = self.learner_slices()
 
@@ -172,11 +181,15 @@ class DivideAndConquer(DivisionModel):
                     parts = ops.stack([w[:, a:b] for a, b in slices])
                     return ops.sum(parts * one_hot[:, None, None], axis=0)
 
-                return self.metric_loss(labels, active, sample_weight, active_columns)
+                return self.metric_loss(
+                    labels, active, sample_weight, active_columns, memory=1 + learner
+                )
             losses = ops.stack(
                 [
-                    self.metric_loss(labels, e, sample_weight, lambda w, a=a, b=b: w[:, a:b])
-                    for e, (a, b) in zip(learners, slices)
+                    self.metric_loss(
+                        labels, e, sample_weight, lambda w, a=a, b=b: w[:, a:b], memory=1 + k
+                    )
+                    for k, (e, (a, b)) in enumerate(zip(learners, slices))
                 ]
             )
             return ops.sum(losses * one_hot)
