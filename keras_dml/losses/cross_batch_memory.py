@@ -159,19 +159,19 @@ class CrossBatchMemory(keras.layers.Layer):
         warm = ops.sum(self.steps.value * key) >= self.warmup_steps
         self.steps.assign(self.steps.value + key)
 
-        # Algorithm 1: enqueue first (detached), then the loss against the memory.
+        # Algorithm 1: enqueue the batch first, then the loss against the memory holding it.
         start = ops.sum(self.write_index.value * key)
         batch_size = ops.shape(labels)[0]
         positions = (start + ops.arange(batch_size, dtype="int32")) % self.memory_size
         stored_embeddings, stored_labels = self._enqueued(key, positions, labels, embeddings)
         filled = ops.minimum(ops.sum(self.filled.value * key) + batch_size, self.memory_size)
-        self._commit(warm, key, stored_embeddings, stored_labels, start + batch_size, filled)
-
+        # The memory is a constant: only the batch's own (anchor) embeddings carry gradients.
         references = ops.stop_gradient(self._select(stored_embeddings, key))
         reference_labels = self._select(stored_labels, key)
         memory_loss, memory_count = self._loss_with_memory(
             labels, embeddings, reference_labels, references, filled, positions
         )
+        self._commit(warm, key, stored_embeddings, stored_labels, start + batch_size, filled)
         batch_loss, batch_count = self.inner_loss.fn(
             labels, embeddings, return_count=True, **self.inner_loss.fn_kwargs
         )

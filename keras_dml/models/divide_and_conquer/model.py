@@ -165,8 +165,7 @@ class DivideAndConquer(DivisionModel):
         cluster = batch_cluster(clusters)
         in_range = ops.logical_and(cluster >= 0, cluster < num)
         divide = ops.logical_and(ops.equal(self.stage_variable, DIVIDE), in_range)
-        learner = ops.clip(cluster, 0, num - 1)
-        one_hot = ops.one_hot(learner, num, dtype="float32")
+        one_hot = ops.one_hot(ops.clip(cluster, 0, num - 1), num, dtype="float32")
         learners = self.split_output(ops.cast(y_pred, "float32"))
         slices = self.learner_slices()
 
@@ -182,7 +181,7 @@ class DivideAndConquer(DivisionModel):
                     return ops.sum(parts * one_hot[:, None, None], axis=0)
 
                 return self.metric_loss(
-                    labels, active, sample_weight, active_columns, memory=1 + learner
+                    labels, active, sample_weight, active_columns, memory=1 + ops.argmax(one_hot)
                 )
             losses = ops.stack(
                 [
