@@ -105,6 +105,19 @@ def test_warm_up_uses_the_batch_loss_and_leaves_the_memory_empty():
     np.testing.assert_array_equal(to_numpy(xbm.filled), [8])
 
 
+def test_a_discarded_call_neither_enqueues_nor_counts_a_step():
+    xbm = memory(warmup_steps=1)
+    labels, embeddings = batch(6)
+    xbm(labels, embeddings, update=False)
+    np.testing.assert_array_equal(to_numpy(xbm.steps), [0])
+    xbm(labels, embeddings)  # the warm-up step
+    xbm(labels, embeddings, update=False)
+    np.testing.assert_array_equal(to_numpy(xbm.steps), [1])
+    np.testing.assert_array_equal(to_numpy(xbm.filled), [0])
+    xbm(labels, embeddings)
+    np.testing.assert_array_equal(to_numpy(xbm.filled), [8])
+
+
 def test_each_memory_key_has_its_own_queue_and_narrower_slices_are_zero_padded():
     xbm = memory(num_memories=2, embedding_dim=6)
     labels, embeddings = batch(3)

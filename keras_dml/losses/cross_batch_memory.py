@@ -93,6 +93,11 @@ class CrossBatchMemory(keras.layers.Layer):
         embeddings: float tensor `[B, d]`, `d <= embedding_dim`.
         return_count: bool. Also return the int32 number of pairs used. Defaults to `False`.
         memory: int or int scalar tensor in `[0, num_memories)`. Defaults to `0`.
+        update: bool or bool scalar tensor. Whether this call counts as a step of the memory
+            (enqueues, advances the warm-up). A model that evaluates two losses and keeps one
+            (D&C selects its learner or full loss with `where`: a `cond` branch cannot update
+            variables under `MirroredStrategy` nor JAX) passes False for the one it discards.
+            Defaults to `True`.
 
     Returns:
         float32 scalar loss, or `(loss, num_valid)`.
@@ -152,12 +157,13 @@ class CrossBatchMemory(keras.layers.Layer):
             aggregation="only_first_replica",
         )
 
-    def call(self, labels, embeddings, return_count=False, memory=0):
+    def call(self, labels, embeddings, return_count=False, memory=0, update=True):
         labels = ops.cast(ops.reshape(labels, (-1,)), "int32")
         embeddings = self._padded(ops.cast(embeddings, "float32"))
         key = ops.one_hot(ops.cast(memory, "int32"), self.num_memories, dtype="int32")
         warm = ops.sum(self.steps.value * key) >= self.warmup_steps
-        self.steps.assign(self.steps.value + key)
+        update = ops.convert_to_tensor(update, "bool")
+        self.steps.assign(self.steps.value + key * ops.cast(update, "int32"))
 
         # Algorithm 1: enqueue the batch first, then the loss against the memory holding it.
         start = ops.sum(self.write_index.value * key)
@@ -171,7 +177,8 @@ class CrossBatchMemory(keras.layers.Layer):
         memory_loss, memory_count = self._loss_with_memory(
             labels, embeddings, reference_labels, references, filled, positions
         )
-        self._commit(warm, key, stored_embeddings, stored_labels, start + batch_size, filled)
+        enqueue = ops.logical_and(warm, update)
+        self._commit(enqueue, key, stored_embeddings, stored_labels, start + batch_size, filled)
         batch_loss, batch_count = self.inner_loss.fn(
             labels, embeddings, return_count=True, **self.inner_loss.fn_kwargs
         )
@@ -207,9 +214,9 @@ class CrossBatchMemory(keras.layers.Layer):
         stored_labels = ops.where(chosen[:, None], selected_labels[None], self.memory_labels.value)
         return stored, stored_labels
 
-    def _commit(self, warm, key, stored_embeddings, stored_labels, end, filled):
-        """Writes the enqueued memory to the variables once the memory is warm."""
-        chosen = ops.logical_and(warm, ops.cast(key, "bool"))
+    def _commit(self, enqueue, key, stored_embeddings, stored_labels, end, filled):
+        """Writes the enqueued memory `key` to the variables when `enqueue` (warm, updating)."""
+        chosen = ops.logical_and(enqueue, ops.cast(key, "bool"))
         self.memory_embeddings.assign(
             ops.where(chosen[:, None, None], stored_embeddings, self.memory_embeddings.value)
         )
@@ -252,7 +259,7 @@ class CrossBatchMemory(keras.layers.Layer):
         for variable in (self.write_index, self.filled, self.steps):
             variable.assign(ops.zeros_like(variable.value))
 
-    def compute_output_spec(self, labels, embeddings, return_count=False, memory=0):
+    def compute_output_spec(self, labels, embeddings, return_count=False, memory=0, update=True):
         loss = keras.KerasTensor((), dtype="float32")
         return (loss, keras.KerasTensor((), dtype="int32")) if return_count else loss
 

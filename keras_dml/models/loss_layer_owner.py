@@ -65,7 +65,9 @@ class LossLayerOwner:
         if self.built and getattr(self, "optimizer", None) is not None:
             self.optimizer.build(self.trainable_variables)  # so its saved state can load
 
-    def metric_loss(self, labels, embeddings, sample_weight=None, class_weights=None, memory=0):
+    def metric_loss(
+        self, labels, embeddings, sample_weight=None, class_weights=None, memory=0, update=True
+    ):
         """The model's metric loss on `embeddings` (the whole output or one learner's part).
 
         With a compiled `keras.losses.Loss` this is that loss. With an owned loss layer whose
@@ -81,6 +83,9 @@ class LossLayerOwner:
             memory: int or int scalar tensor. The call site's key for a cross-batch memory loss
                 (`loss_memory_keys`: 0 the whole embedding, `1 + k` learner k in D&C).
                 Defaults to `0`.
+            update: bool or bool scalar tensor. False for a loss the caller computes but
+                discards: a cross-batch memory then neither enqueues nor counts the step.
+                Defaults to `True`.
 
         Returns:
             float32 scalar.
@@ -97,7 +102,7 @@ class LossLayerOwner:
             weights = class_weights(ops.cast(layer.class_weight_variable, "float32"))
             return ops.cast(class_loss_with_weights(layer, labels, embeddings, weights), "float32")
         if is_memory_loss(layer):
-            return ops.cast(layer(labels, embeddings, memory=memory), "float32")
+            return ops.cast(layer(labels, embeddings, memory=memory, update=update), "float32")
         return ops.cast(layer(labels, embeddings), "float32")
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
