@@ -13,7 +13,7 @@ import pytest
 
 from keras_dml import losses
 from keras_dml.losses import CrossBatchMemory, contrastive_loss
-from tests.backend_utils import gradients, to_numpy
+from tests.backend_utils import gradients, to_numpy, traced
 
 REFERENCE = os.path.join(os.path.dirname(__file__), "reference", "pml_loss_values.json")
 with open(REFERENCE) as f:
@@ -184,3 +184,32 @@ def test_wider_embeddings_and_batches_larger_than_the_memory_are_refused():
         memory(embedding_dim=3)(labels, embeddings)
     with pytest.raises(ValueError, match="memory_size >= the global batch"):
         memory(memory_size=4)(labels, embeddings)
+
+
+def test_a_traced_step_keeps_the_memory_as_eager_calls_do():
+    """As `fit` runs it (tf.function with an unknown batch size, or jax.jit with the memory
+    carried in and out as state): the same values and the same memory as eager calls."""
+    eager, compiled = memory(), memory()
+    step = traced(
+        lambda labels, embeddings: compiled(labels, embeddings),
+        signature=[((None,), "int32"), ((None, 4), "float32")],
+        state=compiled.weights,
+    )
+    for seed in range(3):
+        labels, embeddings = batch(seed)
+        np.testing.assert_allclose(
+            float(step(labels, embeddings)), float(eager(labels, embeddings)), rtol=1e-6
+        )
+    for name in ("memory_embeddings", "memory_labels", "write_index", "filled", "steps"):
+        got, expected = to_numpy(getattr(compiled, name)), to_numpy(getattr(eager, name))
+        np.testing.assert_allclose(got, expected, rtol=1e-6, err_msg=name)
+
+
+@pytest.mark.tf_only("an unknown batch size at trace time is tf.function's")
+def test_a_batch_larger_than_the_memory_gives_nan_when_its_size_is_unknown():
+    xbm = memory(memory_size=4)
+    step = traced(
+        lambda labels, embeddings: xbm(labels, embeddings),
+        signature=[((None,), "int32"), ((None, 4), "float32")],
+    )
+    assert np.isnan(float(step(*batch(7))))

@@ -185,6 +185,9 @@ class CrossBatchMemory(keras.layers.Layer):
         loss = ops.where(warm, memory_loss, ops.cast(batch_loss, "float32"))
         count = ops.where(warm, memory_count, ops.cast(batch_count, "int32"))
         loss = propagate_nonfinite(loss, embeddings)
+        # A batch larger than the memory would overwrite its own slots: refused when its size is
+        # known when traced, NaN otherwise (a gathered global batch), never silently wrong.
+        loss = ops.where(batch_size > self.memory_size, float("nan"), loss)
         return (loss, count) if return_count else loss
 
     def _padded(self, embeddings):
