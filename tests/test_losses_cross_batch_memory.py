@@ -54,6 +54,21 @@ def test_the_batch_is_enqueued_before_the_loss():
     assert float(loss) > 0.1
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["contrastive", "ntxent", "supcon", "circle", "tuplet_margin", "snr_contrastive", "fast_ap"],
+)
+def test_on_an_empty_memory_every_wrappable_loss_equals_its_in_batch_value(name):
+    """The memory rows take no part as anchors: each loss's own reduction over anchors is
+    unchanged. (Lifted structure differs by design: a positive pair's second sample is a memory
+    slot, whose negatives XBM never computes.)"""
+    labels, embeddings = batch(8)
+    xbm = memory({"name": name}, memory_size=16)
+    np.testing.assert_allclose(
+        float(xbm(labels, embeddings)), float(losses.get(name)(labels, embeddings)), rtol=1e-5
+    )
+
+
 def test_only_the_current_batch_carries_gradients():
     """The memory copy is a constant: each pair's gradient reaches only its anchor, half of what
     the in-batch loss (where both ends of a pair move) gives."""

@@ -52,14 +52,21 @@ class CrossBatchMemory(keras.layers.Layer):
     takes `pair_mask` works unchanged (contrastive, NT-Xent, SupCon, circle, lifted structure,
     tuplet margin, SNR contrastive, FastAP). Losses without `pair_mask` (margin, triplet,
     multi-similarity, binomial deviance, N-pairs, whose tuples are built from the batch alone)
-    and class-based losses (proxies) are refused.
+    and class-based losses (proxies) are refused. Lifted structure, whose positive pair `(i, j)`
+    also uses the negatives of `j`, sees only the anchor's: `j` is a memory slot, and XBM never
+    computes memory-to-memory similarities.
 
     Memories: the layer holds `num_memories` independent memories, chosen per call with
     `memory` (an int or an int tensor). Ensembles call their loss once per learner slice: each
     call site passes its own key so that no memory mixes the features of different learners
-    (the models of `keras_dml.models` use key 0 for the whole embedding and `1 + k` for learner
-    k). Slices narrower than `embedding_dim` are padded with zeros in the memory, which changes
-    no distance and no inner product.
+    (each model's `loss_memory_keys` says how many it uses and which is which; D&C: 0 the whole
+    embedding, `1 + k` learner k, whose memory then holds only its own cluster's batches).
+    Slices narrower than `embedding_dim` are padded with zeros in the memory, which changes no
+    distance and no inner product.
+
+    Cost: the wrapped loss sees a `[B + M, B + M]` pair matrix (the mask route keeps every pair
+    loss unchanged), so time and memory grow with `(B + M)^2`: fine for memories of a few
+    thousand slots, not for the paper's largest (the whole training set).
 
     Warm-up: for the first `warmup_steps` calls on a memory the loss is the plain batch loss and
     nothing is enqueued. The paper starts XBM after a warm-up because early features drift fast;
