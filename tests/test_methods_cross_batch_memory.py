@@ -70,6 +70,7 @@ def test_the_memory_survives_a_keras_round_trip(splits):  # noqa: F811
     assert loaded.get_config() == saved.get_config()
 
 
+@pytest.mark.slow  # three tiny D&C runs: 38 s on TensorFlow, 150 s on JAX (2 shared cores)
 def test_a_run_with_cross_batch_memory_resumes_exactly(tmp_path):
     """D&C (divide then conquer) with XBM, interrupted mid-epoch: the resumed run restores the
     memories with the weights and ends exactly as the uninterrupted one."""
