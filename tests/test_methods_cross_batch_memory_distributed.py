@@ -1,9 +1,11 @@
-"""Cross-batch memory under a 2-replica `MirroredStrategy` equals one device, for every method.
+"""Cross-batch memory under data parallelism equals one device: every replica, one memory.
 
-As `tests/test_methods_distributed.py`, with the run configuration's loss a cross-batch memory
-small enough to wrap around within the two steps: the logged losses, the evaluation and every
-weight (the memories included) equal one device's, and both replicas hold the same memory,
-because each enqueues the global batch gathered in replica order.
+TensorFlow's 2-replica `MirroredStrategy`, for every method, as `tests/test_methods_distributed.py`
+with the run configuration's loss a cross-batch memory small enough to wrap around within the two
+steps: the logged losses, the evaluation and every weight (the memories included) equal one
+device's, and both replicas hold the same memory, because each enqueues the global batch gathered
+in replica order. JAX's `keras.distribution.DataParallel` on two host devices: the global batch is
+one array, so the memory is one replicated value, and the run equals one device's.
 """
 
 import textwrap
@@ -95,10 +97,55 @@ SCRIPT = textwrap.dedent(
     """
 )
 
+JAX_SCRIPT = textwrap.dedent(
+    """
+    import os
+
+    os.environ["KERAS_BACKEND"] = "jax"
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+    import jax
+    import keras
+    import numpy as np
+
+    from keras_dml import backbones, losses
+    from keras_dml.models import EmbeddingModel
+
+    assert len(jax.devices()) == 2
+
+
+    def build():
+        keras.utils.set_random_seed(0)
+        backbone = backbones.get("convnet", input_shape=(32, 32, 3), batchnorm=False, width=4)
+        model = EmbeddingModel(backbone, embedding_dim=8)
+        xbm = losses.get({"name": "cross_batch_memory", "loss": {"name": "contrastive"},
+                          "memory_size": 12}, embedding_dim=8)
+        model.compile(optimizer=keras.optimizers.SGD(0.5), loss=xbm)
+        return model, xbm
+
+
+    rng = np.random.default_rng(0)
+    images = (rng.random((16, 32, 32, 3)) * 255).astype("float32")
+    labels = np.array([0, 1, 2, 3] * 4, dtype="int32")
+    single, _ = build()
+    h1 = single.fit(images, labels, batch_size=8, epochs=1, shuffle=False, verbose=0).history
+    keras.distribution.set_distribution(keras.distribution.DataParallel(devices=jax.devices()))
+    parallel, xbm = build()
+    h2 = parallel.fit(images, labels, batch_size=8, epochs=1, shuffle=False, verbose=0).history
+    np.testing.assert_allclose(h2["loss"], h1["loss"], rtol=1e-4)
+    for a, b in zip(single.weights, parallel.weights):
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(b), keras.ops.convert_to_numpy(a),
+                                   rtol=1e-3, atol=2e-5, err_msg=a.path)
+    assert xbm.memory_embeddings.value.sharding.is_fully_replicated
+    assert int(keras.ops.convert_to_numpy(xbm.filled)[0]) == 12
+    print("OK jax")
+    """
+)
+
 
 @pytest.mark.tf_only("tf.distribute.MirroredStrategy is TensorFlow's")
 @pytest.mark.slow
-def test_every_method_with_cross_batch_memory_under_mirrored_strategy_matches_one_device():
+def test_cross_batch_memory_under_data_parallelism_matches_one_device():
     result = run_on_two_cpus(SCRIPT)
     names = result.stdout.strip().splitlines()[-1].split(" ", 1)[1].split(",")
     assert {"abe", "baseline", "bier", "dc", "dcml", "hdc", "mheads"} <= set(names)
+    assert "OK jax" in run_on_two_cpus(JAX_SCRIPT).stdout
