@@ -115,7 +115,8 @@ class CrossBatchMemory(keras.layers.Layer):
 
     References:
         Wang, Zhang, Huang, Scott, "Cross-Batch Memory for Embedding Learning", CVPR 2020,
-        Algorithm 1 and Eq. (5)-(6) (the pair loss over the batch and the memory).
+        Algorithm 1 (enqueue the batch, then the pair loss of the batch against the memory)
+        and its warm-up. pytorch-metric-learning's `CrossBatchMemory` is the value reference.
     """
 
     def __init__(
