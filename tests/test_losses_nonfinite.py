@@ -18,6 +18,8 @@ def build(name):
     """The registered loss `name`; losses with class weights or proxies get 4 classes x 4-d."""
     if losses.is_class_loss(name):
         return losses.get(name, **CLASS_ARGUMENTS)
+    if losses.is_memory_loss(name):  # a wrapper: cross-batch memory around contrastive
+        return losses.get(name, loss="contrastive", memory_size=16, embedding_dim=4)
     try:
         return losses.get(name)
     except TypeError:

@@ -34,6 +34,7 @@ BUILTIN_LOSSES = (
     "circle",
     "contrastive",
     "cosface",
+    "cross_batch_memory",
     "fast_ap",
     "learnable_margin",
     "lifted_structure",

@@ -38,6 +38,12 @@ from keras_dml.losses.contrastive import (
     cosine_contrastive_pairs,
     squared_contrastive_pairs,
 )
+from keras_dml.losses.cross_batch_memory import (
+    CrossBatchMemory,
+    check_memory_count,
+    is_memory_loss,
+    with_memory_count,
+)
 from keras_dml.losses.distance_weighted import (
     closest_negatives,
     distance_weighted_probabilities,
@@ -87,6 +93,10 @@ __all__ = [
     "is_class_loss",
     "with_class_arguments",
     "ContrastiveLoss",
+    "CrossBatchMemory",
+    "check_memory_count",
+    "is_memory_loss",
+    "with_memory_count",
     "FastAPLoss",
     "CosFaceLoss",
     "LearnableMarginLoss",

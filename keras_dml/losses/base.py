@@ -31,6 +31,11 @@ class MetricLoss(keras.losses.Loss):
         self.fn = fn
         self._fn_kwargs = fn_kwargs
 
+    @property
+    def fn_kwargs(self):
+        """The keyword arguments this loss passes to `fn` (a copy), e.g. for a wrapper."""
+        return dict(self._fn_kwargs)
+
     def call(self, y_true, y_pred):
         loss = self.fn(y_true, y_pred, return_count=False, **self._fn_kwargs)
         return propagate_nonfinite(loss, y_pred)

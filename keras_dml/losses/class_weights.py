@@ -247,6 +247,14 @@ def with_class_arguments(loss_config, num_classes=None, embedding_dim=None):
     >>> with_class_arguments({"name": "proxy_anchor"}, num_classes=10, embedding_dim=64)
     {'name': 'proxy_anchor', 'num_classes': 10, 'embedding_dim': 64}
     """
+    from keras_dml.losses.cross_batch_memory import is_memory_loss
+
+    if loss_config and is_memory_loss(loss_config):
+        # Cross-batch memory stores embeddings of the model's width; it has no classes.
+        filled = dict(loss_config)
+        if embedding_dim is not None and filled.get("embedding_dim") is None:
+            filled["embedding_dim"] = int(embedding_dim)
+        return filled
     if not loss_config or not is_class_loss(loss_config):
         return loss_config
     filled = dict(loss_config)

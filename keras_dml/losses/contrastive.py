@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.mining import negative_mask, positive_mask
+from keras_dml.losses.pair_selection import selected_pair_masks
 from keras_dml.losses.pairwise import (
     cosine_similarity_matrix,
     pairwise_squared_distances,
@@ -98,6 +98,7 @@ def contrastive_loss(
     pair_weights=None,
     balance="joint",
     weight_normalization="count",
+    pair_mask=None,
     return_count=False,
 ):
     """Contrastive loss over all positive and negative pairs of a batch.
@@ -114,6 +115,8 @@ def contrastive_loss(
         balance: `"joint"` or `"separate"`, see `reduce_pair_losses`. Defaults to `"joint"`.
         weight_normalization: `"count"` or `"weights"`, see `reduce_pair_losses`.
             Defaults to `"count"`.
+        pair_mask: optional bool tensor `[B, B]`: the pairs to use (e.g. from a miner, or
+            `CrossBatchMemory`'s batch-to-memory pairs). Defaults to `None` (all pairs).
         return_count: bool. Also return the int32 number of pairs used. Defaults to `False`.
 
     Returns:
@@ -130,8 +133,7 @@ def contrastive_loss(
     check_choice("similarity", similarity, SIMILARITIES)
     margin = DEFAULT_MARGINS[similarity] if margin is None else float(margin)
     labels, embeddings = prepare_inputs(labels, embeddings)
-    pos_mask = positive_mask(labels)
-    neg_mask = negative_mask(labels)
+    pos_mask, neg_mask = selected_pair_masks(labels, pair_mask)
     if similarity == "cosine":
         pairs = cosine_contrastive_pairs(
             cosine_similarity_matrix(embeddings), pos_mask, neg_mask, margin

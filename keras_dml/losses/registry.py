@@ -6,6 +6,7 @@ from keras_dml.losses.additive_margin import ArcFaceLoss, CosFaceLoss
 from keras_dml.losses.binomial_deviance import BinomialDevianceLoss
 from keras_dml.losses.circle import CircleLoss
 from keras_dml.losses.contrastive import ContrastiveLoss
+from keras_dml.losses.cross_batch_memory import CrossBatchMemory
 from keras_dml.losses.fast_ap import FastAPLoss
 from keras_dml.losses.lifted_structure import LiftedStructureLoss
 from keras_dml.losses.margin import MarginLoss
@@ -46,10 +47,12 @@ LOSSES = {
     "subcenter_arcface": SubCenterArcFaceLoss,
     "soft_triple": SoftTripleLoss,
     "fast_ap": FastAPLoss,
+    "cross_batch_memory": CrossBatchMemory,
 }
 
-# Losses that hold trainable weights: they are `keras.layers.Layer`s the model must own.
+# Losses that hold weights (trainable, or XBM's memory): `keras.layers.Layer`s the model must own.
 LAYER_LOSSES = [
+    "cross_batch_memory",
     "learnable_margin",
     "proxy_nca",
     "normalized_softmax",

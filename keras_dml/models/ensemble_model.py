@@ -73,6 +73,16 @@ class EnsembleModel(SeedStateSaving, keras.Model):
         self.loss_slot.hold_seed_generators(getattr(self, "loss", None))
 
     @property
+    def loss_memory_keys(self):
+        """Number of sites that call the loss, each with its own cross-batch memory.
+
+        `keras_dml.losses.CrossBatchMemory` keeps one memory per key so that no memory mixes the
+        features of different learners. One (the whole embedding) unless a method calls its loss
+        per learner; those methods document their keys.
+        """
+        return 1
+
+    @property
     def loss_layer(self):
         """The loss layer this model owns (e.g. from `compile(loss=layer)`), or `None`."""
         return self.loss_slot.held[0] if self.loss_slot.held else None

@@ -102,7 +102,7 @@ def check_arguments(callable_, options, what, entry):
 DEFAULT_LOSS = {"name": "margin"}
 
 
-def build_loss(config, default=None, embedding_dim=None):
+def build_loss(config, default=None, embedding_dim=None, num_memories=None):
     """Builds the loss named in `config["loss"]` (or `default`) through `keras_dml.losses.get`.
 
     Args:
@@ -111,12 +111,15 @@ def build_loss(config, default=None, embedding_dim=None):
             margin loss with distance-weighted sampling (Wu et al. 2017).
         embedding_dim: int or `None`. Size of the embeddings a class-based loss (proxies,
             class weights) receives, filled in when the config does not give it.
+        num_memories: int or `None`. The model's `loss_memory_keys`, filled in for a
+            cross-batch memory loss when the config does not give it.
     """
     from keras_dml import losses
 
     options = losses.with_class_arguments(
         dict(config["loss"] or default or DEFAULT_LOSS), embedding_dim=embedding_dim
     )
+    options = losses.with_memory_count(options, num_memories)
     if "name" not in options:
         raise ValueError(f"The `loss` entry needs a `name`. Received: loss={config['loss']}")
     name = options.pop("name")
@@ -158,7 +161,11 @@ def check_loss_entry(entry):
 
 def compile_with_config(config, model):
     """Compiles `model` with the configuration's optimizer and loss."""
-    loss = build_loss(config, embedding_dim=getattr(model, "embedding_dim", None))
+    loss = build_loss(
+        config,
+        embedding_dim=getattr(model, "embedding_dim", None),
+        num_memories=getattr(model, "loss_memory_keys", None),
+    )
     model.compile(optimizer=build_optimizer(config), loss=loss)
 
 

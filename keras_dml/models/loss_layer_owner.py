@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.class_weights import class_loss_with_weights, is_class_loss
+from keras_dml.losses.cross_batch_memory import check_memory_count, is_memory_loss
 from keras_dml.models.distribution import gather_replicas, with_model_losses
 
 
@@ -25,6 +26,7 @@ class LossLayerOwner:
                     f"but this model outputs {self.embedding_dim}; build the loss with "
                     f"embedding_dim={self.embedding_dim}. Received: loss={loss_layer!r}"
                 )
+            check_memory_count(loss_layer, self.loss_memory_keys, type(self).__name__)
         if self.loss_layer is loss_layer:
             return
         self.loss_slot.held.clear()
@@ -63,7 +65,9 @@ class LossLayerOwner:
         if self.built and getattr(self, "optimizer", None) is not None:
             self.optimizer.build(self.trainable_variables)  # so its saved state can load
 
-    def metric_loss(self, labels, embeddings, sample_weight=None, class_weights=None):
+    def metric_loss(
+        self, labels, embeddings, sample_weight=None, class_weights=None, memory=0, update=True
+    ):
         """The model's metric loss on `embeddings` (the whole output or one learner's part).
 
         With a compiled `keras.losses.Loss` this is that loss. With an owned loss layer whose
@@ -76,6 +80,12 @@ class LossLayerOwner:
             embeddings: float tensor `[B, d]`.
             sample_weight: optional per-example weights (compiled losses only).
             class_weights: callable `[C, D] -> [C, d]` or `None` (the variable as it is).
+            memory: int or int scalar tensor. The call site's key for a cross-batch memory loss
+                (`loss_memory_keys`: 0 the whole embedding, `1 + k` learner k in D&C).
+                Defaults to `0`.
+            update: bool or bool scalar tensor. False for a loss the caller computes but
+                discards: a cross-batch memory then neither enqueues nor counts the step.
+                Defaults to `True`.
 
         Returns:
             float32 scalar.
@@ -91,6 +101,8 @@ class LossLayerOwner:
         if class_weights is not None and is_class_loss(layer):
             weights = class_weights(ops.cast(layer.class_weight_variable, "float32"))
             return ops.cast(class_loss_with_weights(layer, labels, embeddings, weights), "float32")
+        if is_memory_loss(layer):
+            return ops.cast(layer(labels, embeddings, memory=memory, update=update), "float32")
         return ops.cast(layer(labels, embeddings), "float32")
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):

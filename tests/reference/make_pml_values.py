@@ -7,6 +7,7 @@ environment holding torch and pytorch-metric-learning, e.g.:
     /tmp/torchenv/bin/pip install torch pytorch-metric-learning numpy
     /tmp/torchenv/bin/python tests/reference/make_pml_values.py [--pair-cases-only]
     /tmp/torchenv/bin/python tests/reference/make_pml_values.py --new-cases-only
+    /tmp/torchenv/bin/python tests/reference/make_pml_values.py --xbm-cases-only
 
 `--pair-cases-only` recomputes the pair-loss cases and keeps the stored class-loss cases
 byte-identical (a fresh run may differ from them in the last bit of a float64 value).
@@ -14,6 +15,8 @@ byte-identical (a fresh run may differ from them in the last bit of a float64 va
 class-loss cases (sub-center ArcFace, SoftTriple) and the FastAP cases.
 `--pair-mask-cases-only` keeps every stored entry byte-identical and (re)computes only
 `pair_mask_cases` (see the end of this docstring).
+`--xbm-cases-only` keeps every stored entry byte-identical and (re)computes only the
+cross-batch memory cases.
 
 The file stores fixed batches (labels, embeddings and class weights in keras-dml's
 `[num_classes, dim]` layout) and, per case, the batch name, keras-dml's loss arguments, the
@@ -110,6 +113,17 @@ a `pair_mask` keeping only the (anchor, reference) pairs; PML runs on the anchor
 - Triplet, `mining="batch-hard"`: PML's `BatchHardMiner` (same `LpDistance`) on `ref_emb` picks
   each anchor's farthest positive and closest negative reference; `TripletMarginLoss` with the
   `MeanReducer` averages over the anchors that have both, as keras-dml does.
+
+Cross-batch memory (`xbm_batches`, `xbm_cases`, compared by
+`tests/test_losses_cross_batch_memory_reference.py`): one sequence of class-balanced batches
+(4 classes x 2 samples) fed in order to a fresh PML `CrossBatchMemory(loss, embedding_size,
+memory_size)` (no miner), whose value after each batch is stored; the memory (20 slots, batches
+of 8) wraps around at the third batch. The wrapped losses are aligned as follows:
+- Contrastive: PML's `ContrastiveLoss(pos_margin=0, neg_margin=m)` on
+  `LpDistance(power=2, normalize_embeddings=False)` (squared distances) with `MeanReducer`
+  (positive and negative pairs averaged separately, then added) is keras-dml's
+  `contrastive_loss(similarity="squared_euclidean", balance="separate", margin=m)`.
+- NT-Xent: as for `pair_cases`.
 """
 
 import json
@@ -548,6 +562,76 @@ def main_pair_mask_cases_only():
     print(f"wrote {len(stored['pair_mask_cases']['cases'])} pair-mask cases to {OUTPUT}")
 
 
+XBM_MEMORY_SIZE = 20
+XBM_LOSSES = [
+    (
+        "contrastive",
+        {"similarity": "squared_euclidean", "balance": "separate", "margin": 0.8},
+        "ContrastiveLoss",
+        {"pos_margin": 0, "neg_margin": 0.8},
+    ),
+    ("ntxent", {"temperature": 0.1}, "NTXentLoss", {"temperature": 0.1}),
+]
+
+
+def xbm_batches(num_batches=5, num_classes=6, per_class=2, classes_per_batch=4, dim=6, seed=31):
+    """A sequence of class-balanced batches of unit-norm embeddings (labels from 6 classes)."""
+    rng = np.random.default_rng(seed)
+    batches = []
+    for _ in range(num_batches):
+        classes = rng.choice(num_classes, size=classes_per_batch, replace=False)
+        labels = [int(c) for c in rng.permutation(np.repeat(classes, per_class))]
+        embeddings = rng.normal(size=(len(labels), dim))
+        embeddings /= np.linalg.norm(embeddings, axis=1, keepdims=True)
+        batches.append({"labels": labels, "embeddings": embeddings.tolist()})
+    return batches
+
+
+def xbm_cases(batches):
+    """PML's `CrossBatchMemory` value after each batch of the sequence, per wrapped loss."""
+    dim = len(batches[0]["embeddings"][0])
+    cases = []
+    for name, arguments, pml_class, pml_arguments in XBM_LOSSES:
+        pml_arguments = dict(pml_arguments)
+        if pml_class == "ContrastiveLoss":
+            pml_arguments["distance"] = pml_distances.LpDistance(
+                power=2, normalize_embeddings=False
+            )
+            pml_arguments["reducer"] = pml_reducers.MeanReducer()
+        memory = pml_losses.CrossBatchMemory(
+            getattr(pml_losses, pml_class)(**pml_arguments),
+            embedding_size=dim,
+            memory_size=XBM_MEMORY_SIZE,
+        )
+        values = []
+        for batch in batches:
+            embeddings = torch.tensor(batch["embeddings"], dtype=torch.float64)
+            value = memory(embeddings, torch.tensor(batch["labels"], dtype=torch.long))
+            values.append(float(value.item()))
+        cases.append(
+            {
+                "loss": name,
+                "arguments": arguments,
+                "pml_class": pml_class,
+                "memory_size": XBM_MEMORY_SIZE,
+                "pml_values": values,
+            }
+        )
+    return cases
+
+
+def main_xbm_cases_only():
+    """Adds (or recomputes) the cross-batch memory entries; every other key is kept as stored."""
+    with open(OUTPUT) as f:
+        stored = json.load(f)
+    batches = xbm_batches()
+    stored.update(xbm_batches=batches, xbm_cases=xbm_cases(batches))
+    with open(OUTPUT, "w") as f:
+        json.dump(stored, f)
+        f.write("\n")
+    print(f"wrote {len(stored['xbm_cases'])} cross-batch memory cases to {OUTPUT}")
+
+
 def main_new_cases_only():
     """Adds (or recomputes) the multi-center and FastAP entries; every other key of the stored
     file is written back unchanged (the same float64 values, so the same bytes)."""
@@ -622,7 +706,9 @@ def main(pair_cases_only=False):
 
 
 if __name__ == "__main__":
-    if "--new-cases-only" in sys.argv[1:]:
+    if "--xbm-cases-only" in sys.argv[1:]:
+        main_xbm_cases_only()
+    elif "--new-cases-only" in sys.argv[1:]:
         main_new_cases_only()
     elif "--pair-mask-cases-only" in sys.argv[1:]:
         main_pair_mask_cases_only()

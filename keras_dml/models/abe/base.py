@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_dml import losses
 from keras_dml.losses.class_weights import class_loss_with_weights
 from keras_dml.models.abe.losses import DIVERGENCE_PAIRS, abe_contrastive_loss, divergence_loss
 from keras_dml.models.distribution import gather_replicas, with_model_losses
@@ -95,16 +96,17 @@ class SplitEnsembleBase(EnsembleModel):
         self.metric_loss = metric_loss
         self._metric_loss_fn = None
         if metric_loss is not None:
-            from keras_dml import losses
-
             if isinstance(metric_loss, dict):  # a class-based loss covers the whole output
                 metric_loss = losses.with_class_arguments(
                     metric_loss, embedding_dim=self.embedding_dim
                 )
+                metric_loss = losses.with_memory_count(metric_loss, num_learners)
                 self.metric_loss = metric_loss
             loss = losses.get(metric_loss)
-            if losses.is_class_loss(loss):
-                # One [C, D] variable; learner m uses the columns of its slice (its own proxies).
+            if losses.is_class_loss(loss) or losses.is_memory_loss(loss):
+                # Class vectors: one [C, D] variable, learner m uses the columns of its slice (its
+                # own proxies). Cross-batch memory: learner m uses memory m.
+                losses.check_memory_count(loss, num_learners, type(self).__name__)
                 self.loss_slot.held.append(loss)
             elif isinstance(loss, keras.losses.Loss):
                 self._metric_loss_fn = loss
@@ -172,6 +174,8 @@ class SplitEnsembleBase(EnsembleModel):
         A class-based `metric_loss` gives learner m the columns of its slice of the class
         vectors, so every learner has its own proxies.
         """
+        if self.loss_layer is not None and losses.is_memory_loss(self.loss_layer):
+            return ops.cast(self.loss_layer(labels, embeddings, memory=learner), "float32")
         if self.loss_layer is not None:
             start, stop = self.learner_slices()[learner]
             weights = ops.cast(self.loss_layer.class_weight_variable, "float32")[:, start:stop]

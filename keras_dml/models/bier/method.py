@@ -26,7 +26,9 @@ def compile_bier(config, model):
     loss = config.get("loss")
     if loss and loss.get("name") not in LOSSES:
         # Not a Table 1 form: each group trains with this loss, without boosting weights.
-        loss = build_loss(config, embedding_dim=model.embedding_dim)
+        loss = build_loss(
+            config, embedding_dim=model.embedding_dim, num_memories=model.loss_memory_keys
+        )
     else:
         loss = None
     model.compile(

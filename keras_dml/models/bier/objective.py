@@ -31,6 +31,11 @@ class BIERObjective:
         """
         return self.loss_terms(labels, self(images, training=training))
 
+    @property
+    def loss_memory_keys(self):
+        """A compiled loss is called once per group: group m uses cross-batch memory m."""
+        return self.num_learners
+
     def loss_terms(self, labels, y_pred):
         """Every loss term of a batch from the model output (and the losses `call` added).
 
@@ -61,8 +66,8 @@ class BIERObjective:
             )
         else:  # a compiled loss: one unweighted loss per group, on its own class vectors
             learner_losses = [
-                self.metric_loss(labels, e, class_weights=lambda w, a=a, b=b: w[:, a:b])
-                for e, (a, b) in zip(embeddings, self.learner_slices())
+                self.metric_loss(labels, e, class_weights=lambda w, a=a, b=b: w[:, a:b], memory=m)
+                for m, (e, (a, b)) in enumerate(zip(embeddings, self.learner_slices()))
             ]
         result = {f"learner_{m}_loss": v for m, v in enumerate(learner_losses)}
         result["metric_loss"] = sum(learner_losses)

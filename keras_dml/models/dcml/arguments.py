@@ -2,6 +2,8 @@
 
 import numbers
 
+from keras_dml.losses.cross_batch_memory import check_memory_count, with_memory_count
+
 
 def check_sizes(**sizes):
     """Returns the given sizes as ints, raising a `ValueError` naming any that is not >= 1."""
@@ -48,11 +50,12 @@ def resolve_loss(identifier, argument, embedding_dim):
     return loss
 
 
-def resolve_losses(loss, subtask_loss, num_learners, learner_dim):
+def resolve_losses(loss, subtask_loss, num_learners, learner_dim, num_compositors=1):
     """Builds `(J_dis, J_T)`; without a `subtask_loss`, `J_T` is a fresh copy of `J_dis`.
 
     The copy has its own state (weights such as a learnable beta, sampler seed generator) and a
-    `subtask_` name prefix so both are stored separately in `.keras` files.
+    `subtask_` name prefix so both are stored separately in `.keras` files. A cross-batch memory
+    `J_T` gets one memory per composite (composite m calls it with `memory=m`).
     """
     dis_loss = resolve_loss(loss, "loss", num_learners * learner_dim)
     if subtask_loss is None:
@@ -60,5 +63,11 @@ def resolve_losses(loss, subtask_loss, num_learners, learner_dim):
         copy_config["name"] = f"subtask_{copy_config.get('name') or 'loss'}"
         if "embedding_dim" in copy_config:  # class vectors of J_T live in the composites' space
             copy_config["embedding_dim"] = learner_dim
+        if "num_memories" in copy_config:
+            copy_config["num_memories"] = num_compositors
         subtask_loss = type(dis_loss).from_config(copy_config)
-    return dis_loss, resolve_loss(subtask_loss, "subtask_loss", learner_dim)
+    elif isinstance(subtask_loss, dict):
+        subtask_loss = with_memory_count(subtask_loss, num_compositors)
+    subtask_loss = resolve_loss(subtask_loss, "subtask_loss", learner_dim)
+    check_memory_count(subtask_loss, num_compositors, "DCML's J_T")
+    return dis_loss, subtask_loss

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.layers.compositor import Compositor
+from keras_dml.losses.cross_batch_memory import is_memory_loss
 from keras_dml.models.dcml.arguments import check_sizes, resolve_lambdas, resolve_losses
 from keras_dml.models.dcml.diagnostics import average_compositor_weights
 from keras_dml.models.dcml.objective import compose, self_reinforced_loss
@@ -109,7 +110,9 @@ class DCML(EmbeddingModel):
                 f"`lambda_reinforce` must be >= 0. Received: lambda_reinforce={lambda_reinforce}"
             )
         lambdas = resolve_lambdas(lambda_subtask, num_compositors)
-        dis_loss, subtask_loss = resolve_losses(loss, subtask_loss, num_learners, learner_dim)
+        dis_loss, subtask_loss = resolve_losses(
+            loss, subtask_loss, num_learners, learner_dim, num_compositors
+        )
         # Plain settings first: `EmbeddingModel.__init__` calls `build`, which creates the
         # compositor and trackers (a built model accepts no new state).
         self.learner_dim = learner_dim
@@ -196,7 +199,7 @@ class DCML(EmbeddingModel):
         dis = ops.cast(self.dis_loss(labels, embeddings), "float32")
         subtask = 0.0
         for m, weight in enumerate(self.lambda_subtask):
-            term = self.subtask_loss(labels, scores["composites"][:, m])
+            term = self.subtask_term(labels, scores["composites"][:, m], m)
             subtask = subtask + weight * ops.cast(term, "float32")
         reinforce = ops.sum(self_reinforced_loss(scores["weighting_logits"]))
         return {
@@ -206,6 +209,12 @@ class DCML(EmbeddingModel):
             "max_weight": ops.mean(ops.max(ops.abs(scores["weights"]), axis=-1)),
             "loss": dis + self.lambda_reinforce * reinforce + subtask,
         }
+
+    def subtask_term(self, labels, composite, m):
+        """`J_T(z_m)`; a cross-batch memory `J_T` keeps composite m's features in memory m."""
+        if is_memory_loss(self.subtask_loss):
+            return self.subtask_loss(labels, composite, memory=m)
+        return self.subtask_loss(labels, composite)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         if y is None:

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_dml.losses.cross_batch_memory import is_memory_loss
 from keras_dml.models.distribution import gather_replicas, with_model_losses
 from keras_dml.models.division.model import DivisionModel
 from keras_dml.models.division.targets import batch_cluster, split_targets
@@ -111,6 +112,14 @@ class DivideAndConquer(DivisionModel):
 
     # -- stage ----------------------------------------------------------------------------------
     @property
+    def loss_memory_keys(self):
+        """Cross-batch memory keys: 0 the whole embedding (conquer), `1 + k` learner k (divide).
+
+        A learner's memory holds only the batches of its own cluster, in its own subspace.
+        """
+        return 1 + self.num_learners
+
+    @property
     def stage(self):
         """`"divide"` or `"conquer"`."""
         return "conquer" if int(ops.convert_to_numpy(self.stage_variable)) else "divide"
@@ -172,22 +181,37 @@ class DivideAndConquer(DivisionModel):
                     parts = ops.stack([w[:, a:b] for a, b in slices])
                     return ops.sum(parts * one_hot[:, None, None], axis=0)
 
-                return self.metric_loss(labels, active, sample_weight, active_columns)
+                return self.metric_loss(
+                    labels,
+                    active,
+                    sample_weight,
+                    active_columns,
+                    memory=1 + ops.argmax(one_hot),
+                    update=divide,
+                )
             losses = ops.stack(
                 [
-                    self.metric_loss(labels, e, sample_weight, lambda w, a=a, b=b: w[:, a:b])
-                    for e, (a, b) in zip(learners, slices)
+                    self.metric_loss(
+                        labels,
+                        e,
+                        sample_weight,
+                        lambda w, a=a, b=b: w[:, a:b],
+                        memory=1 + k,
+                        update=ops.logical_and(divide, one_hot[k] > 0),
+                    )
+                    for k, (e, (a, b)) in enumerate(zip(learners, slices))
                 ]
             )
             return ops.sum(losses * one_hot)
 
         def full_loss():
-            return self.metric_loss(labels, y_pred, sample_weight)
+            return self.metric_loss(labels, y_pred, sample_weight, update=ops.logical_not(divide))
 
-        if keras.backend.backend() == "jax":
+        if keras.backend.backend() == "jax" or is_memory_loss(self.loss_layer):
             # A loss that draws random samples advances its SeedGenerator, which JAX cannot do
-            # inside a `cond` branch (UnexpectedTracerError at the conquer stage): evaluate
-            # both losses and select one; the other gets no gradient.
+            # inside a `cond` branch (UnexpectedTracerError at the conquer stage), nor can a
+            # cross-batch memory update its variables there under MirroredStrategy: evaluate
+            # both losses and select one; the other gets no gradient and no memory update.
             loss = ops.where(divide, ops.cast(learner_loss(), "float32"), full_loss())
         else:
             # One loss evaluation per step: the branch not taken is not computed.

@@ -187,6 +187,11 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, DivisionModel):
         return "^(" + "|".join(paths) + ")$" if paths else "^$"
 
     @property
+    def loss_memory_keys(self):
+        """Cross-batch memory keys: 0 the final embedding (fine-tuning), `1 + k` subspace k."""
+        return 1 + self.max_learners
+
+    @property
     def mask_optimizer(self):
         """The optimizer of the masks' parameter group (`None` before `compile`)."""
         # The multipliers, also inside the LossScaleOptimizer of a mixed_float16 policy.
@@ -217,6 +222,7 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, DivisionModel):
         # The mask of the embedding the loss sees: a class-based loss (proxies) compares it with
         # class vectors under the same mask, so each subspace has its own class vectors.
         mask = ops.sum(masks * active[:, None], axis=0)
+        memory = 0
         if clusters is not None and training:
             cluster = batch_cluster(clusters)
             cluster = ops.clip(cluster, 0, ops.cast(self.num_active, "int32") - 1)
@@ -227,8 +233,13 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, DivisionModel):
             finetune = ops.equal(self.stage_variable, FINETUNE)
             embedding = ops.where(finetune, embedding, subspace)
             mask = ops.where(finetune, mask, ops.take(masks, cluster, axis=0))
+            memory = ops.where(finetune, 0, 1 + cluster)
         metric_loss = self.metric_loss(
-            labels, embedding, sample_weight, lambda w: w * ops.cast(mask, w.dtype)[None, :]
+            labels,
+            embedding,
+            sample_weight,
+            lambda w: w * ops.cast(mask, w.dtype)[None, :],
+            memory=memory,
         )
         orthogonality = self.soft_mask.orthogonality_loss(self.num_active)
         self.metric_loss_tracker.update_state(metric_loss)

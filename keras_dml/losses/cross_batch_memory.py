@@ -1,0 +1,353 @@
+"""Cross-batch memory (XBM, Wang et al. 2020): a pair loss between the batch and a FIFO memory."""
+
+import inspect
+
+import keras
+from keras import ops
+
+from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.reduction import propagate_nonfinite
+
+# Label of an empty memory slot; such slots are also left out by the pair mask.
+EMPTY_LABEL = -1
+
+
+def memory_pair_mask(batch_size, memory_size, filled, positions):
+    """The pairs of `[batch; memory]` that XBM's loss uses: batch anchors x filled memory slots.
+
+    Rows `0..B-1` are the batch (anchors), rows `B..B+M-1` the memory (references only). A pair
+    `(i, B + j)` is kept when slot `j` is filled and is not the slot that holds sample `i`
+    itself (the batch was enqueued first, so its own copy is in the memory).
+
+    Args:
+        batch_size: int or int scalar tensor `B`.
+        memory_size: int `M`.
+        filled: int scalar tensor. Number of filled slots (the first `filled` are used).
+        positions: int tensor `[B]`. The slot each batch sample was written to.
+
+    Returns:
+        bool tensor `[B + M, B + M]`.
+    """
+    slots = ops.arange(memory_size, dtype="int32")
+    usable = ops.expand_dims(slots < ops.cast(filled, "int32"), 0)
+    own_copy = ops.equal(ops.expand_dims(ops.cast(positions, "int32"), 1), slots[None, :])
+    batch_to_memory = ops.logical_and(usable, ops.logical_not(own_copy))  # [B, M]
+    top = ops.concatenate([ops.zeros((batch_size, batch_size), "bool"), batch_to_memory], axis=1)
+    bottom = ops.zeros((memory_size, batch_size + memory_size), "bool")
+    return ops.concatenate([top, bottom], axis=0)
+
+
+@keras.saving.register_keras_serializable(package="keras_dml")
+class CrossBatchMemory(keras.layers.Layer):
+    """Cross-batch memory: a pair loss between the current batch and the last `M` embeddings.
+
+    Each call first enqueues the batch's embeddings (without gradient) and labels into a FIFO
+    memory of `memory_size` slots (a circular queue: the oldest slots are overwritten), then
+    computes the wrapped pair loss with the batch as anchors and the filled memory, which now
+    holds the batch too, as references; the pair of a sample with its own copy in the memory is
+    left out. Only the batch's embeddings carry gradients (Algorithm 1).
+
+    How the loss sees the memory: the wrapped loss runs on `[batch; memory]` with a `pair_mask`
+    that keeps only (batch anchor, filled memory slot) pairs, so any keras-dml pair loss that
+    takes `pair_mask` works unchanged (contrastive, NT-Xent, SupCon, circle, lifted structure,
+    tuplet margin, SNR contrastive, FastAP). Losses without `pair_mask` (margin, triplet,
+    multi-similarity, binomial deviance, N-pairs, whose tuples are built from the batch alone)
+    and class-based losses (proxies) are refused. Lifted structure, whose positive pair `(i, j)`
+    also uses the negatives of `j`, sees only the anchor's: `j` is a memory slot, and XBM never
+    computes memory-to-memory similarities.
+
+    Memories: the layer holds `num_memories` independent memories, chosen per call with
+    `memory` (an int or an int tensor). Ensembles call their loss once per learner slice: each
+    call site passes its own key so that no memory mixes the features of different learners
+    (each model's `loss_memory_keys` says how many it uses and which is which; D&C: 0 the whole
+    embedding, `1 + k` learner k, whose memory then holds only its own cluster's batches).
+    Slices narrower than `embedding_dim` are padded with zeros in the memory, which changes no
+    distance and no inner product.
+
+    Cost: the wrapped loss sees a `[B + M, B + M]` pair matrix (the mask route keeps every pair
+    loss unchanged), so time and memory grow with `(B + M)^2`: fine for memories of a few
+    thousand slots, not for the paper's largest (the whole training set).
+
+    Warm-up: for the first `warmup_steps` calls on a memory the loss is the plain batch loss and
+    nothing is enqueued. The paper starts XBM after a warm-up because early features drift fast;
+    features enqueued then would be compared for the next `M / B` steps although they no longer
+    describe the network, so the memory starts empty when it starts being used.
+
+    Under `tf.distribute` the owning model passes the global batch (`gather_replicas`, in
+    replica order), so every replica enqueues the same rows and holds the same memory; the
+    memory variables take replica 0's value (`aggregation="only_first_replica"`). Under JAX
+    data parallelism the global batch is one array. The memory is part of the model's weights,
+    so `.keras` files and `BackupAndRestore` carry it and a resumed run continues with it.
+
+    Args:
+        loss: the pair loss to wrap: a registered name, a `{"name": ...}` dict or a
+            `keras_dml.losses.MetricLoss` instance whose function takes `pair_mask`.
+        memory_size: int. Number of slots `M` (the paper uses up to the dataset size). Must be
+            at least the (global) batch size.
+        embedding_dim: int. Width of the stored embeddings: the model's embedding dimension
+            (filled in by the run configuration like a class loss's).
+        num_memories: int. Independent memories (one per call site). Defaults to `1`.
+        warmup_steps: int. Calls per memory before it is used and filled. Defaults to `0`.
+        miner: optional callable `(labels, embeddings, ref_labels, ref_embeddings) -> bool
+            [B, M]` choosing the (anchor, memory slot) pairs the loss may use, as
+            pytorch-metric-learning's miners get `ref_emb`; it is combined with the filled-slot
+            and own-copy mask. A registered function serialises with the layer.
+        name: str. Defaults to `"cross_batch_memory"`.
+        **kwargs: passed to `keras.layers.Layer`.
+
+    Call arguments:
+        labels: int tensor `[B]`.
+        embeddings: float tensor `[B, d]`, `d <= embedding_dim`.
+        return_count: bool. Also return the int32 number of pairs used. Defaults to `False`.
+        memory: int or int scalar tensor in `[0, num_memories)`. Defaults to `0`.
+        update: bool or bool scalar tensor. Whether this call counts as a step of the memory
+            (enqueues, advances the warm-up). A model that evaluates two losses and keeps one
+            (D&C selects its learner or full loss with `where`: a `cond` branch cannot update
+            variables under `MirroredStrategy` nor JAX) passes False for the one it discards.
+            Defaults to `True`.
+
+    Returns:
+        float32 scalar loss, or `(loss, num_valid)`.
+
+    Examples:
+    >>> xbm = CrossBatchMemory({"name": "contrastive"}, memory_size=256, embedding_dim=64)
+    >>> model.compile(optimizer="adam", loss=xbm)  # doctest: +SKIP
+
+    References:
+        Wang, Zhang, Huang, Scott, "Cross-Batch Memory for Embedding Learning", CVPR 2020,
+        Algorithm 1 (enqueue the batch, then the pair loss of the batch against the memory)
+        and its warm-up. pytorch-metric-learning's `CrossBatchMemory` is the value reference.
+    """
+
+    def __init__(
+        self,
+        loss,
+        memory_size,
+        embedding_dim,
+        num_memories=1,
+        warmup_steps=0,
+        miner=None,
+        name="cross_batch_memory",
+        **kwargs,
+    ):
+        super().__init__(name=name, **kwargs)
+        self.inner_loss = wrappable_loss(loss)
+        self.memory_size = positive_int("memory_size", memory_size)
+        self.embedding_dim = positive_int("embedding_dim", embedding_dim)
+        self.num_memories = positive_int("num_memories", num_memories)
+        self.warmup_steps = int(warmup_steps)
+        if self.warmup_steps < 0:
+            raise ValueError(f"`warmup_steps` must be >= 0. Received: warmup_steps={warmup_steps}")
+        if isinstance(miner, dict):
+            miner = keras.saving.deserialize_keras_object(miner)
+        if miner is not None and not callable(miner):
+            raise ValueError(
+                "`miner` must be None or a callable (labels, embeddings, ref_labels, "
+                f"ref_embeddings) -> bool [B, M]. Received: miner={miner!r}"
+            )
+        self.miner = miner
+        shape = (self.num_memories, self.memory_size)
+        self.memory_embeddings = self._state("memory_embeddings", (*shape, self.embedding_dim))
+        self.memory_labels = self._state("memory_labels", shape, "int32", EMPTY_LABEL)
+        self.write_index = self._state("write_index", (self.num_memories,), "int32")
+        self.filled = self._state("filled", (self.num_memories,), "int32")
+        self.steps = self._state("steps", (self.num_memories,), "int32")
+        self.built = True  # the state is complete; nothing depends on the input shape
+
+    def _state(self, name, shape, dtype="float32", value=0):
+        return self.add_weight(
+            name=name,
+            shape=shape,
+            dtype=dtype,
+            initializer=keras.initializers.Constant(value),
+            trainable=False,
+            autocast=False,
+            aggregation="only_first_replica",
+        )
+
+    def call(self, labels, embeddings, return_count=False, memory=0, update=True):
+        labels = ops.cast(ops.reshape(labels, (-1,)), "int32")
+        embeddings = self._padded(ops.cast(embeddings, "float32"))
+        key = ops.one_hot(ops.cast(memory, "int32"), self.num_memories, dtype="int32")
+        warm = ops.sum(self.steps.value * key) >= self.warmup_steps
+        update = ops.convert_to_tensor(update, "bool")
+        self.steps.assign(self.steps.value + key * ops.cast(update, "int32"))
+
+        # Algorithm 1: enqueue the batch first, then the loss against the memory holding it.
+        start = ops.sum(self.write_index.value * key)
+        batch_size = ops.shape(labels)[0]
+        positions = (start + ops.arange(batch_size, dtype="int32")) % self.memory_size
+        stored_embeddings, stored_labels = self._enqueued(key, positions, labels, embeddings)
+        filled = ops.minimum(ops.sum(self.filled.value * key) + batch_size, self.memory_size)
+        # The memory is a constant: only the batch's own (anchor) embeddings carry gradients.
+        references = ops.stop_gradient(self._select(stored_embeddings, key))
+        reference_labels = self._select(stored_labels, key)
+        memory_loss, memory_count = self._loss_with_memory(
+            labels, embeddings, reference_labels, references, filled, positions
+        )
+        enqueue = ops.logical_and(warm, update)
+        self._commit(enqueue, key, stored_embeddings, stored_labels, start + batch_size, filled)
+        batch_loss, batch_count = self.inner_loss.fn(
+            labels, embeddings, return_count=True, **self.inner_loss.fn_kwargs
+        )
+        loss = ops.where(warm, memory_loss, ops.cast(batch_loss, "float32"))
+        count = ops.where(warm, memory_count, ops.cast(batch_count, "int32"))
+        loss = propagate_nonfinite(loss, embeddings)
+        # A batch larger than the memory would overwrite its own slots: refused when its size is
+        # known when traced, NaN otherwise (a gathered global batch), never silently wrong.
+        loss = ops.where(batch_size > self.memory_size, float("nan"), loss)
+        return (loss, count) if return_count else loss
+
+    def _padded(self, embeddings):
+        width = embeddings.shape[-1]
+        if width is not None and width > self.embedding_dim:
+            raise ValueError(
+                f"CrossBatchMemory '{self.name}' stores {self.embedding_dim}-d embeddings but "
+                f"received {width}-d ones; build it with embedding_dim={width}."
+            )
+        if width is not None and self.memory_size < (embeddings.shape[0] or 0):
+            raise ValueError(
+                f"CrossBatchMemory '{self.name}' has memory_size={self.memory_size}, smaller "
+                f"than the batch of {embeddings.shape[0]}; use memory_size >= the global batch."
+            )
+        if width == self.embedding_dim:
+            return embeddings
+        return ops.pad(embeddings, [[0, 0], [0, self.embedding_dim - width]])
+
+    def _enqueued(self, key, positions, labels, embeddings):
+        """The memory tensors with the batch written at `positions` of memory `key`."""
+        selected = self._select(self.memory_embeddings.value, key)
+        selected = ops.scatter_update(selected, positions[:, None], embeddings)
+        selected_labels = self._select(self.memory_labels.value, key)
+        selected_labels = ops.scatter_update(selected_labels, positions[:, None], labels)
+        chosen = ops.cast(key, "bool")
+        stored = ops.where(chosen[:, None, None], selected[None], self.memory_embeddings.value)
+        stored_labels = ops.where(chosen[:, None], selected_labels[None], self.memory_labels.value)
+        return stored, stored_labels
+
+    def _commit(self, enqueue, key, stored_embeddings, stored_labels, end, filled):
+        """Writes the enqueued memory `key` to the variables when `enqueue` (warm, updating)."""
+        chosen = ops.logical_and(enqueue, ops.cast(key, "bool"))
+        self.memory_embeddings.assign(
+            ops.where(chosen[:, None, None], stored_embeddings, self.memory_embeddings.value)
+        )
+        self.memory_labels.assign(
+            ops.where(chosen[:, None], stored_labels, self.memory_labels.value)
+        )
+        self.write_index.assign(ops.where(chosen, end % self.memory_size, self.write_index.value))
+        self.filled.assign(ops.where(chosen, filled, self.filled.value))
+
+    @staticmethod
+    def _select(values, key):
+        """Row `key` (one-hot) of a `[K, ...]` tensor."""
+        shape = (-1,) + (1,) * (len(values.shape) - 1)
+        return ops.sum(values * ops.cast(ops.reshape(key, shape), values.dtype), axis=0)
+
+    def _loss_with_memory(self, labels, embeddings, ref_labels, references, filled, positions):
+        """The wrapped loss on `[batch; memory]`, batch anchors against filled memory slots."""
+        batch_size = ops.shape(labels)[0]
+        pair_mask = memory_pair_mask(batch_size, self.memory_size, filled, positions)
+        if self.miner is not None:
+            mined = ops.cast(self.miner(labels, embeddings, ref_labels, references), "bool")
+            top = ops.concatenate([ops.zeros((batch_size, batch_size), "bool"), mined], axis=1)
+            bottom = ops.zeros((self.memory_size, batch_size + self.memory_size), "bool")
+            pair_mask = ops.logical_and(pair_mask, ops.concatenate([top, bottom], axis=0))
+        all_labels = ops.concatenate([labels, ref_labels], axis=0)
+        all_embeddings = ops.concatenate([embeddings, references], axis=0)
+        loss, count = self.inner_loss.fn(
+            all_labels,
+            all_embeddings,
+            pair_mask=pair_mask,
+            return_count=True,
+            **self.inner_loss.fn_kwargs,
+        )
+        return ops.cast(loss, "float32"), ops.cast(count, "int32")
+
+    def reset_memory(self):
+        """Empties every memory (and restarts the warm-up), e.g. between training stages."""
+        self.memory_embeddings.assign(ops.zeros_like(self.memory_embeddings.value))
+        self.memory_labels.assign(ops.full_like(self.memory_labels.value, EMPTY_LABEL))
+        for variable in (self.write_index, self.filled, self.steps):
+            variable.assign(ops.zeros_like(variable.value))
+
+    def compute_output_spec(self, labels, embeddings, return_count=False, memory=0, update=True):
+        loss = keras.KerasTensor((), dtype="float32")
+        return (loss, keras.KerasTensor((), dtype="int32")) if return_count else loss
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            loss=keras.saving.serialize_keras_object(self.inner_loss),
+            memory_size=self.memory_size,
+            embedding_dim=self.embedding_dim,
+            num_memories=self.num_memories,
+            warmup_steps=self.warmup_steps,
+            miner=None if self.miner is None else keras.saving.serialize_keras_object(self.miner),
+        )
+        return config
+
+
+def is_memory_loss(loss):
+    """Whether `loss` (an instance, a registered name or a `{"name": ...}` dict) is XBM."""
+    if isinstance(loss, dict):
+        loss = loss.get("name")
+    if isinstance(loss, str):
+        return loss.strip().lower().replace("-", "_") == "cross_batch_memory"
+    return isinstance(loss, CrossBatchMemory)
+
+
+def with_memory_count(loss_config, num_memories):
+    """`loss_config` with `num_memories` filled in (when unset) for a cross-batch memory.
+
+    A model calls its loss from several sites (the whole embedding, each learner); it fills in
+    one memory per site, as `embedding_dim` is filled in for a class loss.
+
+    Args:
+        loss_config: dict `{"name": ..., **arguments}`, or anything else (returned unchanged).
+        num_memories: int or `None`. The model's number of loss call sites.
+
+    Returns:
+        A new dict (or `loss_config` unchanged).
+
+    Examples:
+    >>> with_memory_count({"name": "cross_batch_memory", "memory_size": 64}, 3)
+    {'name': 'cross_batch_memory', 'memory_size': 64, 'num_memories': 3}
+    """
+    if not isinstance(loss_config, dict) or not is_memory_loss(loss_config) or not num_memories:
+        return loss_config
+    if loss_config.get("num_memories") is not None:
+        return loss_config
+    return {**loss_config, "num_memories": int(num_memories)}
+
+
+def check_memory_count(loss, needed, owner):
+    """Raises a one-line `ValueError` when the XBM `loss` has fewer than `needed` memories."""
+    if is_memory_loss(loss) and loss.num_memories < needed:
+        raise ValueError(
+            f"{owner} calls its loss from {needed} sites (the whole embedding and each learner), "
+            f"each with its own memory; build CrossBatchMemory with num_memories={needed}. "
+            f"Received: num_memories={loss.num_memories}"
+        )
+
+
+def wrappable_loss(loss):
+    """The pair loss `loss` resolves to; a one-line `ValueError` when XBM cannot wrap it."""
+    from keras_dml.losses.registry import get
+
+    resolved = get(loss)
+    fn = getattr(resolved, "fn", None)
+    if not isinstance(resolved, MetricLoss) or "pair_mask" not in inspect.signature(fn).parameters:
+        raise ValueError(
+            f"CrossBatchMemory wraps a pair loss that takes `pair_mask` (contrastive, ntxent, "
+            f"supcon, circle, lifted_structure, tuplet_margin, snr_contrastive, fast_ap); "
+            f"{type(resolved).__name__} builds its tuples from the batch alone. Received: "
+            f"loss={loss!r}"
+        )
+    return resolved
+
+
+def positive_int(name, value):
+    """`value` as an int; a one-line `ValueError` unless it is a positive integer."""
+    if isinstance(value, bool) or int(value) != value or int(value) < 1:
+        raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
+    return int(value)
