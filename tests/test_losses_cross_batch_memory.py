@@ -56,7 +56,18 @@ def test_the_batch_is_enqueued_before_the_loss():
 
 @pytest.mark.parametrize(
     "name",
-    ["contrastive", "ntxent", "supcon", "circle", "tuplet_margin", "snr_contrastive", "fast_ap"],
+    [
+        "contrastive",
+        "ntxent",
+        "supcon",
+        "circle",
+        "tuplet_margin",
+        "snr_contrastive",
+        "fast_ap",
+        "triplet",
+        "multi_similarity",
+        "binomial_deviance",
+    ],
 )
 def test_on_an_empty_memory_every_wrappable_loss_equals_its_in_batch_value(name):
     """The memory rows take no part as anchors: each loss's own reduction over anchors is
@@ -178,7 +189,7 @@ def test_the_config_entry_builds_it_and_its_config_round_trips():
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"loss": {"name": "margin"}}, "takes `pair_mask`"),
+        ({"loss": {"name": "npairs"}}, "takes `pair_mask`"),
         ({"loss": "proxy_anchor"}, "takes `pair_mask`"),
         ({"memory_size": 0}, "memory_size"),
         ({"warmup_steps": -1}, "warmup_steps"),

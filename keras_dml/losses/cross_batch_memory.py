@@ -49,12 +49,12 @@ class CrossBatchMemory(keras.layers.Layer):
 
     How the loss sees the memory: the wrapped loss runs on `[batch; memory]` with a `pair_mask`
     that keeps only (batch anchor, filled memory slot) pairs, so any keras-dml pair loss that
-    takes `pair_mask` works unchanged (contrastive, NT-Xent, SupCon, circle, lifted structure,
-    tuplet margin, SNR contrastive, FastAP). Losses without `pair_mask` (margin, triplet,
-    multi-similarity, binomial deviance, N-pairs, whose tuples are built from the batch alone)
-    and class-based losses (proxies) are refused. Lifted structure, whose positive pair `(i, j)`
-    also uses the negatives of `j`, sees only the anchor's: `j` is a memory slot, and XBM never
-    computes memory-to-memory similarities.
+    takes `pair_mask` works unchanged (contrastive, triplet, margin, multi-similarity, binomial
+    deviance, NT-Xent, SupCon, circle, lifted structure, tuplet margin, SNR contrastive, FastAP;
+    their mining and sampling pick among the allowed pairs). N-pairs, whose tuples are built from
+    the batch alone, and class-based losses (proxies) are refused. Lifted structure, whose
+    positive pair `(i, j)` also uses the negatives of `j`, sees only the anchor's: `j` is a
+    memory slot, and XBM never computes memory-to-memory similarities.
 
     Memories: the layer holds `num_memories` independent memories, chosen per call with
     `memory` (an int or an int tensor). Ensembles call their loss once per learner slice: each
@@ -338,8 +338,9 @@ def wrappable_loss(loss):
     fn = getattr(resolved, "fn", None)
     if not isinstance(resolved, MetricLoss) or "pair_mask" not in inspect.signature(fn).parameters:
         raise ValueError(
-            f"CrossBatchMemory wraps a pair loss that takes `pair_mask` (contrastive, ntxent, "
-            f"supcon, circle, lifted_structure, tuplet_margin, snr_contrastive, fast_ap); "
+            f"CrossBatchMemory wraps a pair loss that takes `pair_mask` (contrastive, triplet, "
+            f"margin, multi_similarity, binomial_deviance, ntxent, supcon, circle, "
+            f"lifted_structure, tuplet_margin, snr_contrastive, fast_ap); "
             f"{type(resolved).__name__} builds its tuples from the batch alone. Received: "
             f"loss={loss!r}"
         )
