@@ -7,6 +7,7 @@ turns that into one line per broken internal link, missing image or missing anch
 """
 
 import html.parser
+import importlib.util
 import json
 import os
 import shutil
@@ -46,6 +47,23 @@ function load() {
 load();
 </script></body></html>
 """
+
+
+def load_hooks():
+    """The site's MkDocs hooks module (`docs/hooks.py`: the tables built from the records)."""
+    spec = importlib.util.spec_from_file_location(
+        "docs_hooks", os.path.join(ROOT, "docs", "hooks.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rendered_markdown(page):
+    """The Markdown of the site page `page` (e.g. `docs/benchmarks.md`) with its tables built,
+    as MkDocs renders it."""
+    with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+        return load_hooks().render_tables(f.read(), page)
 
 
 def chromium_path():
