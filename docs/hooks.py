@@ -9,7 +9,9 @@ A page asks for a table with a marker line, replaced when the site is built:
   (`benchmarks/recipes.py`'s `summary.json`);
 - `<!-- table: speed -->`: `benchmarks/results/speed.json`;
 - `<!-- table: configs METHOD -->`: the recipes `training/configs/METHOD_*.json` and their
-  settings.
+  settings;
+- `<!-- table: zoo -->`: the model cards of `models/` (`keras_dml.zoo.list_models`) with the test
+  metrics they record.
 
 An unknown marker stops the build with one line naming the markers that exist.
 """
@@ -141,12 +143,31 @@ def configs_table(method):
     return markdown_table(header, rows)
 
 
+def zoo_table():
+    """Every model card of the zoo: what it is and, when published, its recorded test metrics."""
+    if ROOT not in sys.path:  # keras_dml of this checkout (MkDocs' plugins reset sys.path)
+        sys.path.insert(0, ROOT)
+    from keras_dml.zoo import list_models
+
+    rows = []
+    for card in list_models():
+        metrics = card.get("metrics") or {}
+        scores = [f"{metrics[k]:.3f}" if k in metrics else "" for k in ("recall@1", "map@r")]
+        rows.append(
+            [f"`{card['name']}`", card["status"], card["method"], card["backbone"]]
+            + [card["dataset"], *scores]
+        )
+    header = ["name", "status", "method", "backbone", "dataset", "R@1", "MAP@R"]
+    return markdown_table(header, rows)
+
+
 TABLES = {
     "accuracy": lambda _: accuracy_table(),
     "accuracy-differences": lambda _: accuracy_differences(),
     "recipes": recipes_table,
     "speed": lambda _: speed_table(),
     "configs": configs_table,
+    "zoo": lambda _: zoo_table(),
 }
 
 

@@ -145,3 +145,17 @@ def test_examples_sections_are_indented_for_the_google_parser():
     )
     indented = "Examples:\n    >>> f(1)\n"
     assert griffe_examples.indent_examples(indented) == indented
+
+
+def test_zoo_table_lists_every_card_with_its_recorded_metrics():
+    from keras_dml import zoo
+
+    cards = zoo.list_models()
+    table = hooks.zoo_table().splitlines()
+    assert len(table) == 2 + len(cards) >= 12
+    published = next(card for card in cards if card["status"] == "published")
+    row = next(line for line in table if line.startswith(f"| `{published['name']}` |"))
+    assert row.endswith(
+        f"| {published['metrics']['recall@1']:.3f} | {published['metrics']['map@r']:.3f} |"
+    )
+    assert "<!-- table: zoo -->" in read("docs/zoo.md")
