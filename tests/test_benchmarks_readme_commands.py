@@ -1,4 +1,5 @@
-"""The benchmark commands the README and the scripts' usage lines quote parse, and name what exists.
+"""The benchmark commands the docs (README and site) and the scripts' usage lines quote parse, and
+name what exists.
 
 Each one runs for minutes to hours, so it is not run here (the slow suite runs the scripts end to
 end in bounded forms); what can go stale as written is checked instead: every flag with the
@@ -12,7 +13,9 @@ import shlex
 
 import pytest
 
+from tests.docs_site import rendered_markdown
 from tests.helpers import benchmark_script
+from tests.test_docs_commands import SITE_PAGES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # An inline code span, possibly wrapped over lines by the README's line length.
@@ -23,8 +26,11 @@ PLACEHOLDER = re.compile(r"^[A-Z]+$")  # ROW, DIR: the reader fills them in
 
 
 def readme_commands():
+    """Commands quoted by README.md and the site's pages, with their tables built (the speed
+    table's commands come from benchmarks/results/speed.json)."""
     with open(os.path.join(ROOT, "README.md")) as f:
-        text = f.read()
+        text = f.read() + "\n"
+    text += "\n".join(rendered_markdown(page) for page in SITE_PAGES)
     return [" ".join(match.split()) for match in README_COMMAND.findall(text)]
 
 

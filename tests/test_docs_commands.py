@@ -1,7 +1,8 @@
 """Every `bash` command and `python` block of the documentation runs as written (issue 13).
 
-The blocks are extracted from README.md, CONTRIBUTING.md, export/README.md and models/README.md,
-so a new documented line is tested the day it is written. The blocks of one document run in
+The blocks are extracted from README.md, CONTRIBUTING.md, export/README.md, models/README.md and
+every page of the documentation site (`docs/**/*.md`, in `mkdocs.yml`'s nav order), so a new
+documented line is tested the day it is written. The blocks of one document run in
 order in one temporary folder (with `training/`, `export/` and `models/` linked in, as in a
 checkout). Training commands get one epoch (`--epochs 1`, `--set epochs=1`) to stay bounded and
 blocks that train run in the slow suite; `pip install` lines are checked against the extras of
@@ -24,11 +25,23 @@ import pytest
 from PIL import Image
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOCS = ("README.md", "CONTRIBUTING.md", "export/README.md", "models/README.md")
+
+
+def site_pages():
+    """The pages of the documentation site, `docs/...md`, in the order of `mkdocs.yml`'s nav."""
+    with open(os.path.join(ROOT, "mkdocs.yml")) as f:
+        return tuple(
+            f"docs/{page}" for page in re.findall(r"^\s*- (?:[^:\n]+: )?(\S+\.md)$", f.read(), re.M)
+        )
+
+
+SITE_PAGES = site_pages()
+DOCS = ("README.md", "CONTRIBUTING.md", "export/README.md", "models/README.md", *SITE_PAGES)
 LINKED = ("training", "export", "models")
-# Docs walked top to bottom, verbatim, in a fresh copy (tests/test_docs_readme_walk.py, slow): their
-# slow blocks run there only, once, instead of a second time here.
-WALKED = ("README.md",)
+# Docs walked top to bottom, verbatim, in a fresh copy (tests/test_docs_readme_walk.py, slow): the
+# README, then the site's pages in nav order. Their slow blocks run there only, once, instead of a
+# second time here.
+WALKED = ("README.md", *SITE_PAGES)
 TIMEOUT = 900
 # A block is slow when it trains or runs the demo.
 SLOW_MARKERS = (
@@ -241,13 +254,15 @@ def test_environment_assignments_prefix_a_command():
 
 def test_every_doc_has_been_scanned():
     assert sum(1 for _ in runnable_blocks()) >= 8
-    # Each document contributes runnable blocks, and no Markdown file of the checkout with a
-    # `bash` or `python` block is left out of DOCS.
+    # Each document outside the site contributes runnable blocks (a site page may hold none,
+    # e.g. the API reference), and no Markdown file of the checkout with a `bash` or `python`
+    # block is left out of DOCS.
     scanned = {param.id.split(":")[0] for param in runnable_blocks()}
-    assert scanned == set(DOCS)
+    assert set(DOCS) - set(SITE_PAGES) <= scanned <= set(DOCS)
+    assert {"docs/index.md", "docs/search.md", "docs/losses.md"} <= set(SITE_PAGES)
     with_blocks = set()
     for folder, subfolders, files in os.walk(ROOT):
-        skipped = ("node_modules", "build", "dist", "venv", "runs", "demo_output")
+        skipped = ("node_modules", "build", "dist", "venv", "runs", "demo_output", "site")
         subfolders[:] = [
             d
             for d in subfolders

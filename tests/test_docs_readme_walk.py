@@ -1,17 +1,19 @@
-"""README.md followed top to bottom, verbatim, in a fresh copy of the repository (issue 29).
+"""README.md and the documentation site followed top to bottom, verbatim, in a fresh copy of the
+repository (issues 29 and 30).
 
 `tests/test_docs_commands.py` runs each block of the docs in a prepared folder (the repository's
 folders linked in, images for the ONNX client example). This walk prepares nothing: it
 copies the tracked files into an empty folder, makes it a git repository, and runs every `bash`
-command and `python` block of README.md in order there, as a reader would, so an example that
-uses a file no earlier command makes, or a system package the README names only later, fails
-here. It takes the bounds of the docs test (`bounded`: one epoch per training command) and
-`KERAS_DML_CI_BUDGET=1` (the picture script's small run). Exceptions, as in the docs test:
+command and `python` block of README.md and then of the site's pages (`WALKED`: `mkdocs.yml`'s
+nav order) in order there, as a reader would, so an example that uses a file no earlier command
+makes, or a system package the docs name only later, fails here. It takes the bounds of the
+docs test (`bounded`: one epoch per training command) and `KERAS_DML_CI_BUDGET=1` (the
+picture script's small run). Exceptions, as in the docs test:
 `pip install` lines are checked against `pyproject.toml`'s extras (the test runs in the installed
 environment) and the test command is checked to be a line of `.ci/run` instead of running the
 suite inside itself; an `apt-get install` line is checked to be installed (the walk is skipped,
 naming the line, where it is not); a command for a Keras backend that is not installed is
-skipped and reported (the `backends` extra is not in `dev`). After the walk, nothing the README
+skipped and reported (the `backends` extra is not in `dev`). After the walk, nothing the docs
 wrote may show in `git status` but the pictures its picture command regenerates.
 """
 
@@ -27,6 +29,7 @@ import warnings
 import pytest
 
 from tests.test_docs_commands import (
+    WALKED,
     apt_packages,
     bash_commands,
     bounded,
@@ -40,7 +43,7 @@ from tests.test_docs_commands import (
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMEOUT = 900
 # Tracked files the README's commands rewrite on purpose: `python docs/make_images.py --output
-# docs/images` regenerates the README's two pictures.
+# docs/images` (docs/reports.md) regenerates the site's two pictures.
 REGENERATED = {"docs/images/retrieval_grid.png", "docs/images/projection.png"}
 # Data that comes from a system package: the dataset name a command or its `--config` recipe
 # names, and the Debian packages it needs.
@@ -50,14 +53,17 @@ SYSTEM_DATA = {
 }
 
 
-def readme_steps(readme_path):
-    """`(README line, "bash" | "python", command or block text)` of README.md, in order."""
+def readme_steps(root):
+    """`("doc:line", "bash" | "python", command or block text)` of the walked docs (`WALKED`:
+    README.md, then the site's pages) under `root`, in order."""
     steps = []
-    for language, line, text in fenced_blocks(readme_path):  # an absolute path: the copy's
-        if language == "python":
-            steps.append((line, language, text))
-        elif language == "bash":
-            steps += [(line, language, command) for command in bash_commands(text)]
+    for doc in WALKED:
+        # An absolute path: the copy's.
+        for language, line, text in fenced_blocks(os.path.join(root, doc)):
+            if language == "python":
+                steps.append((f"{doc}:{line}", language, text))
+            elif language == "bash":
+                steps += [(f"{doc}:{line}", language, command) for command in bash_commands(text)]
     return steps
 
 
@@ -118,11 +124,12 @@ def run_step(language, text, cwd, env):
 
 
 def walk(cwd, env):
-    """Follows README.md in `cwd`. Returns `(failures, skipped)`: one line per step that failed
-    (README line, step, why) and per command skipped for a missing backend."""
+    """Follows README.md and the site's pages in `cwd`. Returns `(failures, skipped)`: one line
+    per step that failed (doc and line, step, why) and per command skipped for a missing
+    backend."""
     failures, skipped, installed = [], [], set()
-    for line, language, text in readme_steps(os.path.join(cwd, "README.md")):
-        where = f"README.md:{line} {text.strip().splitlines()[0][:100]!r}"
+    for line, language, text in readme_steps(str(cwd)):
+        where = f"{line} {text.strip().splitlines()[0][:100]!r}"
         argv, step_env = (
             with_assignments(shlex.split(text), env) if language == "bash" else ([], env)
         )
@@ -130,15 +137,15 @@ def walk(cwd, env):
             check_pip_install(argv)
             continue
         if argv[:3] == ["python", "-m", "pytest"]:
-            readme = (cwd / "README.md").read_text().splitlines()
-            check_test_command(next(li for li in readme if text in li).strip())
+            doc = (cwd / line.split(":")[0]).read_text().splitlines()
+            check_test_command(next(li for li in doc if text in li).strip())
             continue
         if argv[:2] == ["apt-get", "install"]:
             installed.update(check_apt_install(argv))
             continue
         absent = system_packages_absent(text, cwd, installed)
         if absent:
-            failures.append(f"{where}: needs {absent}, which no earlier README line installs")
+            failures.append(f"{where}: needs {absent}, which no earlier line of the docs installs")
             continue
         if backend_missing(step_env):
             skipped.append(f"{where} (backend {backend_missing(step_env)} not installed)")
@@ -162,25 +169,34 @@ def left_behind(cwd):
     return [line for line in status if not (line[:2] == " M" and line[3:] in REGENERATED)]
 
 
-# Embedding sizes the README quotes for settings one of its commands also trains: the quote
-# (its size the group) and the run folder of the README's command with those settings.
+# Embedding sizes the walked docs quote for settings one of their commands also trains: the quote
+# (its size the group) and the run folder of the docs' command with those settings.
 QUOTED_SIZES = {
     # `keras-dml train --method baseline --dataset digits ... --output runs/baseline` sets
     # nothing about the model, as the accuracy benchmark's `defaults` row.
     r"the library's defaults: `vgg_small`, normalised softmax, (\d+)-d": "runs/baseline",
-    # The Fashion-MNIST recipes' budget; the README trains the D&C recipe into runs/dc_fmnist.
+    # The Fashion-MNIST recipes' budget; docs/cli.md trains the D&C recipe into runs/dc_fmnist.
     r"recipe with one shared budget: convnet at 32 px, (\d+)-d": "runs/dc_fmnist",
 }
 
 
-def quoted_embedding_sizes(readme_text):
-    """`{run folder: size}` of `QUOTED_SIZES` as the README quotes them (its prose joined, so a
-    quote may wrap); each quote must be there exactly once."""
-    prose = " ".join(readme_text.split())
+def walked_text(root):
+    """The walked docs under `root`, one text."""
+    texts = []
+    for doc in WALKED:
+        with open(os.path.join(root, doc)) as f:
+            texts.append(f.read())
+    return "\n".join(texts)
+
+
+def quoted_embedding_sizes(docs_text):
+    """`{run folder: size}` of `QUOTED_SIZES` as the walked docs quote them (their prose joined,
+    so a quote may wrap); each quote must be there exactly once."""
+    prose = " ".join(docs_text.split())
     sizes = {}
     for pattern, folder in QUOTED_SIZES.items():
         found = re.findall(pattern, prose)
-        assert len(found) == 1, f"README quotes {pattern!r} {len(found)} times, not once"
+        assert len(found) == 1, f"the docs quote {pattern!r} {len(found)} times, not once"
         sizes[folder] = int(found[0])
     return sizes
 
@@ -211,10 +227,10 @@ def embedding_size(model_path, env, cwd):
 def size_mismatches(cwd, env):
     """One line per `QUOTED_SIZES` quote that differs from the size its run folder's model has."""
     mismatches = []
-    for folder, size in quoted_embedding_sizes((cwd / "README.md").read_text()).items():
+    for folder, size in quoted_embedding_sizes(walked_text(cwd)).items():
         produced = embedding_size(str(cwd / folder / "model.keras"), env, cwd)
         if produced != size:
-            mismatches.append(f"README quotes {size}-d for {folder}; its command made {produced}")
+            mismatches.append(f"the docs quote {size}-d for {folder}; its command made {produced}")
     return mismatches
 
 
@@ -238,27 +254,24 @@ def test_readme_runs_top_to_bottom_in_a_fresh_copy(tmp_path):
         for line in left_behind(copy)
     ]
     problems += size_mismatches(copy, env)
-    assert not problems, "Following README.md:\n" + "\n\n".join(problems)
+    assert not problems, "Following README.md and the site:\n" + "\n\n".join(problems)
 
 
 def test_readme_installs_system_data_before_a_step_uses_it():
     """The `apt-get install` of a dataset's Debian package comes before the first README step
     that reads that dataset (the walk's check, without running anything)."""
     installed, early = set(), []
-    for line, language, text in readme_steps(os.path.join(ROOT, "README.md")):
+    for line, language, text in readme_steps(ROOT):
         argv = shlex.split(text) if language == "bash" else []
         if argv[:2] == ["apt-get", "install"]:
             installed.update(apt_packages(argv))
         elif system_packages_absent(text, ROOT, installed):
-            early.append(
-                f"README.md:{line} {text[:80]!r}: {system_packages_absent(text, ROOT, installed)}"
-            )
+            early.append(f"{line} {text[:80]!r}: {system_packages_absent(text, ROOT, installed)}")
     assert not early, f"steps before the apt-get line of the data they read: {early}"
 
 
 def test_readme_quotes_each_checked_embedding_size_once():
-    with open(os.path.join(ROOT, "README.md")) as f:
-        sizes = quoted_embedding_sizes(f.read())
+    sizes = quoted_embedding_sizes(walked_text(ROOT))
     assert set(sizes) == set(QUOTED_SIZES.values())
 
 

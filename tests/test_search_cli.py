@@ -1,4 +1,5 @@
-"""`keras-dml search` and the README's Search section, run as written on a tiny model."""
+"""`keras-dml search` and the site's Search page (docs/search.md), run as written on a tiny
+model."""
 
 import os
 import re
@@ -18,9 +19,10 @@ COLOURS = {"cat": (220, 40, 40), "dog": (40, 40, 220), "owl": (40, 200, 40)}
 
 
 def _readme_section():
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as file:
-        readme = file.read()
-    return readme.split("## Search\n", 1)[1].split("\n## ", 1)[0]
+    """docs/search.md up to its first subsection (the gallery, the command and the Python API)."""
+    with open(os.path.join(ROOT, "docs", "search.md"), encoding="utf-8") as file:
+        page = file.read()
+    return page.split("# Search\n", 1)[1].split("\n## ", 1)[0]
 
 
 @pytest.fixture()

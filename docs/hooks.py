@@ -1,0 +1,193 @@
+"""MkDocs hooks: the site's tables come from the records, never typed into a page.
+
+A page asks for a table with a marker line, replaced when the site is built:
+
+- `<!-- table: accuracy -->`: the mean over seeds of every row of
+  `benchmarks/results/accuracy_hangul.jsonl` (`benchmarks/accuracy_table.py` reads them);
+- `<!-- table: accuracy-differences -->`: each row against the baseline trained with the same loss;
+- `<!-- table: recipes fashion_mnist -->`: `benchmarks/results/recipes_fashion_mnist.json`
+  (`benchmarks/recipes.py`'s `summary.json`);
+- `<!-- table: speed -->`: `benchmarks/results/speed.json`;
+- `<!-- table: configs METHOD -->`: the recipes `training/configs/METHOD_*.json` and their
+  settings;
+- `<!-- table: zoo -->`: the model cards of `models/` (`keras_dml.zoo.list_models`) with the test
+  metrics they record.
+
+An unknown marker stops the build with one line naming the markers that exist.
+"""
+
+import glob
+import json
+import os
+import re
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "benchmarks", "results")
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+from accuracy_table import (  # noqa: E402
+    METRICS,
+    differences_from_baseline,
+    loss_of,
+    read_records,
+)
+
+MARKER = re.compile(r"^<!-- table: ([\w-]+)(?: (\w+))? -->$", re.M)
+
+
+def markdown_table(header, rows):
+    """A Markdown table: `header` a list of column names, `rows` lists of cell strings."""
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def describe_loss(loss):
+    """`name (option=value, ...)` of a run-config loss entry, or its PML recipe's baseline."""
+    if "baseline" in loss:
+        return f"same recipe as `{loss['baseline']}`"
+    options = ", ".join(f"{k}={v}" for k, v in loss.items() if k != "name")
+    return f"{loss.get('name', '')}" + (f" ({options})" if options else "")
+
+
+ACCURACY = os.path.join(RESULTS, "accuracy_hangul.jsonl")
+
+
+def accuracy_table(path=ACCURACY):
+    """Mean over the recorded seeds of each row, in record order."""
+    rows = []
+    for row, records in read_records(path).items():
+        means = [np.mean([r["metrics"][k] for r in records]) for k in METRICS]
+        loss = loss_of(records[-1]) if "settings" in records[-1] else {}
+        rows.append(
+            [
+                f"`{row}`",
+                describe_loss(loss) if loss else "",
+                ", ".join(str(r["seed"]) for r in records),
+                *(f"{m:.3f}" for m in means),
+                f"{np.mean([r['seconds'] for r in records]):.0f} s",
+            ]
+        )
+    header = ["row", "loss", "seeds", "R@1", "MAP@R", "R-Prec", "NMI", "train time"]
+    return markdown_table(header, rows)
+
+
+def accuracy_differences(path=ACCURACY):
+    """Each row minus the baseline trained with the same loss, on their shared seeds."""
+    rows = [
+        [
+            f"`{entry['row']}`",
+            f"`{entry['baseline']}`",
+            ", ".join(map(str, entry["seeds"])),
+            f"{entry['recall@1']:+.3f}",
+            f"{entry['map@r']:+.3f}",
+        ]
+        for entry in differences_from_baseline(read_records(path))
+        if entry["baseline"] is not None
+    ]
+    return markdown_table(["row", "baseline", "seeds", "R@1", "MAP@R"], rows)
+
+
+def recipes_table(dataset):
+    """`benchmarks/recipes.py`'s summary of `dataset`, one row per method."""
+    with open(os.path.join(RESULTS, f"recipes_{dataset}.json")) as f:
+        summary = json.load(f)
+    rows = [
+        [
+            r["method"],
+            *(f"{r[k]:.4f}" for k in ("recall@1", "recall@2", "map@r", "nmi", "best_val_map@r")),
+            f"{r['seconds']:.0f} s",
+        ]
+        for r in summary["rows"]
+    ]
+    header = ["method", "R@1", "R@2", "MAP@R", "NMI", "best val MAP@R", "train time"]
+    return markdown_table(header, rows)
+
+
+def speed_table():
+    """The speed and memory measurements of `benchmarks/*.py`, with their targets."""
+    with open(os.path.join(RESULTS, "speed.json")) as f:
+        records = json.load(f)["rows"]
+    rows = [
+        [r["what"], "the row above's" if r["command"] == "same" else f"`{r['command']}`"]
+        + [r["result"], r["target"]]
+        for r in records
+    ]
+    return markdown_table(["what", "command", "result", "target"], rows)
+
+
+def configs_table(method):
+    """The recipes of `method` in `training/configs/`, with the settings that define them."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "training", "configs", f"{method}_*.json"))):
+        with open(path) as f:
+            config = json.load(f)
+        if config.get("method") != method:
+            continue
+        loss = config.get("loss") or config.get("model", {}).get("loss") or "built in"
+        rows.append(
+            [
+                f"`training/configs/{os.path.basename(path)}`",
+                config["dataset"],
+                config["backbone"]["name"],
+                describe_loss(loss) if isinstance(loss, dict) else loss,
+                config["epochs"],
+                config["optimizer"]["learning_rate"],
+            ]
+        )
+    if not rows:
+        raise ValueError(f"no recipe training/configs/{method}_*.json; check the marker's method")
+    header = ["recipe", "dataset", "backbone", "loss", "epochs", "learning rate"]
+    return markdown_table(header, rows)
+
+
+def zoo_table():
+    """Every model card of the zoo: what it is and, when published, its recorded test metrics."""
+    if ROOT not in sys.path:  # keras_dml of this checkout (MkDocs' plugins reset sys.path)
+        sys.path.insert(0, ROOT)
+    from keras_dml.zoo import list_models
+
+    rows = []
+    for card in list_models():
+        metrics = card.get("metrics") or {}
+        scores = [f"{metrics[k]:.3f}" if k in metrics else "" for k in ("recall@1", "map@r")]
+        rows.append(
+            [f"`{card['name']}`", card["status"], card["method"], card["backbone"]]
+            + [card["dataset"], *scores]
+        )
+    header = ["name", "status", "method", "backbone", "dataset", "R@1", "MAP@R"]
+    return markdown_table(header, rows)
+
+
+TABLES = {
+    "accuracy": lambda _: accuracy_table(),
+    "accuracy-differences": lambda _: accuracy_differences(),
+    "recipes": recipes_table,
+    "speed": lambda _: speed_table(),
+    "configs": configs_table,
+    "zoo": lambda _: zoo_table(),
+}
+
+
+def render_tables(markdown, page_name="page"):
+    """`markdown` with each table marker replaced by its table.
+
+    Raises:
+        ValueError: a marker names no known table (one line naming those that exist).
+    """
+
+    def replace(match):
+        name, argument = match.group(1), match.group(2)
+        if name not in TABLES:
+            raise ValueError(
+                f"{page_name}: unknown table marker {name!r}; use one of {sorted(TABLES)}"
+            )
+        return TABLES[name](argument)
+
+    return MARKER.sub(replace, markdown)
+
+
+def on_page_markdown(markdown, page, **kwargs):
+    return render_tables(markdown, page.file.src_uri)
