@@ -186,11 +186,16 @@ def _render(header, body, markdown):
     ]
 
 
-def main(argv=None):
+def build_parser():
+    """The command line of this script (also read by the docs' command checks)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", help="a results.jsonl of benchmarks/accuracy.py")
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     print("\n".join(format_table(read_records(args.results), markdown=args.markdown)))
 
 
