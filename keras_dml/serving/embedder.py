@@ -13,6 +13,7 @@ import numpy as np
 
 from keras_dml import zoo
 from keras_dml.serving.input_contract import ImageContract
+from keras_dml.utils import optional_import
 
 
 def _slices_from_dims(dims):
@@ -82,8 +83,6 @@ class Embedder:
         self._run = lambda images: np.asarray(predict(images), dtype=np.float32)
 
     def _load_onnx(self, path):
-        from keras_dml.utils import optional_import
-
         ort = optional_import("onnxruntime", feature="searching with an ONNX model")
         if not os.path.isfile(path):
             raise FileNotFoundError(f"ONNX model not found. Received: model={path!r}")

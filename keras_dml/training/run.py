@@ -9,8 +9,10 @@ import warnings
 
 import keras
 
+from keras_dml import backbones
 from keras_dml.data.run_splits import QUERY_GALLERY_DATASETS as QUERY_GALLERY_DATASETS
 from keras_dml.data.run_splits import load_splits
+from keras_dml.evaluation import RetrievalEvaluation, embed, evaluate
 from keras_dml.losses.class_weights import (
     with_class_arguments,
     with_recommended_lr_multipliers,
@@ -47,7 +49,6 @@ def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0, rer
     Returns:
         dict of metrics (`recall@K`, `map@r`, `r_precision`, `nmi`, counts).
     """
-    from keras_dml.evaluation import embed, evaluate
 
     def embeddings_of(data):
         dataset = data.as_tf_dataset(training=False, batch_size=batch_size, image_size=image_size)
@@ -144,9 +145,6 @@ def warn_unreached_stages(options, epochs):
 
 def _train(config, output_dir, verbose, extra_callbacks, splits):
     """`train` inside the run's strategy scope and dtype policy."""
-    from keras_dml import backbones
-    from keras_dml.evaluation import RetrievalEvaluation
-
     method = get_method(config["method"])
     options = method.parse_options(config)  # unknown method_options fail before any data loads
     warn_unreached_stages(options, config["epochs"])
