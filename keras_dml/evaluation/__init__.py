@@ -2,7 +2,6 @@
 
 from keras_dml.evaluation.callback import RetrievalEvaluation
 from keras_dml.evaluation.clustering import kmeans_assignments, nmi
-from keras_dml.evaluation.embed import embed
 from keras_dml.evaluation.ensemble_diagnostics import (
     classifier_correlation,
     ensemble_diagnostics,
@@ -11,6 +10,7 @@ from keras_dml.evaluation.ensemble_diagnostics import (
 from keras_dml.evaluation.evaluate import METRICS, evaluate
 from keras_dml.evaluation.neighbors import iter_neighbors
 from keras_dml.evaluation.retrieval_metrics import map_at_r_and_r_precision, relevant_counts
+from keras_dml.serving.embed import embed
 
 __all__ = [
     "METRICS",

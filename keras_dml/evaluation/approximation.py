@@ -4,6 +4,7 @@ import numpy as np
 
 from keras_dml.evaluation.search_pass import _ranks_from_lists, _search_depth
 from keras_dml.evaluation.totals import _Totals
+from keras_dml.search.exact_topk import drop_self, exact_search
 
 
 def _approximation_report(
@@ -21,8 +22,6 @@ def _approximation_report(
     seed,
 ):
     """Metric error of an approximate index against exact search on a seeded query sample."""
-    from keras_dml.search.exact_topk import drop_self, exact_search
-
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(queries.shape[0], min(int(sample), queries.shape[0]), replace=False))
     k = _search_depth(references.shape[0], exclude_self, recall_at, k_map)

@@ -2,8 +2,8 @@
 
 import keras
 
-from keras_dml.evaluation.embed import embed
 from keras_dml.evaluation.evaluate import METRICS, evaluate
+from keras_dml.serving.embed import embed
 
 
 class RetrievalEvaluation(keras.callbacks.Callback):

@@ -24,6 +24,7 @@ from keras_dml.search.exact_topk import (
     sort_rows,
     topk_from_block,
 )
+from keras_dml.search.index import EmbeddingIndex
 from keras_dml.utils import optional_import
 
 __all__ = [
@@ -100,8 +101,6 @@ def iter_neighbors(queries, references, k, exclude_self=False, backend="auto", c
     >>> [idx.tolist() for _, idx, _ in iter_neighbors(x, x, 1, backend="numpy")]
     [[[0], [1], [2]]]
     """
-    from keras_dml.search import EmbeddingIndex
-
     kind = "flat" if resolve_backend(backend) == "faiss" else "exact"
     index = EmbeddingIndex.from_embeddings(references, backend=kind)
     yield from index.iter_search(queries, k, exclude_self=exclude_self, chunk_size=chunk_size)

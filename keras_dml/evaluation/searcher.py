@@ -2,13 +2,14 @@
 
 import numpy as np
 
+from keras_dml.search.index import EmbeddingIndex
+from keras_dml.search.sharded import ShardedIndex
+
 INDEXES = ("exact", "flat", "ivf", "hnsw")
 
 
 def _make_searcher(index, shards, references):
     """The search object over `references`: an `EmbeddingIndex` or a `ShardedIndex`."""
-    from keras_dml.search import EmbeddingIndex, ShardedIndex
-
     if isinstance(index, (EmbeddingIndex, ShardedIndex)):
         if len(index) == 0 and isinstance(index, EmbeddingIndex):
             template = index

@@ -12,6 +12,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_dml.losses.cross_batch_memory import is_memory_loss
+from keras_dml.losses.loss_lookup import loss_class
 from keras_dml.losses.pairwise import l2_normalize, prepare_inputs
 
 
@@ -222,9 +224,7 @@ def is_class_loss(loss):
     if isinstance(loss, dict):
         loss = loss.get("name")
     if isinstance(loss, str):
-        from keras_dml.losses.registry import LOSSES
-
-        loss = LOSSES.get(loss.strip().lower().replace("-", "_"))
+        loss = loss_class(loss)
     cls = loss if isinstance(loss, type) else type(loss)
     return hasattr(cls, "loss_fn") and hasattr(cls, "class_weight_variable")
 
@@ -247,8 +247,6 @@ def with_class_arguments(loss_config, num_classes=None, embedding_dim=None):
     >>> with_class_arguments({"name": "proxy_anchor"}, num_classes=10, embedding_dim=64)
     {'name': 'proxy_anchor', 'num_classes': 10, 'embedding_dim': 64}
     """
-    from keras_dml.losses.cross_batch_memory import is_memory_loss
-
     if loss_config and is_memory_loss(loss_config):
         # Cross-batch memory stores embeddings of the model's width; it has no classes.
         filled = dict(loss_config)
@@ -285,10 +283,9 @@ def with_recommended_lr_multipliers(optimizer_config, loss_config):
     """
     if not loss_config or "lr_multipliers" in optimizer_config:
         return optimizer_config
-    from keras_dml.losses import registry
-
-    key = str(loss_config.get("name", "")).strip().lower().replace("-", "_")
-    recommended = getattr(registry.LOSSES.get(key), "recommended_lr_multipliers", None)
+    recommended = getattr(
+        loss_class(loss_config.get("name", "")), "recommended_lr_multipliers", None
+    )
     if not recommended:
         return optimizer_config
     return {**optimizer_config, "lr_multipliers": dict(recommended)}

@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.loss_lookup import get as get_loss
 from keras_dml.losses.reduction import propagate_nonfinite
 
 # Label of an empty memory slot; such slots are also left out by the pair mask.
@@ -332,9 +333,7 @@ def check_memory_count(loss, needed, owner):
 
 def wrappable_loss(loss):
     """The pair loss `loss` resolves to; a one-line `ValueError` when XBM cannot wrap it."""
-    from keras_dml.losses.registry import get
-
-    resolved = get(loss)
+    resolved = get_loss(loss)
     fn = getattr(resolved, "fn", None)
     if not isinstance(resolved, MetricLoss) or "pair_mask" not in inspect.signature(fn).parameters:
         raise ValueError(

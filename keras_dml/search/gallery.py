@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
+from keras_dml.serving.embed import embed
 from keras_dml.serving.input_contract import ImageContract, decode_image
 
 # The same list as export/onnx_client.py's (a test holds them equal): TIFF galleries, float ones
@@ -112,8 +113,6 @@ def resolve_gallery(data, embedder, batch_size=64):
         return embed_paths(embedder, paths, batch_size), labels, paths, classes
     if hasattr(data, "as_tf_dataset"):
         _need_model(embedder, "an ImageDataset")
-        from keras_dml.evaluation import embed
-
         embeddings, labels = embed(embedder, data, batch_size=batch_size, verbose=False)
         paths = None if getattr(data, "paths", None) is None else [str(p) for p in data.paths]
         return embeddings, labels, paths, list(getattr(data, "class_names", None) or []) or None

@@ -4,9 +4,11 @@ import numpy as np
 
 from keras_dml.search.backends import APPROXIMATE, BACKENDS, make_backend
 from keras_dml.search.gallery import resolve_gallery
+from keras_dml.search.index_folder import read_index, save_index
 from keras_dml.search.index_matching import IndexMatching
 from keras_dml.search.index_search import IndexSearch
 from keras_dml.search.normalize import l2_normalize
+from keras_dml.serving.embedder import Embedder
 
 __all__ = ["BACKENDS", "EmbeddingIndex", "l2_normalize", "make_backend"]
 
@@ -61,8 +63,6 @@ class EmbeddingIndex(IndexSearch, IndexMatching):
         self.backend_options = dict(backend_options)
         self.embedder = None
         if model is not None:
-            from keras_dml.search.embedder import Embedder
-
             self.embedder = model if isinstance(model, Embedder) else Embedder(model)
             learner_slices = learner_slices or self.embedder.learner_slices
         self.normalize = bool(normalize)
@@ -96,6 +96,15 @@ class EmbeddingIndex(IndexSearch, IndexMatching):
         index = cls(**kwargs)
         index.add(embeddings, labels=labels, ids=ids)
         return index
+
+    def index_like(self, embeddings):
+        """A new index over `embeddings` `[N, D]` with this index's backend and its options.
+
+        Re-rankers that rebuild the gallery (database-side augmentation) index it with this.
+        """
+        return EmbeddingIndex.from_embeddings(
+            embeddings, backend=self.backend_name, **self.backend_options
+        )
 
     def add(self, data, labels=None, ids=None, class_names=None, batch_size=64):
         """Adds gallery items: embeddings `[N, D]`, images, an `ImageDataset` or a folder.
@@ -192,14 +201,10 @@ class EmbeddingIndex(IndexSearch, IndexMatching):
 
     # -- storage --------------------------------------------------------------------------------
     def save(self, folder):
-        """Writes the index to `folder` (see `keras_dml.search.storage`). Returns the folder."""
-        from keras_dml.search.storage import save_index
-
+        """Writes the index to `folder` (format: `keras_dml.search.index_folder`); returns it."""
         return save_index(self, folder)
 
     @classmethod
     def load(cls, folder, model=None, verify=True, mmap=True):
         """Loads a saved index, checking its files; `model` re-attaches an embedder."""
-        from keras_dml.search.storage import load_index
-
-        return load_index(folder, model=model, verify=verify, mmap=mmap)
+        return read_index(cls, folder, model=model, verify=verify, mmap=mmap)

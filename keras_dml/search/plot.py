@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from keras_dml.utils import optional_import
+
 
 def _thumbnail(item, size):
     from PIL import Image
@@ -30,8 +32,6 @@ def plot_neighbors(query, neighbors, titles=None, correct=None, size=96):
     Examples:
     >>> figure = plot_neighbors(np.zeros((8, 8, 3)), [np.ones((8, 8, 3)) * 255])  # doctest: +SKIP
     """
-    from keras_dml.utils import optional_import
-
     optional_import("matplotlib", feature="plotting search results")
     from matplotlib.figure import Figure
 

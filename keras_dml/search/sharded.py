@@ -5,6 +5,7 @@ import os
 import numpy as np
 
 from keras_dml.search.exact_topk import drop_self, merge_topk
+from keras_dml.search.index import EmbeddingIndex
 from keras_dml.search.results import search_result
 
 
@@ -30,8 +31,6 @@ class ShardedIndex:
     """
 
     def __init__(self, shards, model=None):
-        from keras_dml.search.index import EmbeddingIndex
-
         loaded = []
         for shard in shards:
             if isinstance(shard, (str, os.PathLike)):
@@ -58,6 +57,13 @@ class ShardedIndex:
         )
         has_ids = all(s.ids is not None for s in loaded)
         self.ids = [i for s in loaded for i in s.ids] if has_ids else None
+
+    def index_like(self, embeddings):
+        """A new exact `EmbeddingIndex` over `embeddings` `[N, D]` (one index, not shards).
+
+        Re-rankers that rebuild the gallery (database-side augmentation) index it with this.
+        """
+        return EmbeddingIndex.from_embeddings(embeddings, backend="exact")
 
     def __len__(self):
         return int(self.offsets[-1])

@@ -9,6 +9,10 @@ import warnings
 
 import keras
 
+from keras_dml import backbones
+from keras_dml.data.run_splits import QUERY_GALLERY_DATASETS as QUERY_GALLERY_DATASETS
+from keras_dml.data.run_splits import load_splits
+from keras_dml.evaluation import RetrievalEvaluation, embed, evaluate
 from keras_dml.losses.class_weights import (
     with_class_arguments,
     with_recommended_lr_multipliers,
@@ -27,35 +31,7 @@ from keras_dml.training.strategy import (
     strategy_scope,
     worker_output_dir,
 )
-
-# Datasets whose test protocol is a query set searched against a gallery set.
-QUERY_GALLERY_DATASETS = ("inshop",)
-
-
-def load_splits(config):
-    """Loads the train, validation and test splits named by a resolved configuration.
-
-    Returns:
-        dict with `train`, `val` and either `test` or `query` + `gallery` `ImageDataset`s.
-    """
-    from keras_dml.data import load_dataset
-
-    def load(split):
-        return load_dataset(
-            config["dataset"],
-            split=split,
-            data_dir=config["data_dir"],
-            image_size=config["image_size"],
-            seed=config["seed"],
-            **config["dataset_options"],
-        )
-
-    splits = {"train": load("train"), "val": load("val")}
-    if config["dataset"] in QUERY_GALLERY_DATASETS:
-        splits.update(query=load("query"), gallery=load("gallery"))
-    else:
-        splits["test"] = load("test")
-    return splits
+from keras_dml.visualization.report import report_after_training
 
 
 def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0, rerank=None):
@@ -73,7 +49,6 @@ def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0, rer
     Returns:
         dict of metrics (`recall@K`, `map@r`, `r_precision`, `nmi`, counts).
     """
-    from keras_dml.evaluation import embed, evaluate
 
     def embeddings_of(data):
         dataset = data.as_tf_dataset(training=False, batch_size=batch_size, image_size=image_size)
@@ -140,8 +115,6 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
         with precision_policy(config["precision"]), strategy_scope(strategy):
             result = _train(config, run_dir, verbose, extra_callbacks, splits)
         if report and is_chief(strategy):
-            from keras_dml.visualization.report import report_after_training
-
             result["report"] = report_after_training(
                 run_dir, result["model"], result.pop("splits"), verbose=bool(verbose)
             )
@@ -172,9 +145,6 @@ def warn_unreached_stages(options, epochs):
 
 def _train(config, output_dir, verbose, extra_callbacks, splits):
     """`train` inside the run's strategy scope and dtype policy."""
-    from keras_dml import backbones
-    from keras_dml.evaluation import RetrievalEvaluation
-
     method = get_method(config["method"])
     options = method.parse_options(config)  # unknown method_options fail before any data loads
     warn_unreached_stages(options, config["epochs"])

@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 
+from keras_dml.serving.embed import embed
 from keras_dml.utils import optional_import
 
 HIT_COLOR = "#2ca02c"  # green frame: the neighbour has the query's label
@@ -88,8 +89,6 @@ def embeddings_of(model_or_embeddings, images, batch_size=64):
     if is_model(model_or_embeddings):
         if images is None:
             raise ValueError("Pass `images` to embed them with the model (or pass embeddings).")
-        from keras_dml.evaluation import embed
-
         embeddings, _ = embed(model_or_embeddings, np.asarray(images), batch_size, verbose=False)
     else:
         embeddings = np.asarray(model_or_embeddings, dtype=np.float32)

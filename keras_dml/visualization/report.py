@@ -13,7 +13,12 @@ import warnings
 
 import numpy as np
 
+from keras_dml.data.run_splits import load_splits
+from keras_dml.utils import optional_import
 from keras_dml.visualization._common import embeddings_of
+from keras_dml.visualization.attention import plot_attention
+from keras_dml.visualization.learner_diagnostics import plot_learner_diagnostics
+from keras_dml.visualization.learner_grids import plot_learner_retrieval_grids
 from keras_dml.visualization.report_html import (
     REPORT_NAME,
     Sections,
@@ -28,6 +33,8 @@ from keras_dml.visualization.report_sections import (
     projection_figure,
     retrieval_figure,
 )
+from keras_dml.visualization.retrieval_grid import select_queries
+from keras_dml.visualization.training_curves import plot_training_curves
 
 
 def _evaluation_split(splits):
@@ -50,8 +57,6 @@ def build_report_html(
     Returns:
         `(html_text, failed_section_titles)`.
     """
-    from keras_dml import visualization as vis
-
     run = read_run(run_dir)
     config, metrics, history = run["config"], run["metrics"], run["history"]
     sections = Sections()
@@ -64,8 +69,6 @@ def build_report_html(
         else:
             state["model"] = model
         if splits is None:
-            from keras_dml.training import load_splits
-
             state["splits"] = load_splits(config)
         else:
             state["splits"] = splits
@@ -90,7 +93,7 @@ def build_report_html(
         sections.add(
             "Training curves",
             lambda: image_html(
-                vis.plot_training_curves(history, eval_every=eval_every), "training curves"
+                plot_training_curves(history, eval_every=eval_every), "training curves"
             ),
         )
 
@@ -99,7 +102,7 @@ def build_report_html(
         images, labels = state["images"], state["labels"]
         embeddings, names = state["embeddings"], state["class_names"]
         the_model = state["model"]
-        queries = vis.select_queries(labels, num_queries, seed)
+        queries = select_queries(labels, num_queries, seed)
         sections.add(
             "Retrieval",
             lambda: (
@@ -123,7 +126,7 @@ def build_report_html(
             sections.add(
                 "Learners: what each one retrieves",
                 lambda: image_html(
-                    vis.plot_learner_retrieval_grids(
+                    plot_learner_retrieval_grids(
                         embeddings,
                         images,
                         labels,
@@ -138,7 +141,7 @@ def build_report_html(
             sections.add(
                 "Learners: strength and correlation",
                 lambda: image_html(
-                    vis.plot_learner_diagnostics(embeddings, None, labels, learner_dims=dims),
+                    plot_learner_diagnostics(embeddings, None, labels, learner_dims=dims),
                     "per-learner diagnostics",
                 ),
             )
@@ -146,7 +149,7 @@ def build_report_html(
             sections.add(
                 "Attention maps",
                 lambda: image_html(
-                    vis.plot_attention(
+                    plot_attention(
                         the_model, images[queries[:6]], labels[queries[:6]], class_names=names
                     ),
                     "attention maps",
@@ -214,8 +217,6 @@ def write_report(
     >>> path = write_report("runs/baseline")  # doctest: +SKIP
     >>> # open runs/baseline/report.html in a browser
     """
-    from keras_dml.utils import optional_import
-
     optional_import("matplotlib", feature="the run report")
     path = output or os.path.join(run_dir, REPORT_NAME)
     text, _ = build_report_html(

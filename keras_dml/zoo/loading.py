@@ -31,11 +31,12 @@ _UNSAFE_SUFFIXES = {
 
 
 def register_builtin_objects():
-    """Imports the keras_dml packages whose import registers serializable layers, losses, models.
+    """Imports the keras_dml modules whose import registers serializable layers, losses, models.
 
     Deferred to the first load so that `keras-dml zoo list` does not import TensorFlow.
     """
-    from keras_dml import backbones, layers, losses, models  # noqa: F401
+    from keras_dml import backbones, layers, losses  # noqa: F401
+    from keras_dml.models import serializable  # noqa: F401
 
 
 def _reject_unsafe(path):

@@ -4,7 +4,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_dml.evaluation.evaluate import evaluate
 from keras_dml.losses.pairwise import l2_normalize
+from keras_dml.serving.embed import embed
 
 
 class Forward:
@@ -98,8 +100,6 @@ def embed_vectors(forward, data, batch_size, with_labels=False):
     Raises:
         ValueError: when `with_labels` and `data` carries no labels.
     """
-    from keras_dml.evaluation import embed
-
     vectors, labels = embed(forward, data, batch_size=batch_size, verbose=False)
     vectors = np.asarray(vectors, np.float32)
     if with_labels:
@@ -120,8 +120,6 @@ def learner_recall_at_1(embeddings, labels, slices):
     Returns:
         list of floats, one per learner.
     """
-    from keras_dml.evaluation import evaluate
-
     return [
         float(evaluate(embeddings[:, a:b], labels, recall_at=(1,), metrics=("recall",))["recall@1"])
         for a, b in slices
@@ -170,8 +168,6 @@ def embed_training_set(forward, data, labels, batch_size=256):
     Raises:
         ValueError: when the number of vectors differs from the number of labels.
     """
-    from keras_dml.evaluation import embed
-
     vectors, _ = embed(forward, data, batch_size=batch_size, verbose=False)
     if vectors.shape[0] != len(labels):
         raise ValueError(

@@ -45,15 +45,17 @@ class DatabaseAugmentation(Reranker):
     defaults = {"top_n": 10, "alpha": 3.0}
 
     def prepare(self, searcher, gallery):
-        """Augments the gallery (chunked) and indexes it with the same kind of backend."""
-        from keras_dml.search import EmbeddingIndex
+        """Augments the gallery (chunked) and indexes it with the searcher's kind of backend.
 
+        Args:
+            searcher: an `EmbeddingIndex` or `ShardedIndex` over `gallery` (it has `index_like`).
+            gallery: float32 `[N, D]` gallery embeddings.
+
+        Returns:
+            The augmented gallery's searcher (`search(vectors, k, self_rows)`).
+        """
         augmented = augment_gallery(searcher, gallery, self.params["top_n"], self.params["alpha"])
-        backend = getattr(searcher, "backend_name", "exact")
-        options = getattr(searcher, "backend_options", {})
-        return _AugmentedSearch(
-            EmbeddingIndex.from_embeddings(augmented, backend=backend, **options)
-        )
+        return _AugmentedSearch(searcher.index_like(augmented))
 
 
 def augment_gallery(searcher, gallery, top_n, alpha):
