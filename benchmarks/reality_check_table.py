@@ -15,7 +15,8 @@ A cell stays empty (`-`) when its row has no record; the seeds column says which
 is over, so a one-seed cell is visible as such.
 
 Usage:
-    python benchmarks/reality_check_table.py benchmarks/results/accuracy_hangul.jsonl
+    python benchmarks/reality_check_table.py benchmarks/results/accuracy_hangul.jsonl \
+        benchmarks/results/reality_check_hangul.jsonl
     python benchmarks/reality_check_table.py runs/accuracy/results.jsonl --markdown
 """
 
@@ -82,14 +83,30 @@ def loss_rows(rows):
     return table
 
 
+def latest_per_seed(paths):
+    """`{row: [record, ...]}` of the records in `paths` (read in order), keeping the last record
+    of each row and seed: a row measured again (e.g. with `--rerank`) replaces its older record
+    instead of counting its seed twice."""
+    latest = {}
+    for path in paths:
+        for row, records in read_records(path).items():
+            for record in records:
+                latest[(row, record["seed"])] = record
+    rows = {}
+    for (row, _), record in latest.items():
+        rows.setdefault(row, []).append(record)
+    return rows
+
+
 def rerank_rows(rows):
-    """`(row name, [(rerank name, means), ...])` for the keras-dml row with the best mean R@1
-    among the rows whose records carry re-ranked metrics, or `None` when none do."""
-    candidates = {
-        key: records
-        for key, records in rows.items()
-        if not key.startswith("pml/") and records and all("metrics_rerank" in r for r in records)
-    }
+    """`(row name, seeds, [(rerank name, means), ...])` for the keras-dml row with the best mean
+    R@1 among its records that carry re-ranked metrics (only those records count), or `None`
+    when no record does."""
+    candidates = {}
+    for key, records in rows.items():
+        reranked = [r for r in records if "metrics_rerank" in r]
+        if not key.startswith("pml/") and reranked:
+            candidates[key] = reranked
     if not candidates:
         return None
     best = max(candidates, key=lambda k: mean_on_seeds(candidates[k], None)["recall@1"])
@@ -189,14 +206,19 @@ def _render(header, body, markdown):
 def build_parser():
     """The command line of this script (also read by the docs' command checks)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", help="a results.jsonl of benchmarks/accuracy.py")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        help="results.jsonl files of benchmarks/accuracy.py (a later record of a row and seed "
+        "replaces an earlier one)",
+    )
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     return parser
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    print("\n".join(format_table(read_records(args.results), markdown=args.markdown)))
+    print("\n".join(format_table(latest_per_seed(args.results), markdown=args.markdown)))
 
 
 if __name__ == "__main__":

@@ -87,8 +87,9 @@ def test_the_re_ranking_block_uses_the_best_row_with_re_ranked_metrics():
             record("baseline/margin", 0, 0.97, 0.60),  # best R@1 but not re-ranked
         ]
     )
+    rows["baseline/arcface"].append(record("baseline/arcface", 1, 0.5, 0.5))  # not re-ranked
     best, seeds, results = table().rerank_rows(rows)
-    assert best == "baseline/arcface" and seeds == [0]
+    assert best == "baseline/arcface" and seeds == [0]  # only its re-ranked records count
     assert dict(results)["aqe"]["recall@1"] == pytest.approx(0.99)
     text = "\n".join(table().format_table(rows, markdown=True))
     assert "| aqe | 0.990 | +0.040 | 0.800 | +0.100 |" in text
@@ -105,3 +106,15 @@ def test_the_command_prints_the_recorded_table(tmp_path):
         check=True,
     ).stdout
     assert "| margin | 0.500 | - |" in output
+
+
+def test_a_row_measured_again_replaces_its_record_of_that_seed(tmp_path):
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    earlier = (record("baseline/margin", 0, 0.5, 0.2), record("baseline/margin", 1, 0.7, 0.4))
+    old.write_text("\n".join(json.dumps(r) for r in earlier))
+    new.write_text(json.dumps(record("baseline/margin", 0, 0.9, 0.6)))
+    rows = table().latest_per_seed([str(old), str(new)])
+    assert sorted((r["seed"], r["metrics"]["recall@1"]) for r in rows["baseline/margin"]) == [
+        (0, 0.9),
+        (1, 0.7),
+    ]
