@@ -1,41 +1,25 @@
 """Cross-batch memory (XBM, Wang et al. 2020): a pair loss between the batch and a FIFO memory."""
 
-import inspect
-
 import keras
 from keras import ops
 
-from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.loss_lookup import get as get_loss
+from keras_dml.losses.memory_arguments import positive_int, wrappable_loss
+from keras_dml.losses.memory_pairs import memory_pair_mask
 from keras_dml.losses.reduction import propagate_nonfinite
+
+# Re-exported: they were defined here before the split into small modules.
+__all__ = [
+    "CrossBatchMemory",
+    "check_memory_count",
+    "is_memory_loss",
+    "memory_pair_mask",
+    "positive_int",
+    "with_memory_count",
+    "wrappable_loss",
+]
 
 # Label of an empty memory slot; such slots are also left out by the pair mask.
 EMPTY_LABEL = -1
-
-
-def memory_pair_mask(batch_size, memory_size, filled, positions):
-    """The pairs of `[batch; memory]` that XBM's loss uses: batch anchors x filled memory slots.
-
-    Rows `0..B-1` are the batch (anchors), rows `B..B+M-1` the memory (references only). A pair
-    `(i, B + j)` is kept when slot `j` is filled and is not the slot that holds sample `i`
-    itself (the batch was enqueued first, so its own copy is in the memory).
-
-    Args:
-        batch_size: int or int scalar tensor `B`.
-        memory_size: int `M`.
-        filled: int scalar tensor. Number of filled slots (the first `filled` are used).
-        positions: int tensor `[B]`. The slot each batch sample was written to.
-
-    Returns:
-        bool tensor `[B + M, B + M]`.
-    """
-    slots = ops.arange(memory_size, dtype="int32")
-    usable = ops.expand_dims(slots < ops.cast(filled, "int32"), 0)
-    own_copy = ops.equal(ops.expand_dims(ops.cast(positions, "int32"), 1), slots[None, :])
-    batch_to_memory = ops.logical_and(usable, ops.logical_not(own_copy))  # [B, M]
-    top = ops.concatenate([ops.zeros((batch_size, batch_size), "bool"), batch_to_memory], axis=1)
-    bottom = ops.zeros((memory_size, batch_size + memory_size), "bool")
-    return ops.concatenate([top, bottom], axis=0)
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
@@ -329,25 +313,3 @@ def check_memory_count(loss, needed, owner):
             f"each with its own memory; build CrossBatchMemory with num_memories={needed}. "
             f"Received: num_memories={loss.num_memories}"
         )
-
-
-def wrappable_loss(loss):
-    """The pair loss `loss` resolves to; a one-line `ValueError` when XBM cannot wrap it."""
-    resolved = get_loss(loss)
-    fn = getattr(resolved, "fn", None)
-    if not isinstance(resolved, MetricLoss) or "pair_mask" not in inspect.signature(fn).parameters:
-        raise ValueError(
-            f"CrossBatchMemory wraps a pair loss that takes `pair_mask` (contrastive, triplet, "
-            f"margin, multi_similarity, binomial_deviance, ntxent, supcon, circle, "
-            f"lifted_structure, tuplet_margin, snr_contrastive, fast_ap); "
-            f"{type(resolved).__name__} builds its tuples from the batch alone. Received: "
-            f"loss={loss!r}"
-        )
-    return resolved
-
-
-def positive_int(name, value):
-    """`value` as an int; a one-line `ValueError` unless it is a positive integer."""
-    if isinstance(value, bool) or int(value) != value or int(value) < 1:
-        raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
-    return int(value)
