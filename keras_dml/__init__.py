@@ -1,4 +1,4 @@
-"""keras-dml: ensemble deep metric learning for Keras 3.
+"""keras-dml: ensemble deep metric learning for Keras 3 on TensorFlow, JAX and PyTorch.
 
 Sub-packages load on first use (`keras_dml.models`, `keras_dml.data`, ...), so `import keras_dml`
 stays cheap and the CLI's light commands start fast.

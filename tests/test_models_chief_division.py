@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from keras_dml.models.divide_and_conquer import chief_division as dc
-from keras_dml.models.division.callback_arguments import check_division_arguments
+from keras_dml.models.division.preconditions import check_division_arguments
 from keras_dml.models.hierarchical_divide_and_conquer import chief_division as hdc
 
 

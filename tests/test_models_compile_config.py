@@ -2,7 +2,7 @@
 
 import keras
 
-from keras_dml.models.loss_layer_owner import deserialize_compile_config
+from keras_dml.models.model_loss import deserialize_compile_config
 
 
 def test_a_backend_optimizer_class_is_read_by_its_public_name():

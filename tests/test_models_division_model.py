@@ -6,8 +6,7 @@ import pytest
 
 from keras_dml.losses import ContrastiveLoss, MarginLoss, ProxyAnchorLoss
 from keras_dml.models.divide_and_conquer.model import DivideAndConquer
-from keras_dml.models.division.model import DivisionModel
-from keras_dml.models.division.targets import batch_cluster
+from keras_dml.models.division.model import DivisionModel, batch_cluster
 from keras_dml.models.hierarchical_divide_and_conquer.model import HierarchicalDivideAndConquer
 from tests.test_models_divide_and_conquer import tiny_backbone
 

@@ -2,8 +2,8 @@
 
 import numpy as np
 
+from keras_dml.evaluation.retrieval_metrics import _Totals
 from keras_dml.evaluation.search_pass import _ranks_from_lists, _search_depth
-from keras_dml.evaluation.totals import _Totals
 from keras_dml.search.exact_topk import drop_self, exact_search
 
 

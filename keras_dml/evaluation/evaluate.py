@@ -6,12 +6,10 @@ import numpy as np
 
 from keras_dml.evaluation.approximation import _approximation_report
 from keras_dml.evaluation.clustering import kmeans_description, nmi
-from keras_dml.evaluation.inputs import _check_pair, _l2_normalize
 from keras_dml.evaluation.neighbors import resolve_backend
-from keras_dml.evaluation.retrieval_metrics import relevant_counts
-from keras_dml.evaluation.search_pass import _search
-from keras_dml.evaluation.searcher import INDEXES, _make_searcher
-from keras_dml.evaluation.totals import _Totals
+from keras_dml.evaluation.retrieval_metrics import _Totals, relevant_counts
+from keras_dml.evaluation.search_pass import INDEXES, _make_searcher, _search
+from keras_dml.search.normalize import l2_normalize
 from keras_dml.search.rerank import resolve_rerank
 
 __all__ = ["INDEXES", "METRICS", "evaluate"]
@@ -140,8 +138,8 @@ def evaluate(
                 f"Query and gallery dimensions differ: {queries.shape[1]} vs {references.shape[1]}."
             )
     if normalize:
-        references = _l2_normalize(references)
-        queries = references if exclude_self else _l2_normalize(queries)
+        references = l2_normalize(references)
+        queries = references if exclude_self else l2_normalize(queries)
 
     r = relevant_counts(query_labels, reference_labels, exclude_self)
     results = {}
@@ -236,3 +234,24 @@ def describe_rerank(reranker):
     config = reranker.get_config()
     name = config.pop("name")
     return f"{name}({', '.join(f'{key}={value:g}' for key, value in config.items())})"
+
+
+def _check_pair(embeddings, labels, what):
+    """`(float32 embeddings, labels)` of `evaluate`, or a one-line error naming `what`."""
+    embeddings = np.asarray(embeddings)
+    labels = np.asarray(labels)
+    if embeddings.ndim != 2:
+        raise ValueError(
+            f"`{what}embeddings` must be 2-D [N, D]. Received shape {embeddings.shape}."
+        )
+    if labels.ndim != 1 or labels.shape[0] != embeddings.shape[0]:
+        raise ValueError(
+            f"`{what}labels` must be 1-D with one label per row of `{what}embeddings`. Received "
+            f"labels shape {labels.shape} for embeddings shape {embeddings.shape}."
+        )
+    if embeddings.shape[0] == 0:
+        raise ValueError(f"`{what}embeddings` is empty.")
+    embeddings = embeddings.astype(np.float32, copy=False)
+    if not np.all(np.isfinite(embeddings)):
+        raise ValueError(f"`{what}embeddings` contains NaN or Inf values; check the model output.")
+    return embeddings, labels

@@ -1,7 +1,7 @@
 """Retrieval metrics from neighbour labels: Recall@K (hit rate), MAP@R and R-Precision.
 
 All functions work on one chunk of queries at a time so `evaluate` never holds the full
-[num_queries, k] neighbour matrix.
+[num_queries, k] neighbour matrix; `_Totals` sums them over the chunks.
 """
 
 import numpy as np
@@ -143,3 +143,37 @@ def _ranks_from_best(block, best, best_col, has_hit):
         ranks[row] += np.count_nonzero(block[row, : best_col[row]] == best[row])
     ranks[~has_hit] = np.iinfo(np.int64).max
     return ranks
+
+
+class _Totals:
+    """Running sums of Recall@K hits, MAP@R and R-Precision over chunks of queries."""
+
+    def __init__(self, recall_at):
+        self.hits = dict.fromkeys(recall_at, 0)
+        self.map_sum = self.r_precision_sum = 0.0
+        self.count = self.valid = 0
+
+    def add(self, ranks, indices, labels, r, reference_labels):
+        self.count += ranks.shape[0]
+        for K in self.hits:
+            self.hits[K] += int(np.count_nonzero(ranks < K))
+        valid = r > 0
+        self.valid += int(np.count_nonzero(valid))
+        if indices is not None and valid.any():
+            rows = indices[valid]
+            matches = (reference_labels[np.maximum(rows, 0)] == labels[valid][:, None]) & (
+                rows >= 0
+            )
+            map_r, r_prec = map_at_r_and_r_precision(matches, r[valid])
+            self.map_sum += float(map_r.sum())
+            self.r_precision_sum += float(r_prec.sum())
+
+    def metrics(self, names):
+        out = {}
+        if "recall" in names:
+            out.update({f"recall@{K}": hits / self.count for K, hits in self.hits.items()})
+        if "map@r" in names:
+            out["map@r"] = self.map_sum / self.valid if self.valid else float("nan")
+        if "r_precision" in names:
+            out["r_precision"] = self.r_precision_sum / self.valid if self.valid else float("nan")
+        return out

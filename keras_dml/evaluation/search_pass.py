@@ -1,11 +1,80 @@
-"""The chunked search pass of `evaluate`: top-k lists and first-hit ranks per chunk of queries."""
+"""The search of `evaluate`: its index, and the chunked pass of top-k lists and first-hit ranks.
+
+`_make_searcher` turns `evaluate`'s `index` argument (a name, an index template or a filled
+index) into the search object over the gallery; `_search` runs the queries through it a chunk
+at a time, a few chunks at once on a thread pool for the exact NumPy index.
+"""
+
+import collections
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from keras_dml.evaluation.neighbors import topk_from_block
-from keras_dml.evaluation.parallel import _map_in_threads, _search_workers
 from keras_dml.evaluation.retrieval_metrics import class_index, first_hit_ranks
+from keras_dml.search.backends import BACKENDS
+from keras_dml.search.index import EmbeddingIndex
 from keras_dml.search.rerank import rerank_search
+from keras_dml.search.sharded import ShardedIndex
+
+# The index names `evaluate` accepts: the search backends (`keras_dml.search.backends`).
+INDEXES = BACKENDS
+
+
+def _make_searcher(index, shards, references):
+    """The search object over `references`: an `EmbeddingIndex` or a `ShardedIndex`."""
+    if isinstance(index, (EmbeddingIndex, ShardedIndex)):
+        if len(index) == 0 and isinstance(index, EmbeddingIndex):
+            template = index
+            index = EmbeddingIndex(backend=template.backend_name, **template.backend_options)
+            return index.add(references)
+        if len(index) != references.shape[0] or index.dim != references.shape[1]:
+            raise ValueError(
+                f"The index holds {len(index)} x {index.dim} vectors but the gallery is "
+                f"{references.shape[0]} x {references.shape[1]}; build the index over the same "
+                "(normalised) embeddings, or pass an empty index or a name such as index='ivf'."
+            )
+        return index
+    if index not in INDEXES:
+        raise ValueError(
+            f"`index` must be one of {INDEXES} or an index object. Received: {index!r}"
+        )
+    if not isinstance(shards, (int, np.integer)) or not 1 <= shards <= references.shape[0]:
+        raise ValueError(
+            f"`shards` must be an integer in [1, {references.shape[0]}] (the gallery size). "
+            f"Received: shards={shards!r}"
+        )
+    bounds = np.linspace(0, references.shape[0], int(shards) + 1).astype(int)
+    parts = [
+        EmbeddingIndex.from_embeddings(references[a:b], backend=index)
+        for a, b in zip(bounds[:-1], bounds[1:])
+    ]
+    return parts[0] if len(parts) == 1 else ShardedIndex(parts)
+
+
+def _search_workers():
+    """Chunks processed at once by the NumPy search: the usable cores, at most 4."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores))
+
+
+def _map_in_threads(function, items, workers):
+    """`map(function, items)` in order, with at most `workers` items in flight."""
+    if workers == 1:
+        yield from map(function, items)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending = collections.deque()
+        for item in items:
+            pending.append(pool.submit(function, item))
+            if len(pending) >= workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def _ranks_from_lists(indices, labels, reference_labels):

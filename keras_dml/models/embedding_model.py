@@ -10,7 +10,7 @@ from keras_dml.models.ensemble_model import (  # noqa: F401 (re-exported)
     check_backbone,
 )
 from keras_dml.models.learner_dims import resolve_learner_dims
-from keras_dml.models.loss_layer_owner import LossLayerOwner
+from keras_dml.models.model_loss import ModelLoss
 
 __all__ = [
     "POOLINGS",
@@ -24,7 +24,7 @@ __all__ = [
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
-class EmbeddingModel(LossLayerOwner, EnsembleModel):
+class EmbeddingModel(ModelLoss, EnsembleModel):
     """Backbone, global pooling, one linear head per learner, per-learner L2 normalisation.
 
     The model takes raw pixels in [0, 255] (the backbone carries its own normalisation), so

@@ -13,7 +13,7 @@ from keras_dml.models.embedding_model import (
     l2_normalize,
     resolve_learner_dims,
 )
-from keras_dml.models.loss_layer_owner import deserialize_compile_config
+from keras_dml.models.model_loss import deserialize_compile_config
 
 
 class SplitEnsembleBase(EnsembleModel):

@@ -10,7 +10,7 @@ from keras_dml.models.dcml.diagnostics import average_compositor_weights
 from keras_dml.models.dcml.objective import compose, self_reinforced_loss
 from keras_dml.models.distribution import gather_replicas, with_model_losses
 from keras_dml.models.embedding_model import EmbeddingModel
-from keras_dml.models.loss_layer_owner import deserialize_compile_config
+from keras_dml.models.model_loss import deserialize_compile_config
 
 TRACKED_TERMS = ("dis_loss", "subtask_loss", "reinforce_loss", "max_weight")
 

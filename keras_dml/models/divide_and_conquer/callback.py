@@ -7,12 +7,6 @@ import keras
 import numpy as np
 
 from keras_dml.models.distribution import from_chief
-from keras_dml.models.divide_and_conquer.callback_checks import (  # noqa: F401 (re-exported)
-    CLUSTER_ON,
-    CONQUER_SAMPLING,
-    check_callback_arguments,
-    check_enough_classes,
-)
 from keras_dml.models.divide_and_conquer.chief_division import (  # noqa: F401 (re-exported)
     DIVIDED,
     FATAL,
@@ -22,6 +16,12 @@ from keras_dml.models.divide_and_conquer.chief_division import (  # noqa: F401 (
     encode_outcome,
 )
 from keras_dml.models.divide_and_conquer.division_state import restore_division, save_division
+from keras_dml.models.divide_and_conquer.preconditions import (  # noqa: F401 (re-exported)
+    CLUSTER_ON,
+    CONQUER_SAMPLING,
+    check_callback_arguments,
+    check_enough_classes,
+)
 from keras_dml.models.division.clustering import ClusteringError
 from keras_dml.models.division.embedding_pass import (
     cached_inputs,

@@ -5,8 +5,7 @@ from keras import ops
 
 from keras_dml.losses.cross_batch_memory import is_memory_loss
 from keras_dml.models.distribution import gather_replicas, with_model_losses
-from keras_dml.models.division.model import DivisionModel
-from keras_dml.models.division.targets import batch_cluster, split_targets
+from keras_dml.models.division.model import DivisionModel, batch_cluster, split_targets
 
 DIVIDE, CONQUER = 0, 1
 

@@ -1,4 +1,10 @@
-"""`DivisionModel`: the base both cluster-conditioned models (D&C, hierarchical D&C) compile on."""
+"""`DivisionModel`: the base both cluster-conditioned models (D&C, hierarchical D&C) compile on.
+
+Their batches' targets are `{"labels": [B], "clusters": [B]}`; `split_targets` and
+`batch_cluster` read them in `compute_loss`.
+"""
+
+from keras import ops
 
 from keras_dml.models.embedding_model import EmbeddingModel
 
@@ -56,3 +62,32 @@ class DivisionModel(EmbeddingModel):
         super().compile(optimizer=optimizer, loss=loss, **kwargs)
         if self.optimizer is not None and not self.optimizer.built:
             self.optimizer.build(self.trainable_variables)
+
+
+def split_targets(y):
+    """Splits the targets of a batch into `(labels, clusters or None)`.
+
+    Accepts `labels`, `{"labels": ..., "clusters": ...}` or `{"labels": ...}`.
+    """
+    if isinstance(y, dict):
+        if "labels" not in y:
+            raise ValueError(
+                "Dict targets must hold 'labels' (and optionally 'clusters'). "
+                f"Received keys {sorted(y)}."
+            )
+        return y["labels"], y.get("clusters")
+    if y is None:
+        raise ValueError("DivideAndConquer needs labels: batches of (images, labels).")
+    return y, None
+
+
+def batch_cluster(clusters):
+    """The cluster id of a batch (every example of a batch comes from one cluster): int32 scalar.
+
+    Args:
+        clusters: int tensor `[B]` (or `[B, 1]`), the `clusters` target.
+
+    Returns:
+        int32 scalar tensor, the first example's cluster id.
+    """
+    return ops.cast(ops.reshape(clusters, (-1,))[0], "int32")

@@ -14,16 +14,16 @@ from keras_dml.models.division.embedding_pass import (
     compiled_forward,
     embed_training_set,
 )
-from keras_dml.models.hierarchical_divide_and_conquer.callback_checks import (  # noqa: F401 (re-exported)
-    CLUSTER_ON,
-    check_callback_arguments,
-    check_training_setup,
-)
 from keras_dml.models.hierarchical_divide_and_conquer.chief_division import (
     cluster_and_split,
     decode_outcome,
     division_logs,
     encode_outcome,
+)
+from keras_dml.models.hierarchical_divide_and_conquer.preconditions import (  # noqa: F401 (re-exported)
+    CLUSTER_ON,
+    check_callback_arguments,
+    check_training_setup,
 )
 
 logger = logging.getLogger(__name__)

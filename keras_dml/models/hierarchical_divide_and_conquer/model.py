@@ -6,8 +6,7 @@ import keras
 from keras import ops
 
 from keras_dml.models.distribution import ForwardCache, gather_replicas, with_model_losses
-from keras_dml.models.division.model import DivisionModel
-from keras_dml.models.division.targets import batch_cluster, split_targets
+from keras_dml.models.division.model import DivisionModel, batch_cluster, split_targets
 from keras_dml.models.embedding_model import l2_normalize
 from keras_dml.models.hierarchical_divide_and_conquer.state import FINETUNE, DivisionStateMixin
 from keras_dml.optimizers import find_multipliers, with_multipliers

@@ -21,12 +21,11 @@ Examples:
 [[0, 1]]
 """
 
-from keras_dml.search.rerank.base import Reranker
+from keras_dml.search.rerank.base import Reranker, rerank_search
 from keras_dml.search.rerank.database_augmentation import DatabaseAugmentation
 from keras_dml.search.rerank.k_reciprocal import KReciprocal
 from keras_dml.search.rerank.query_expansion import AlphaQueryExpansion, AverageQueryExpansion
 from keras_dml.search.rerank.registry import RERANKERS, parse_rerank_options, resolve_rerank
-from keras_dml.search.rerank.search import rerank_search
 
 __all__ = [
     "RERANKERS",

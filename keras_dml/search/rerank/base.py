@@ -1,8 +1,18 @@
-"""`Reranker`: the parameters of one re-ranking method, checked, and the rule for its list."""
+"""`Reranker`: one re-ranking method's checked parameters; `rerank_search` runs it over queries.
+
+A `Reranker` prepares the gallery once; `rerank_search` re-ranks many queries with the prepared
+object, a bounded chunk at a time.
+"""
 
 import numbers
 
+import numpy as np
+
 from keras_dml.utils.suggestions import did_you_mean_keys
+
+# Queries re-ranked per step: k-reciprocal holds `chunk x candidates` sparse encodings.
+CHUNKS = {"k_reciprocal": 256}
+DEFAULT_CHUNK = 4096
 
 
 class Reranker:
@@ -68,3 +78,27 @@ class Reranker:
 
     def __repr__(self):
         return f"{type(self).__name__}({self.get_config()})"
+
+
+def rerank_search(reranker, prepared, vectors, k, self_rows=None):
+    """Re-ranked top-k `(indices, scores)` of `vectors` `[Q, D]`, chunk by chunk.
+
+    Args:
+        reranker: the `Reranker` (its name picks the chunk size).
+        prepared: `reranker.prepare(searcher, gallery)`.
+        vectors: float32 `[Q, D]` query vectors.
+        k: int. Neighbours per query (at most the gallery size, minus 1 with `self_rows`).
+        self_rows: int64 `[Q]` gallery rows of the queries (leave-one-out) or `None`.
+
+    Returns:
+        int64 `[Q, k]` gallery rows and float32 `[Q, k]` scores, best first.
+    """
+    chunk = CHUNKS.get(reranker.name, DEFAULT_CHUNK)
+    parts = []
+    for start in range(0, vectors.shape[0], chunk):
+        rows = None if self_rows is None else np.asarray(self_rows[start : start + chunk])
+        part = np.asarray(vectors[start : start + chunk], dtype=np.float32)
+        parts.append(prepared.search(part, k, rows))
+    if not parts:
+        return np.zeros((0, k), np.int64), np.zeros((0, k), np.float32)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])

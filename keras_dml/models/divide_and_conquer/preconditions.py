@@ -1,8 +1,8 @@
-"""Up-front checks of `DivideAndConquerCallback`: its arguments and the classes a division needs."""
+"""Preconditions of `DivideAndConquerCallback`: valid arguments, and enough classes to divide."""
 
 import numpy as np
 
-from keras_dml.models.division.callback_arguments import (  # noqa: F401 (re-exported)
+from keras_dml.models.division.preconditions import (  # noqa: F401 (re-exported)
     CLUSTER_ON,
     check_division_arguments,
 )

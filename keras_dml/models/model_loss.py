@@ -1,4 +1,7 @@
-"""`LossLayerOwner`: a model that owns a loss layer with trainable weights (proxies, margins)."""
+"""`ModelLoss`: the loss of an `EmbeddingModel`, a compiled Keras loss or a loss layer it owns.
+
+An owned loss layer has trainable weights (proxies, margins) that the model saves and trains.
+"""
 
 import keras
 from keras import ops
@@ -8,7 +11,7 @@ from keras_dml.losses.cross_batch_memory import check_memory_count, is_memory_lo
 from keras_dml.models.distribution import gather_replicas, with_model_losses
 
 
-class LossLayerOwner:
+class ModelLoss:
     """The loss methods of `EmbeddingModel` (a mixin placed before `EnsembleModel`).
 
     `compile(loss=layer)` makes the model own a loss layer with trainable weights (held in the
@@ -58,7 +61,7 @@ class LossLayerOwner:
         loss layers (which the model's own config restores), so its saved compile arguments
         replay as they are. Subclasses with their own `compile` keep Keras' behaviour.
         """
-        if type(self).compile is not LossLayerOwner.compile:
+        if type(self).compile is not ModelLoss.compile:
             return super().compile_from_config(config)
         config = deserialize_compile_config(config)
         self.compile(**config)

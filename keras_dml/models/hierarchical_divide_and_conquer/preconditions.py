@@ -1,8 +1,8 @@
-"""Checks of `HierarchicalDivideAndConquerCallback`: its arguments, its model and its data."""
+"""Preconditions of `HierarchicalDivideAndConquerCallback`: valid arguments, model and data."""
 
 import numpy as np
 
-from keras_dml.models.division.callback_arguments import (  # noqa: F401 (re-exported)
+from keras_dml.models.division.preconditions import (  # noqa: F401 (re-exported)
     CLUSTER_ON,
     check_division_arguments,
 )

@@ -1,4 +1,4 @@
-"""Arguments both division callbacks (D&C, hierarchical D&C) check: period, clustering, sampler."""
+"""What both division callbacks (D&C, hierarchical D&C) check first: period, clustering, sampler."""
 
 CLUSTER_ON = ("embedding", "features")
 
