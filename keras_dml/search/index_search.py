@@ -5,7 +5,7 @@ import numpy as np
 from keras_dml.search.exact_topk import drop_self, exact_search
 from keras_dml.search.gallery import resolve_gallery
 from keras_dml.search.normalize import l2_normalize
-from keras_dml.search.rerank import rerank_search, resolve_rerank
+from keras_dml.search.rerank import prepared_for, resolve_rerank, top_k
 from keras_dml.search.results import search_result
 from keras_dml.serving.input_contract import check_embeddings
 
@@ -105,26 +105,12 @@ class IndexSearch:
         reranker = resolve_rerank(rerank)
         self._check_k(k)
         vectors = self.embed(queries, batch_size)
-        if reranker is None:
-            indices, scores = self.search_embeddings(vectors, int(k), learner=learner)
-        else:
-            if learner is not None:
-                raise ValueError(
-                    "`rerank` works on the whole embedding; pass `learner=None` or `rerank=None`."
-                )
-            prepared = self.prepared_rerank(reranker)
-            indices, scores = rerank_search(reranker, prepared, vectors, int(k))
+        indices, scores = top_k(self, vectors, int(k), learner=learner, reranker=reranker)
         return search_result(self, indices, scores)
 
     def prepared_rerank(self, reranker):
         """`reranker.prepare` over this gallery, kept until the gallery changes."""
-        reranker.check_gallery(len(self))
-        key = (repr(reranker.get_config()), len(self))
-        cache = self.__dict__.setdefault("_rerank_cache", {})
-        if key not in cache:
-            cache.clear()
-            cache[key] = reranker.prepare(self, self.embeddings)
-        return cache[key]
+        return prepared_for(self, reranker)
 
     def measure_recall(self, sample=1000, k=10, seed=0):
         """Recall@k of this index's neighbours against the exact ones on a sample of the gallery.

@@ -6,6 +6,7 @@ import numpy as np
 
 from keras_dml.search.exact_topk import drop_self, merge_topk
 from keras_dml.search.index import EmbeddingIndex
+from keras_dml.search.rerank import resolve_rerank, top_k
 from keras_dml.search.results import search_result
 
 
@@ -101,11 +102,22 @@ class ShardedIndex:
             chunk = np.asarray(queries[start : start + chunk_size], dtype=np.float32)
             yield (start, *self.search_embeddings(chunk, k, exclude_self=exclude_self, start=start))
 
-    def search(self, queries, k=5, learner=None, batch_size=64):
-        """Nearest items over all shards; same arguments and result as `EmbeddingIndex.search`."""
+    @property
+    def embeddings(self):
+        """The whole gallery `[N, D]`, the shards' rows in order (what re-ranking prepares on)."""
+        return np.concatenate([np.asarray(shard.embeddings) for shard in self.shards])
+
+    def search(self, queries, k=5, learner=None, batch_size=64, rerank=None):
+        """Nearest items over all shards; same arguments and result as `EmbeddingIndex.search`.
+
+        With `rerank`, the gallery-side work runs once over every shard's rows together (the
+        gallery is then held in memory whole), so a re-ranked search over shards equals the one
+        over a single index of the same rows.
+        """
+        reranker = resolve_rerank(rerank)
         _check_k(k, len(self))
         vectors = self.embed(queries, batch_size)
-        indices, scores = self.search_embeddings(vectors, int(k), learner=learner)
+        indices, scores = top_k(self, vectors, int(k), learner=learner, reranker=reranker)
         return search_result(self, indices, scores)
 
 

@@ -21,7 +21,7 @@ Examples:
 [[0, 1]]
 """
 
-from keras_dml.search.rerank.base import Reranker, rerank_search
+from keras_dml.search.rerank.base import Reranker, prepared_for, rerank_search, top_k
 from keras_dml.search.rerank.database_augmentation import DatabaseAugmentation
 from keras_dml.search.rerank.k_reciprocal import KReciprocal
 from keras_dml.search.rerank.query_expansion import AlphaQueryExpansion, AverageQueryExpansion
@@ -35,6 +35,8 @@ __all__ = [
     "KReciprocal",
     "Reranker",
     "parse_rerank_options",
+    "prepared_for",
     "rerank_search",
+    "top_k",
     "resolve_rerank",
 ]

@@ -102,3 +102,47 @@ def rerank_search(reranker, prepared, vectors, k, self_rows=None):
     if not parts:
         return np.zeros((0, k), np.int64), np.zeros((0, k), np.float32)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def prepared_for(searcher, reranker):
+    """`reranker.prepare` over `searcher`'s gallery, kept on the searcher until it changes.
+
+    Args:
+        searcher: an `EmbeddingIndex` or `ShardedIndex` (its `embeddings`, `search_embeddings`
+            and `index_like`).
+        reranker: the `Reranker`.
+
+    Returns:
+        The prepared object `rerank_search` takes.
+    """
+    reranker.check_gallery(len(searcher))
+    key = (repr(reranker.get_config()), len(searcher))
+    cache = searcher.__dict__.setdefault("_rerank_cache", {})
+    if key not in cache:
+        cache.clear()
+        cache[key] = reranker.prepare(searcher, searcher.embeddings)
+    return cache[key]
+
+
+def top_k(searcher, vectors, k, learner=None, reranker=None):
+    """`(indices, scores)` `[Q, k]` of query vectors: the plain search, or re-ranked.
+
+    The one search behind `EmbeddingIndex.search` and `ShardedIndex.search`.
+
+    Args:
+        searcher: an `EmbeddingIndex` or `ShardedIndex`.
+        vectors: float32 `[Q, D]` query vectors.
+        k: int. Neighbours per query.
+        learner: int or None. A learner's embedding slice (plain search only).
+        reranker: a `Reranker` or `None`.
+
+    Returns:
+        int64 `[Q, k]` gallery rows and float32 `[Q, k]` scores, best first.
+    """
+    if reranker is None:
+        return searcher.search_embeddings(vectors, k, learner=learner)
+    if learner is not None:
+        raise ValueError(
+            "`rerank` works on the whole embedding; pass `learner=None` or `rerank=None`."
+        )
+    return rerank_search(reranker, prepared_for(searcher, reranker), vectors, k)
