@@ -16,7 +16,7 @@ and the build replaces it with the value read from `benchmarks/results/`. The ki
   `level with`;
 - `reranking SAMPLES METHOD FIELD`: a field of `reranking_<SAMPLES>.json`'s row of the re-ranking
   METHOD (`none`, `aqe`, `alpha_qe`, `dba`, `k_reciprocal`), e.g. `cpu_seconds` (`13`); the field
-  `extra_peak_rss_mb` is the row's peak RSS above the plain run's.
+  `extra_peak_rss_mb` is the row's peak RSS minus the plain run's, signed (`+126`).
 
 A marker that names no record, row, seed, metric or field stops the build with one line naming
 the page, the marker and the fix.
@@ -112,7 +112,7 @@ def reranking_value(samples, method, field):
     if method not in rows:
         raise MarkerError(f"no re-ranking {method!r} on record; use one of {sorted(rows)}")
     if field == "extra_peak_rss_mb":
-        return f"{rows[method]['peak_rss_mb'] - rows['none']['peak_rss_mb']:.0f}"
+        return f"{rows[method]['peak_rss_mb'] - rows['none']['peak_rss_mb']:+.0f}"
     if field not in rows[method]:
         raise MarkerError(f"no field {field!r}; use one of {sorted(rows[method])}")
     value = rows[method][field]
