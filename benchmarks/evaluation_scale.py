@@ -16,8 +16,8 @@ Measured, in this order, in one process:
    (reported by `evaluate`), and the metric difference against the full exact run.
 For each: wall time, peak RSS (psutil, sampled every 10 ms) and the load average (the machine
 is shared: the ratio exact / bound is what to compare, absolute times move with the load).
-The run's record (`--record`, default `benchmarks/results/speed_evaluation_scale.json`) holds
-all of it, one speed-table row for the exact search and one per approximate index.
+The run's record (`--record`, default `benchmarks/results/speed_evaluation_scale_<N>.json`)
+holds all of it, one speed-table row for the exact search and one per approximate index.
 
 Run:
     python benchmarks/evaluation_scale.py --num-samples 1000000          # the size
@@ -37,7 +37,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from records import add_record_option, write_record  # noqa: E402
+from records import RESULTS, write_record  # noqa: E402
 
 from keras_dml.evaluation import evaluate  # noqa: E402
 from keras_dml.search import EmbeddingIndex  # noqa: E402
@@ -142,7 +142,11 @@ def build_parser():
         "all-rows run is extrapolated; peak RSS is measured with the full gallery)",
     )
     parser.add_argument("--seed", type=int, default=0)
-    add_record_option(parser, "speed_evaluation_scale.json")
+    parser.add_argument(
+        "--record",
+        help="JSON record of the run (default "
+        "benchmarks/results/speed_evaluation_scale_<num-samples>.json)",
+    )
     return parser
 
 
@@ -316,7 +320,8 @@ def main(argv=None):
                 "difference_to_exact": diffs,
             }
             rows.append(approximate_row(name, record["approximate"][name]))
-    write_record(args.record, "evaluation_scale", argv, record, rows)
+    path = args.record or os.path.join(RESULTS, f"speed_evaluation_scale_{args.num_samples}.json")
+    write_record(path, "evaluation_scale", argv, record, rows)
     return record
 
 

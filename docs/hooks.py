@@ -164,6 +164,16 @@ def script_of(command):
     return os.path.splitext(os.path.basename(command.split()[1]))[0]
 
 
+def record_name(command):
+    """The record file a speed command writes by default: `speed_<script>.json`, or
+    `speed_evaluation_scale_<num-samples>.json` (one record per data size)."""
+    script, words = script_of(command), command.split()
+    if script != "evaluation_scale":
+        return f"speed_{script}.json"
+    samples = words[words.index("--num-samples") + 1] if "--num-samples" in words else "1000000"
+    return f"speed_evaluation_scale_{samples}.json"
+
+
 def describe_machine(machine):
     """One line of a record's machine: cores, memory, GPUs, versions, load average."""
     gpus = ", ".join(machine.get("gpus") or []) or "no GPU"
@@ -180,18 +190,30 @@ def describe_machine(machine):
 
 
 def speed_sources(results=RESULTS):
-    """`[(script, rows, provenance), ...]` in table order: each script's own record, or the rows
-    copied for it into `speed.json` (`provenance` says which); scripts with neither are left out."""
+    """`[(script, rows, provenance), ...]` in table order, one entry per record file: a
+    script's own record where it exists, else the rows of the commands that would write it,
+    copied into `speed.json` before the scripts wrote records (`provenance` says which)."""
     with open(os.path.join(results, "speed.json")) as f:
         copied = json.load(f)
-    by_script, script = {}, None
+    groups, name = {}, None  # record file name: (script, rows)
     for row in copied["rows"]:
-        script = script if row["command"] == "same" else script_of(row["command"])
-        by_script.setdefault(script, []).append(row)
+        if row["command"] != "same":
+            name = record_name(row["command"])
+            groups.setdefault(name, (script_of(row["command"]), []))
+        groups[name][1].append(row)
+    copied_from = f"`speed.json`, measured on {copied['machine']}: {copied['source']}"
     sources = []
     for script in SPEED_SCRIPTS:
-        path = os.path.join(results, f"speed_{script}.json")
-        if os.path.exists(path):
+        names = [name for name, (owner, _) in groups.items() if owner == script]
+        written = glob.glob(os.path.join(results, f"speed_{script}.json"))
+        if script == "evaluation_scale":
+            written += sorted(glob.glob(os.path.join(results, f"speed_{script}_*.json")))
+        names += [os.path.basename(p) for p in written if os.path.basename(p) not in names]
+        for name in names:
+            path = os.path.join(results, name)
+            if not os.path.exists(path):
+                sources.append((script, groups[name][1], copied_from))
+                continue
             with open(path) as f:
                 record = json.load(f)
             rows = [
@@ -199,13 +221,9 @@ def speed_sources(results=RESULTS):
                 for i, row in enumerate(record["rows"])
             ]
             provenance = (
-                f"`speed_{script}.json`, written {record['date']} on "
-                f"{describe_machine(record['machine'])}"
+                f"`{name}`, written {record['date']} on {describe_machine(record['machine'])}"
             )
             sources.append((script, rows, provenance))
-        elif script in by_script:
-            copied_from = f"`speed.json`, measured on {copied['machine']}: {copied['source']}"
-            sources.append((script, by_script[script], copied_from))
     return sources
 
 
