@@ -53,6 +53,9 @@ def build_parser():
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--m", type=int, default=4)
     parser.add_argument("--embed-batch-size", type=int, default=256, help="re-clustering pass")
+    parser.add_argument(
+        "--steps-per-epoch", type=int, help="cap on the steps of an epoch (default: the data's)"
+    )
     add_record_option(parser, "speed_divide_and_conquer.json")
     return parser
 
@@ -74,6 +77,7 @@ def main(argv=None):
     labels = train.labels * 10 + np.arange(len(train.labels)) % 10
     train.labels = labels
     steps = max(1, len(labels) // args.batch_size)
+    steps = min(steps, args.steps_per_epoch or steps)
     print(f"data: digits train, {len(labels)} images, {len(np.unique(labels))} classes, 32 px")
     print(f"steps/epoch: {steps}, batch {args.batch_size}, epochs {args.epochs}")
 

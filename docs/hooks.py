@@ -103,9 +103,9 @@ def accuracy_differences(path=ACCURACY):
     return markdown_table(["row", "baseline", "seeds", "R@1", "MAP@R"], rows)
 
 
-def recipes_record(dataset):
-    """`benchmarks/results/recipes_<dataset>.json`."""
-    path = os.path.join(RESULTS, f"recipes_{dataset}.json")
+def recipes_record(dataset, results=RESULTS):
+    """`recipes_<dataset>.json` of the `results` folder."""
+    path = os.path.join(results, f"recipes_{dataset}.json")
     if not os.path.exists(path):
         raise ValueError(
             f"no record benchmarks/results/recipes_{dataset}.json; run "
@@ -115,10 +115,10 @@ def recipes_record(dataset):
         return json.load(f)
 
 
-def recipes_provenance(dataset):
+def recipes_provenance(dataset, results=RESULTS):
     """Where the recipes table of `dataset` comes from: the run's command and machine, or the
     record's `source` where its rows were copied by hand."""
-    record = recipes_record(dataset)
+    record = recipes_record(dataset, results)
     if "command" in record:
         return (
             f"Source: `benchmarks/results/recipes_{dataset}.json`, written by `{record['command']}`"
@@ -127,9 +127,9 @@ def recipes_provenance(dataset):
     return f"Source: `benchmarks/results/recipes_{dataset}.json`, {record['source']}."
 
 
-def recipes_table(dataset):
+def recipes_table(dataset, results=RESULTS):
     """`benchmarks/recipes.py`'s summary of `dataset`, one row per method."""
-    summary = recipes_record(dataset)
+    summary = recipes_record(dataset, results)
     rows = [
         [
             r["method"],
