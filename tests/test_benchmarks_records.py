@@ -286,3 +286,14 @@ def test_the_site_shows_where_every_speed_and_recipe_row_comes_from():
         copied = json.load(f)
     for row in copied["rows"]:
         assert row["result"] in rendered
+
+
+def test_reranking_records_its_command_and_machine(tmp_path):
+    path = str(tmp_path / "reranking.json")
+    argv = ["--num-samples", "600", "--dim", "16", "--methods", "aqe", "--output", path]
+    benchmark_script("reranking").main(argv)
+    with open(path) as f:
+        record = json.load(f)
+    assert record["command"] == " ".join(["python", "benchmarks/reranking.py", *argv])
+    assert record["machine"]["cores"] == os.cpu_count() and record["machine"]["memory_gib"] > 0
+    assert [row["rerank"] for row in record["rows"]] == ["none", "aqe(top_n=10)"]
