@@ -14,21 +14,29 @@ Every model is built on the same backbone and input size and measured in one run
     python benchmarks/abe.py                       # convnet at 32 and 64 px, M = 2, 4, 8
     python benchmarks/abe.py --googlenet --batch-size 8   # GoogLeNet at 224 px, one step
 
+The run's record (`--record`, default `benchmarks/results/speed_abe.json`) holds every count
+and one speed-table row per input size.
+
 Paper reference (Table 1, GoogLeNet 224 px, 512-d): params x10^7 1-head 0.65, 2/4/8-heads
 1.18/2.24/4.36, ABE-1/2/4/8 0.97/0.98/1.05/1.20; flops x10^9 1.58, 2.25/3.60/6.28,
 2.21/2.96/4.46/7.46.
 """
 
 import argparse
+import os
 import platform
 import statistics
+import sys
 import time
 
 import keras
 import numpy as np
 
-from keras_dml import backbones
-from keras_dml.models.abe import ABE, MHeads
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from records import add_record_option, write_record  # noqa: E402
+
+from keras_dml import backbones  # noqa: E402
+from keras_dml.models.abe import ABE, MHeads  # noqa: E402
 
 
 def layer_macs(layer):
@@ -131,7 +139,22 @@ def build_parser():
         action="store_true",
         help="GoogLeNet at 224 px with one timed step (overrides backbone, sizes and steps)",
     )
+    add_record_option(parser, "speed_abe.json")
     return parser
+
+
+def size_row(args, size, rows):
+    """The speed-table row of one input size: every model's parameters, MACs and step time."""
+    counts = "; ".join(
+        f"{name} {params / 1e7:.2f} x 10^7 / {macs / 1e9:.2f} x 10^9 / {1e3 * seconds:.0f} ms"
+        for name, params, _, macs, seconds in rows
+    )
+    return {
+        "what": f"ABE-M and M-heads: parameters / MACs per image / step time ({args.backbone} "
+        f"{size} px, {args.embedding_dim}-d, batch {args.batch_size})",
+        "result": counts,
+        "target": "reported (the paper's Table 1 at GoogLeNet 224 px: see the script)",
+    }
 
 
 def main(argv=None):
@@ -162,6 +185,15 @@ def main(argv=None):
                 f"    {name:9s} x{params / base[1]:5.2f}  x{macs / base[3]:5.2f}"
                 f"  x{seconds / base[4]:5.2f}"
             )
+    measured = {
+        str(size): [
+            {"model": n, "params": p, "trainable": t, "macs": m, "step_seconds": s}
+            for n, p, t, m, s in rows
+        ]
+        for size, rows in results.items()
+    }
+    table = [size_row(args, size, rows) for size, rows in results.items()]
+    write_record(args.record, "abe", argv, measured, table)
     return results
 
 

@@ -4,18 +4,24 @@ All models share the same backbone architecture, embedding size (512 = 96-160-25
 batch and input size, and are measured in one process. Rounds are interleaved (baseline, BIER,
 A-BIER, baseline, ...) so that load from other processes affects all models alike; each round
 times `steps` calls of `train_on_batch` after warm-up, and the script prints the median per-step
-time over rounds and the ratios to the baseline.
+time over rounds and the ratios to the baseline, and writes them to its record (`--record`,
+default `benchmarks/results/speed_bier.json`).
 
 Usage:
     python benchmarks/bier.py --image-size 32 --batch-size 64 --rounds 7 --steps 10
 """
 
 import argparse
+import os
 import statistics
+import sys
 import time
 
 import keras
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from records import add_record_option, write_record  # noqa: E402
 
 
 def build_models(image_size, embedding_dim):
@@ -56,6 +62,7 @@ def build_parser():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=10)
+    add_record_option(parser, "speed_bier.json")
     return parser
 
 
@@ -88,6 +95,15 @@ def main(argv=None):
             f"{name:<10} {1e3 * median:>15.2f} {1e3 * min(values):>8.2f} "
             f"{1e3 * max(values):>8.2f} {median / base:>7.3f}"
         )
+    ratios = {name: statistics.median(values) / base for name, values in times.items()}
+    row = {
+        "what": f"BIER / A-BIER vs baseline step (convnet {size} px, {args.embedding_dim}-d)",
+        "result": f"{ratios['bier']:.3f}x / {ratios['a-bier']:.3f}x",
+        "target": "<= 1.10x",
+    }
+    measured = {"ratios": ratios, "rounds_seconds": times}
+    write_record(args.record, "bier", argv, measured, [row])
+    return ratios
 
 
 if __name__ == "__main__":

@@ -7,18 +7,24 @@ the self-reinforced loss. Both are measured in one process in interleaved rounds
 DCML, baseline, ...) so that load from other processes affects both alike; each round times
 `steps` calls of `train_on_batch` after warm-up. The script prints the median per-step time over
 rounds and the DCML / baseline ratio, both in wall-clock time and in the process's CPU time
-(all threads; less sensitive to other processes on a loaded machine).
+(all threads; less sensitive to other processes on a loaded machine), and writes them to its
+record (`--record`, default `benchmarks/results/speed_dcml.json`).
 
 Usage:
     python benchmarks/dcml.py --image-size 64 --batch-size 100 --rounds 7 --steps 10
 """
 
 import argparse
+import os
 import statistics
+import sys
 import time
 
 import keras
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from records import add_record_option, write_record  # noqa: E402
 
 
 def build_models(image_size, num_learners, learner_dim, num_compositors, seed=0):
@@ -66,6 +72,7 @@ def build_parser():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=10)
+    add_record_option(parser, "speed_dcml.json")
     return parser
 
 
@@ -104,6 +111,20 @@ def main(argv=None):
                 f"  {name:<10} {1e3 * median:>10.2f} {1e3 * min(values):>9.2f} "
                 f"{1e3 * max(values):>9.2f} {median / base:>7.3f}"
             )
+    wall, cpu = (
+        statistics.median(t[column] for t in times["dcml"])
+        / statistics.median(t[column] for t in times["baseline"])
+        for column in (0, 1)
+    )
+    row = {
+        "what": f"DCML vs baseline step (convnet {size} px, {args.num_learners} x "
+        f"{args.learner_dim}, M={args.num_compositors})",
+        "result": f"{wall:.3f}x (CPU time {cpu:.3f}x)",
+        "target": "<= 1.10x",
+    }
+    measured = {"wall_ratio": wall, "cpu_ratio": cpu, "rounds_wall_cpu_seconds": times}
+    write_record(args.record, "dcml", argv, measured, [row])
+    return wall, cpu
 
 
 if __name__ == "__main__":

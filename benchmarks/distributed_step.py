@@ -5,7 +5,8 @@ Two logical CPU devices share the machine's cores, so this measures the strategy
 speed-up: on real accelerators each replica has its own device. Both timings use the same global
 batch, backbone and method, interleaved in one process (the median step, timed between batch
 ends, over `--repeats` epochs of `--steps` steps after a warm-up epoch), so the ratio is
-comparable even on a loaded machine.
+comparable even on a loaded machine. The medians go to the run's record (`--record`, default
+`benchmarks/results/speed_distributed_step.json`).
 
 Usage:
     python benchmarks/distributed_step.py --steps 10 --repeats 3
@@ -20,6 +21,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from records import add_record_option, write_record  # noqa: E402
 
 
 def _step_clock():
@@ -48,6 +51,7 @@ def build_parser():
     parser.add_argument("--backbone", default="convnet")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
+    add_record_option(parser, "speed_distributed_step.json")
     return parser
 
 
@@ -96,6 +100,7 @@ def main(argv=None):
         flush=True,
     )
     print(f"{'method':<10} {'1 device':>10} {'2 replicas':>11} {'ratio':>6}")
+    medians = {}
     for name in names:
         single = build(name)
         with strategy.scope():
@@ -118,6 +123,21 @@ def main(argv=None):
                 times[key].extend(clock.steps[1:])  # the first includes the iterator's start
         one, two = np.median(times["single"]), np.median(times["mirrored"])
         print(f"{name:<10} {one * 1e3:>8.1f}ms {two * 1e3:>9.1f}ms {two / one:>5.2f}x", flush=True)
+        medians[name] = {"one_device_seconds": float(one), "two_replicas_seconds": float(two)}
+    steps = ", ".join(
+        f"{name} {1e3 * m['one_device_seconds']:.0f} / {1e3 * m['two_replicas_seconds']:.0f} ms "
+        f"({m['two_replicas_seconds'] / m['one_device_seconds']:.2f}x)"
+        for name, m in medians.items()
+    )
+    row = {
+        "what": f"2-replica `MirroredStrategy` step vs one device, same global batch "
+        f"({args.backbone} {size} px, batch {batch}, two logical CPU devices sharing "
+        f"{os.cpu_count()} cores: the strategy's overhead, not a speed-up)",
+        "result": f"median step 1 device / 2 replicas: {steps}",
+        "target": "reported",
+    }
+    write_record(args.record, "distributed_step", argv, {"median_step": medians}, [row])
+    return medians
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ NMI. Naive: exact NumPy with a full-row argsort per query chunk and per-query Py
 NMI from a plain contingency table over a rerun of the same k-means, on the same data in the
 same process. Printed: metric values side by side with the maximum absolute difference of the
 retrieval metrics, wall time, the speed ratio and peak memory (RSS sampled every 10 ms,
-`getrusage` max RSS, optional tracemalloc).
+`getrusage` max RSS, optional tracemalloc). The run's record (`--record`, default
+`benchmarks/results/speed_evaluation.json`) holds the time, the peak memory and the metrics.
 
 Run:
     python benchmarks/evaluation.py                       # full size, backend auto
@@ -25,7 +26,10 @@ import tracemalloc
 
 import numpy as np
 
-from keras_dml.evaluation import evaluate, kmeans_assignments
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from records import add_record_option, write_record  # noqa: E402
+
+from keras_dml.evaluation import evaluate, kmeans_assignments  # noqa: E402
 
 RECALL_AT = (1, 10, 100, 1000)
 RETRIEVAL_KEYS = [f"recall@{K}" for K in RECALL_AT] + ["map@r", "r_precision"]
@@ -181,7 +185,36 @@ def build_parser():
     )
     parser.add_argument("--skip-naive", action="store_true", help="only time our evaluate")
     parser.add_argument("--tracemalloc", action="store_true", help="rerun ours under tracemalloc")
+    add_record_option(parser, "speed_evaluation.json")
     return parser
+
+
+def record_run(args, argv, data, ours, seconds, peak, naive=None):
+    """Writes the run's record: its time, peak RSS, metrics and, with the naive loop, the
+    largest difference of the retrieval metrics."""
+    num_samples, dim, num_classes, recall_at = data
+    diff = None
+    if naive is not None:
+        diff = max(abs(ours[k] - naive[k]) for k in RETRIEVAL_KEYS if k in naive)
+    metrics = ", ".join(args.metrics.split(",")).replace(
+        "recall", f"R@{{{','.join(map(str, recall_at))}}}"
+    )
+    result = f"{seconds:.1f} s" + ("" if peak is None else f", peak RSS {peak / 2**30:.2f} GiB")
+    if diff is not None:
+        result += f" (largest difference to the naive exact loop {diff:.1g})"
+    row = {
+        "what": f"evaluation, {num_samples:,} x {dim}, {num_classes:,} classes, {metrics}",
+        "result": result,
+        "target": "<= 20 s, <= 3 GiB (at 60,502 x 128)",
+    }
+    measured = {
+        "seconds": seconds,
+        "peak_rss_bytes": peak,
+        "metrics": {k: v if isinstance(v, str) else float(v) for k, v in ours.items()},
+        "naive_metrics": None if naive is None else {k: float(v) for k, v in naive.items()},
+        "max_retrieval_difference": diff,
+    }
+    write_record(args.record, "evaluation", argv, measured, [row])
 
 
 def main(argv=None):
@@ -201,6 +234,7 @@ def main(argv=None):
         f"{np.bincount(labels).max()}, backend={args.backend}"
     )
 
+    data = (embeddings.shape[0], embeddings.shape[1], np.unique(labels).size, recall_at)
     base_rss = rss_bytes() if _has_psutil() else None
     ours, ours_seconds, ours_peak = measure(
         lambda: evaluate(
@@ -238,6 +272,7 @@ def main(argv=None):
     if args.skip_naive:
         for key, value in ours.items():
             print(f"  {key:>22}: {value}")
+        record_run(args, argv, data, ours, ours_seconds, ours_peak)
         return ours
     naive, naive_seconds, _ = measure(
         lambda: naive_evaluate(embeddings, labels, recall_at, seed=args.seed)
@@ -257,6 +292,7 @@ def main(argv=None):
         f"{abs(ours['nmi'] - naive['nmi']):.3g}"
     )
     print(f"num_queries={ours['num_queries']} num_excluded_queries={ours['num_excluded_queries']}")
+    record_run(args, argv, data, ours, ours_seconds, ours_peak, naive)
     return ours, naive
 
 

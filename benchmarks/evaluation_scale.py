@@ -16,6 +16,8 @@ Measured, in this order, in one process:
    (reported by `evaluate`), and the metric difference against the full exact run.
 For each: wall time, peak RSS (psutil, sampled every 10 ms) and the load average (the machine
 is shared: the ratio exact / bound is what to compare, absolute times move with the load).
+The run's record (`--record`, default `benchmarks/results/speed_evaluation_scale_<N>.json`)
+holds all of it, one speed-table row for the exact search and one per approximate index.
 
 Run:
     python benchmarks/evaluation_scale.py --num-samples 1000000          # the issue's size
@@ -27,15 +29,19 @@ Run:
 import argparse
 import os
 import resource
+import sys
 import tempfile
 import threading
 import time
 
 import numpy as np
 
-from keras_dml.evaluation import evaluate
-from keras_dml.search import EmbeddingIndex
-from keras_dml.search.exact_topk import plan_blocks
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from records import RESULTS, write_record  # noqa: E402
+
+from keras_dml.evaluation import evaluate  # noqa: E402
+from keras_dml.search import EmbeddingIndex  # noqa: E402
+from keras_dml.search.exact_topk import plan_blocks  # noqa: E402
 
 
 def make_data(path, num_samples, num_classes, dim, noise, seed, chunk=65536):
@@ -86,7 +92,8 @@ def cpu_seconds():
 
 
 def measured(fn):
-    """(result, wall seconds, peak RSS bytes sampled every 10 ms, load average after).
+    """(result, wall seconds, peak RSS bytes sampled every 10 ms, load average after, process
+    CPU seconds).
 
     Also prints the process CPU time of the call: on a shared machine the wall time grows with
     the other jobs' load, the CPU time much less.
@@ -105,11 +112,11 @@ def measured(fn):
     thread.start()
     start, cpu_start = time.perf_counter(), cpu_seconds()
     result = fn()
-    seconds = time.perf_counter() - start
-    print(f"        (process CPU time {cpu_seconds() - cpu_start:.1f} s)", flush=True)
+    seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
+    print(f"        (process CPU time {cpu:.1f} s)", flush=True)
     done.set()
     thread.join()
-    return result, seconds, max(peak[0], process.memory_info().rss), os.getloadavg()[0]
+    return result, seconds, max(peak[0], process.memory_info().rss), os.getloadavg()[0], cpu
 
 
 def build_parser():
@@ -135,7 +142,64 @@ def build_parser():
         "all-rows run is extrapolated; peak RSS is measured with the full gallery)",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--record",
+        help="JSON record of the run (default "
+        "benchmarks/results/speed_evaluation_scale_<num-samples>.json)",
+    )
     return parser
+
+
+def exact_row(args, data, bound, exact, full_size):
+    """The speed-table row of the exact search against its compute bound."""
+    seconds, bound_seconds = exact["seconds"], bound["seconds"]
+    result = (
+        f"{seconds:.1f} s = {seconds / bound_seconds:.2f}x the compute bound measured in the same "
+        f"run ({bound_seconds:.1f} s of matmul alone; CPU time {exact['cpu_seconds']:.1f} s vs "
+        f"{bound['cpu_seconds']:.1f} s: {exact['cpu_seconds'] / bound['cpu_seconds']:.2f}x), "
+        f"peak RSS {exact['peak_rss_bytes'] / 2**30:.2f} GiB "
+        f"({bound['peak_rss_bytes'] / 2**30:.2f} GiB during the bare matmul), load average "
+        f"{exact['load_average']:.0f}"
+    )
+    if args.num_queries:
+        result += f"; the all-rows run is {full_size:.1f}x this work (extrapolated, not run)"
+    queries = (
+        f"; its first {args.num_queries:,} rows query the other {data['gallery']:,}"
+        if args.num_queries
+        else ", all rows"
+    )
+    return {
+        "what": f"evaluation at scale, exact (blocks {bound['blocks'][0]:,} x "
+        f"{bound['blocks'][1]:,}): {args.num_samples:,} x {args.dim}, {data['classes']:,} "
+        f"classes{queries}, R@{{{args.recall_at}}}, MAP@R, R-Prec",
+        "result": result,
+        "target": "<= 1.5x, <= 4 GiB (at 1,000,000 x 128)",
+    }
+
+
+def approximate_row(name, entry):
+    """The speed-table row of one approximate index: its time and metric errors."""
+    errors = ", ".join(
+        f"{key[len('approx_error_') :]} {value:+.3f}"
+        for key, value in entry["report"].items()
+        if key.startswith("approx_error_")
+    )
+    result = (
+        f"{entry['seconds']:.1f} s with build; neighbour recall "
+        f"{entry['report'].get('approx_neighbor_recall', float('nan')):.2f} (top-"
+        f"{entry['report'].get('approx_neighbor_k', '?')}); error on a "
+        f"{entry['report'].get('approx_sample_size', '?'):,}-query sample: {errors}"
+    )
+    if entry.get("difference_to_exact"):
+        result += " (against the full exact run: " + ", ".join(
+            f"{k} {v:+.3f}" for k, v in entry["difference_to_exact"].items()
+        )
+        result += ")"
+    return {
+        "what": f"faiss {name} (defaults) on the run above",
+        "result": result,
+        "target": "metric error reported",
+    }
 
 
 def main(argv=None):
@@ -167,8 +231,10 @@ def main(argv=None):
                 f"all-rows search is {full_size:.1f}x this work"
             )
         exact = None
+        data = {"classes": num_classes, "gallery": int(gallery.shape[0])}
+        record, rows = {"approximate": {}}, []
         if not args.skip_exact:
-            (bound, chunk, tile), bound_wall, bound_rss, load = measured(
+            (bound, chunk, tile), bound_wall, bound_rss, load, bound_cpu = measured(
                 lambda: compute_bound(queries.get("query_embeddings", x), gallery, args.tile_size)
             )
             flops = 2.0 * num_queries * gallery.shape[0] * args.dim
@@ -177,7 +243,7 @@ def main(argv=None):
                 f"({flops / bound / 1e9:.0f} GFLOP/s), peak RSS {bound_rss / 2**30:.2f} GiB, "
                 f"load {load:.1f}"
             )
-            exact, seconds, rss, load = measured(
+            exact, seconds, rss, load, cpu = measured(
                 lambda: evaluate(
                     gallery,
                     gallery_labels,
@@ -205,8 +271,22 @@ def main(argv=None):
                     if "@" in k or "r" in k and isinstance(v, float)
                 )
             )
+            record["bound"] = {
+                "seconds": bound,
+                "cpu_seconds": bound_cpu,
+                "peak_rss_bytes": bound_rss,
+                "blocks": [chunk, tile],
+            }
+            record["exact"] = {
+                "seconds": seconds,
+                "cpu_seconds": cpu,
+                "peak_rss_bytes": rss,
+                "load_average": load,
+                "metrics": {k: v for k, v in exact.items() if isinstance(v, float)},
+            }
+            rows.append(exact_row(args, data, record["bound"], record["exact"], full_size))
         for name in [n for n in args.approximate.split(",") if n]:
-            result, seconds, rss, load = measured(
+            result, seconds, rss, load, cpu = measured(
                 lambda name=name: evaluate(
                     gallery,
                     gallery_labels,
@@ -224,12 +304,25 @@ def main(argv=None):
             for key, value in result.items():
                 if key.startswith("approx_"):
                     print(f"        {key} = {value:.4g}")
+            diffs = {}
             if exact is not None:
                 diffs = {k: result[k] - exact[k] for k in exact if isinstance(exact[k], float)}
                 print(
                     "        vs full exact run: "
                     + ", ".join(f"{k} {v:+.4f}" for k, v in diffs.items())
                 )
+            record["approximate"][name] = {
+                "seconds": seconds,
+                "cpu_seconds": cpu,
+                "peak_rss_bytes": rss,
+                "load_average": load,
+                "report": {k: v for k, v in result.items() if k.startswith("approx_")},
+                "difference_to_exact": diffs,
+            }
+            rows.append(approximate_row(name, record["approximate"][name]))
+    path = args.record or os.path.join(RESULTS, f"speed_evaluation_scale_{args.num_samples}.json")
+    write_record(path, "evaluation_scale", argv, record, rows)
+    return record
 
 
 if __name__ == "__main__":

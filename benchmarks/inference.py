@@ -13,7 +13,8 @@ Keras runs `model.predict_on_batch` (a compiled tf.function); the SavedModel run
 --threads` (default: all cores), sequential execution and all graph optimisations, once without
 thread spinning (`onnxruntime`, the row the ratios use: robust on a shared machine) and once with
 it (`onnxruntime_spin`, ONNX Runtime's default, best on an idle machine). The machine's load
-average is printed: numbers from a loaded machine are not comparable with an idle one.
+average is printed: numbers from a loaded machine are not comparable with an idle one. The
+measurements go to the run's record (`--record`, default `benchmarks/results/speed_inference.json`).
 
 Examples:
     python benchmarks/inference.py                                  # convnet at 64 px
@@ -24,12 +25,16 @@ import argparse
 import os
 import platform
 import statistics
+import sys
 import tempfile
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from records import add_record_option, write_record  # noqa: E402
 
 
 def build_model(args):
@@ -103,6 +108,7 @@ def build_parser():
     parser.add_argument("--throughput-runs", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    add_record_option(parser, "speed_inference.json")
     return parser
 
 
@@ -162,6 +168,23 @@ def main(argv=None):
         f"latency ratio tf_saved_model / onnxruntime: "
         f"{latency_ratio:.2f}x"
     )
+    speed_up = rates["onnxruntime"] / rates["tf_saved_model"]
+    row = {
+        "what": f"ONNX Runtime vs TF SavedModel throughput, batch {args.batch_size} "
+        f"({args.backbone} {args.image_size} px)",
+        "result": f"{speed_up:.2f}x (latency at batch 1: "
+        f"{1e3 * statistics.median(latency['onnxruntime']):.2f} vs "
+        f"{1e3 * statistics.median(latency['tf_saved_model']):.2f} ms); parity "
+        f"{parity['onnxruntime']:.1e}",
+        "target": ">= 1.3x",
+    }
+    measured = {
+        "throughput_images_per_second": rates,
+        "median_latency_seconds": {n: statistics.median(t) for n, t in latency.items()},
+        "max_abs_difference_to_keras": parity,
+        "throughput_ratio_onnxruntime_to_saved_model": speed_up,
+    }
+    write_record(args.record, "inference", argv, measured, [row])
     return 0
 
 

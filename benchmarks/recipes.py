@@ -3,8 +3,10 @@
 Runs `training/configs/<method>_<dataset>.json` for each method through `keras_dml.training.train`
 (the same code as `keras-dml train`), each into `OUTPUT/<method>/`, then prints a table of the
 test metrics (unseen classes), the best validation MAP@R and the training time, and writes it to
-`OUTPUT/summary.json`. Every recipe of one dataset shares the same budget (epochs, batch,
-optimizer, embedding size), so the rows compare methods, not budgets.
+`OUTPUT/summary.json` and to the record the documentation's table is built from (`--record`,
+default `benchmarks/results/recipes_<dataset>.json`, with the command and the machine). Every
+recipe of one dataset shares the same budget (epochs, batch, optimizer, embedding size), so the
+rows compare methods, not budgets.
 
 Usage:
     python benchmarks/recipes.py --dataset fashion_mnist --output runs/recipes
@@ -14,9 +16,13 @@ Usage:
 import argparse
 import json
 import os
+import sys
 import time
 
-from keras_dml.models.config import parse_overrides
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from records import RESULTS, write_record  # noqa: E402
+
+from keras_dml.models.config import parse_overrides  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -35,6 +41,9 @@ def build_parser():
     parser.add_argument("--methods", help="comma-separated subset (default: every method)")
     parser.add_argument("--output", default="runs/recipes")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
+    parser.add_argument(
+        "--record", help="JSON record (default benchmarks/results/recipes_<dataset>.json)"
+    )
     return parser
 
 
@@ -85,6 +94,8 @@ def main(argv=None):
     os.makedirs(args.output, exist_ok=True)
     with open(os.path.join(args.output, "summary.json"), "w") as f:
         json.dump({"dataset": args.dataset, "rows": rows}, f, indent=2)
+    record = args.record or os.path.join(RESULTS, f"recipes_{args.dataset}.json")
+    write_record(record, "recipes", argv, None, rows, dataset=args.dataset)
     return rows
 
 

@@ -21,6 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from evaluation import cpu_seconds, measure, rss_bytes, sop_like_data  # noqa: E402
+from records import command_line, machine  # noqa: E402
 
 from keras_dml.evaluation import evaluate  # noqa: E402
 
@@ -68,6 +69,8 @@ def main(argv=None):
         "dim": args.dim,
         "cpus": os.cpu_count(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "command": command_line("reranking", argv),
+        "machine": machine(),
         "rows": rows,
     }
     output = args.output or os.path.join(

@@ -15,10 +15,14 @@ Usage:
 import argparse
 import os
 import statistics
+import sys
 import time
 
 import keras
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from records import add_record_option, write_record  # noqa: E402
 
 
 def build_models(backbone_name, image_size, embedding_dim, num_classes, loss):
@@ -62,6 +66,7 @@ def build_parser():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=10)
+    add_record_option(parser, "speed_train_step.json")
     return parser
 
 
@@ -96,6 +101,14 @@ def main(argv=None):
         print(f"{name:>16}: {value * 1e3:8.2f} ms/step (median of {args.rounds} rounds)")
     ratio = medians["embedding_model"] / medians["classifier"]
     print(f"ratio embedding_model / classifier: {ratio:.3f} (target <= 1.10)")
+    row = {
+        "what": f"`EmbeddingModel` vs plain classifier step ({args.backbone} {size} px, "
+        f"batch {args.batch_size})",
+        "result": f"{ratio:.3f}x",
+        "target": "<= 1.10x",
+    }
+    measured = {"median_step_seconds": medians, "ratio": ratio, "rounds": times}
+    write_record(args.record, "train_step", argv, measured, [row])
     return ratio
 
 

@@ -16,6 +16,11 @@ A page asks for a table with a marker line, replaced when the site is built:
 - `<!-- table: zoo -->`: the model cards of `models/` (`keras_dml.zoo.list_models`) with the test
   metrics they record.
 
+Under the speed and recipes tables the hook says where their rows come from: a script's record
+(its command, date and machine), or a file copied by hand before the scripts wrote records.
+Numbers in the prose come from value markers, `<!-- value: KIND ARGUMENT ... -->`
+(`docs/record_values.py` lists the kinds).
+
 An unknown marker stops the build with one line naming the markers that exist.
 """
 
@@ -30,6 +35,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reality_check_table  # noqa: E402
 from accuracy_table import (  # noqa: E402
     METRICS,
@@ -37,6 +43,7 @@ from accuracy_table import (  # noqa: E402
     loss_of,
     read_records,
 )
+from record_values import render_values  # noqa: E402
 
 MARKER = re.compile(r"^<!-- table: ([\w-]+)(?: (\w+))? -->$", re.M)
 
@@ -96,10 +103,33 @@ def accuracy_differences(path=ACCURACY):
     return markdown_table(["row", "baseline", "seeds", "R@1", "MAP@R"], rows)
 
 
-def recipes_table(dataset):
+def recipes_record(dataset, results=RESULTS):
+    """`recipes_<dataset>.json` of the `results` folder."""
+    path = os.path.join(results, f"recipes_{dataset}.json")
+    if not os.path.exists(path):
+        raise ValueError(
+            f"no record benchmarks/results/recipes_{dataset}.json; run "
+            f"`python benchmarks/recipes.py --dataset {dataset}` or check the marker's dataset"
+        )
+    with open(path) as f:
+        return json.load(f)
+
+
+def recipes_provenance(dataset, results=RESULTS):
+    """Where the recipes table of `dataset` comes from: the run's command and machine, or the
+    record's `source` where its rows were copied by hand."""
+    record = recipes_record(dataset, results)
+    if "command" in record:
+        return (
+            f"Source: `benchmarks/results/recipes_{dataset}.json`, written by `{record['command']}`"
+            f" on {record['date']}, {describe_machine(record['machine'])}."
+        )
+    return f"Source: `benchmarks/results/recipes_{dataset}.json`, {record['source']}."
+
+
+def recipes_table(dataset, results=RESULTS):
     """`benchmarks/recipes.py`'s summary of `dataset`, one row per method."""
-    with open(os.path.join(RESULTS, f"recipes_{dataset}.json")) as f:
-        summary = json.load(f)
+    summary = recipes_record(dataset, results)
     rows = [
         [
             r["method"],
@@ -112,16 +142,111 @@ def recipes_table(dataset):
     return markdown_table(header, rows)
 
 
-def speed_table():
+# The speed table's scripts, in table order; each writes `speed_<script>.json` (`records.py`).
+SPEED_SCRIPTS = (
+    "evaluation",
+    "evaluation_scale",
+    "distributed_step",
+    "train_step",
+    "divide_and_conquer",
+    "abe",
+    "bier",
+    "dcml",
+    "inference",
+)
+# The rows copied from the README before the scripts wrote records; a script's record replaces
+# its copied rows.
+COPIED_SPEED = os.path.join(RESULTS, "speed.json")
+
+
+def script_of(command):
+    """`train_step` of `python benchmarks/train_step.py ...`."""
+    return os.path.splitext(os.path.basename(command.split()[1]))[0]
+
+
+def record_name(command):
+    """The record file a speed command writes by default: `speed_<script>.json`, or
+    `speed_evaluation_scale_<num-samples>.json` (one record per data size)."""
+    script, words = script_of(command), command.split()
+    if script != "evaluation_scale":
+        return f"speed_{script}.json"
+    samples = words[words.index("--num-samples") + 1] if "--num-samples" in words else "1000000"
+    return f"speed_evaluation_scale_{samples}.json"
+
+
+def describe_machine(machine):
+    """One line of a record's machine: cores, memory, GPUs, versions, load average."""
+    gpus = ", ".join(machine.get("gpus") or []) or "no GPU"
+    versions = ", ".join(
+        f"{name} {machine[key]}"
+        for key, name in (("tensorflow", "TensorFlow"), ("keras", "Keras"))
+        if key in machine
+    )
+    load = machine.get("load_average") or ["?"]
+    return (
+        f"{machine.get('cores')} cores, {machine.get('memory_gib')} GiB, {gpus}, {versions}, "
+        f"load average {load[0]}"
+    )
+
+
+def speed_sources(results=RESULTS):
+    """`[(script, rows, provenance), ...]` in table order, one entry per record file: a
+    script's own record where it exists, else the rows of the commands that would write it,
+    copied into `speed.json` before the scripts wrote records (`provenance` says which)."""
+    with open(os.path.join(results, "speed.json")) as f:
+        copied = json.load(f)
+    groups, name = {}, None  # record file name: (script, rows)
+    for row in copied["rows"]:
+        if row["command"] != "same":
+            name = record_name(row["command"])
+            groups.setdefault(name, (script_of(row["command"]), []))
+        groups[name][1].append(row)
+    copied_from = f"`speed.json`, measured on {copied['machine']}: {copied['source']}"
+    sources = []
+    for script in SPEED_SCRIPTS:
+        names = [name for name, (owner, _) in groups.items() if owner == script]
+        written = glob.glob(os.path.join(results, f"speed_{script}.json"))
+        if script == "evaluation_scale":
+            written += sorted(glob.glob(os.path.join(results, f"speed_{script}_*.json")))
+        names += [os.path.basename(p) for p in written if os.path.basename(p) not in names]
+        for name in names:
+            path = os.path.join(results, name)
+            if not os.path.exists(path):
+                sources.append((script, groups[name][1], copied_from))
+                continue
+            with open(path) as f:
+                record = json.load(f)
+            rows = [
+                {**row, "command": record["command"] if i == 0 else "same"}
+                for i, row in enumerate(record["rows"])
+            ]
+            provenance = (
+                f"`{name}`, written {record['date']} on {describe_machine(record['machine'])}"
+            )
+            sources.append((script, rows, provenance))
+    return sources
+
+
+def speed_table(results=RESULTS):
     """The speed and memory measurements of `benchmarks/*.py`, with their targets."""
-    with open(os.path.join(RESULTS, "speed.json")) as f:
-        records = json.load(f)["rows"]
     rows = [
         [r["what"], "the row above's" if r["command"] == "same" else f"`{r['command']}`"]
         + [r["result"], r["target"]]
-        for r in records
+        for _, script_rows, _ in speed_sources(results)
+        for r in script_rows
     ]
     return markdown_table(["what", "command", "result", "target"], rows)
+
+
+def speed_provenance(results=RESULTS):
+    """Where the speed table's rows come from: one list item per source (a script's record, or
+    the hand-copied `speed.json`) naming the scripts whose rows it holds."""
+    scripts_of = {}
+    for script, _, provenance in speed_sources(results):
+        scripts_of.setdefault(provenance, []).append(f"`benchmarks/{script}.py`")
+    lines = ["Sources of the rows above (`benchmarks/results/`):", ""]
+    lines += [f"- {', '.join(scripts)}: {source}" for source, scripts in scripts_of.items()]
+    return "\n".join(lines)
 
 
 def configs_table(method):
@@ -175,8 +300,8 @@ TABLES = {
             reality_check_table.latest_per_seed([ACCURACY, REALITY_CHECK]), markdown=True
         )
     ),
-    "recipes": recipes_table,
-    "speed": lambda _: speed_table(),
+    "recipes": lambda dataset: recipes_table(dataset) + "\n\n" + recipes_provenance(dataset),
+    "speed": lambda _: speed_table() + "\n\n" + speed_provenance(),
     "configs": configs_table,
     "zoo": lambda _: zoo_table(),
 }
@@ -201,4 +326,4 @@ def render_tables(markdown, page_name="page"):
 
 
 def on_page_markdown(markdown, page, **kwargs):
-    return render_tables(markdown, page.file.src_uri)
+    return render_values(render_tables(markdown, page.file.src_uri), page.file.src_uri)
