@@ -107,10 +107,9 @@ def test_a_miner_a_loss_cannot_use_is_refused_in_one_line(name, miner, message):
     assert "\n" not in str(error.value)
 
 
-PAIR_LOSSES = ["contrastive", "binomial_deviance", "circle", "ntxent", "supcon", "fast_ap"]
-
-
-@pytest.mark.parametrize("name", PAIR_LOSSES)
+@pytest.mark.parametrize(
+    "name", ["contrastive", "binomial_deviance", "circle", "ntxent", "supcon", "fast_ap"]
+)
 def test_a_pair_loss_with_a_pair_miner_is_the_loss_on_the_mined_pairs(name):
     x = _batch(3, dim=6)
     miner = miners.MultiSimilarityMiner(0.05)
@@ -123,19 +122,23 @@ def test_a_pair_loss_with_a_pair_miner_is_the_loss_on_the_mined_pairs(name):
 
 
 def test_cross_batch_memory_mines_batch_to_memory_pairs_with_a_pair_miner():
-    x = _batch(4, dim=6)
+    older, x = _batch(4, dim=6), _batch(5, dim=6)
     miner = miners.MultiSimilarityMiner(0.05)
-    xbm = losses.CrossBatchMemory("contrastive", memory_size=8, embedding_dim=6, miner=miner)
-    plain = losses.CrossBatchMemory("contrastive", memory_size=8, embedding_dim=6)
+    xbm = losses.CrossBatchMemory("contrastive", memory_size=16, embedding_dim=6, miner=miner)
+    plain = losses.CrossBatchMemory("contrastive", memory_size=16, embedding_dim=6)
+    for memory in (xbm, plain):
+        memory(LABELS, older)  # slots 0..7; the batch then goes to slots 8..15
     loss = float(xbm(LABELS, x))
-    # The memory holds the batch in slots 0..7: batch anchors against every other slot.
-    both = np.concatenate([x, x])
-    labels = np.concatenate([LABELS, LABELS])
-    allowed = np.zeros((16, 16), bool)
-    allowed[:8, 8:] = ~np.eye(8, dtype=bool)
-    mined = to_numpy(miner(both, labels, pair_mask=allowed).pair_mask())
+    # Rows: the batch, then the memory [older; batch]; anchors are the batch rows, references
+    # every memory slot but the anchor's own copy.
+    rows = np.concatenate([x, older, x])
+    labels = np.concatenate([LABELS, LABELS, LABELS])
+    allowed = np.zeros((24, 24), bool)
+    allowed[:8, 8:] = True
+    allowed[np.arange(8), 16 + np.arange(8)] = False
+    mined = to_numpy(miner(rows, labels, pair_mask=allowed).pair_mask())
     assert mined.sum() < allowed.sum() and not (mined & ~allowed).any()
-    expected = losses.contrastive_loss(labels, both, pair_mask=mined)
+    expected = losses.contrastive_loss(labels, rows, pair_mask=mined)
     assert loss == pytest.approx(float(expected), rel=1e-6)
     assert loss != pytest.approx(float(plain(LABELS, x)), rel=1e-6)
 

@@ -96,10 +96,12 @@ def test_distance_weighted_draws_only_negatives_below_the_cutoff():
 def test_closest_matches_naive_loop():
     x = _unit_batch(5)
     d = _distances(x)
-    valid, index = _selection(miners.ClosestNegativeMiner(cutoff=0.5), x)
+    cutoff = 1.3  # leaves out some negatives of this batch
+    assert ((d < cutoff) & (LABELS[:, None] != LABELS[None, :])).any()
+    valid, index = _selection(miners.ClosestNegativeMiner(cutoff=cutoff), x)
     for a in range(8):
         ranked = sorted(
-            (n for n in range(8) if LABELS[n] != LABELS[a] and d[a, n] >= 0.5),
+            (n for n in range(8) if LABELS[n] != LABELS[a] and d[a, n] >= cutoff),
             key=lambda n: d[a, n],
         )
         positives = [p for p in range(8) if _is_positive(LABELS, a, p)]
