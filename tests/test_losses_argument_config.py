@@ -569,6 +569,15 @@ def test_the_config_holds_the_arguments_as_passed_and_objects_serialised():
     assert "kwargs" not in config
 
 
+def test_the_config_holds_resolved_and_inherited_defaults():
+    # margin=None becomes the similarity's margin, as the hand-written config stored it.
+    assert losses.ContrastiveLoss().get_config()["margin"] == 1.0
+    assert losses.ContrastiveLoss(similarity="cosine").get_config()["margin"] == 0.5
+    # A class loss passes **kwargs to ClassWeightLoss: its initializer default is in the config.
+    config = losses.ArcFaceLoss(**CLASS_SIZES).get_config()
+    assert config["weights_initializer"] == "random_normal"
+
+
 def test_a_plain_class_gets_the_config_of_its_arguments():
     class Scaled(ArgumentConfig):
         def __init__(self, scale=1.0, **options):

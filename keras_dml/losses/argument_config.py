@@ -23,7 +23,9 @@ class ArgumentConfig:
     with `keras.losses.Loss`, `keras.layers.Layer` and plain classes. The config is the base
     class's own (`name`, `reduction`, `trainable`, `dtype`, ...) plus every argument of the
     most derived `__init__` as it was passed (or its default), so `cls.from_config(config)`
-    builds an equal object. Constructors keep validating and normalising their arguments.
+    builds an equal object; an argument left to `None` that the constructor resolves and keeps
+    as a plain attribute of the same name (a margin that depends on the similarity) is stored
+    resolved. Constructors keep validating and normalising their arguments.
 
     Examples:
     >>> class ScaledLoss(ArgumentConfig, keras.losses.Loss):
@@ -53,8 +55,17 @@ class ArgumentConfig:
         config = parent() if parent is not None else {}
         for name, value in self.constructor_arguments.items():
             if name not in config:
-                config[name] = serialize_argument(value)
+                config[name] = serialize_argument(self._resolved(name, value))
         return config
+
+    def _resolved(self, name, value):
+        """`value`, or for `None` (a default the constructor works out) the plain value the
+        object keeps under the same name, e.g. a margin that depends on another argument."""
+        if value is None:
+            kept = vars(self).get(name)
+            if isinstance(kept, _PLAIN):
+                return kept
+        return value
 
     @classmethod
     def from_config(cls, config):
@@ -64,7 +75,11 @@ class ArgumentConfig:
 
 
 def _bound_arguments(cls, args, kwargs):
-    """`{name: value}` of the call `cls(*args, **kwargs)`; `None` when the call cannot bind."""
+    """`{name: value}` of the call `cls(*args, **kwargs)`; `None` when the call cannot bind.
+
+    Defaults included: those of `cls.__init__`, and where it passes `**kwargs` on, those of the
+    keyword arguments of the `ArgumentConfig` classes above it (a class loss's initializer).
+    """
     signature = inspect.signature(cls.__init__)
     try:
         bound = signature.bind(None, *args, **kwargs)
@@ -80,7 +95,19 @@ def _bound_arguments(cls, args, kwargs):
             arguments.update(value)
         else:
             arguments[name] = value
+    for base in cls.__mro__[1:]:
+        if not _passes_kwargs(signature) or not issubclass(base, ArgumentConfig):
+            break
+        if "__init__" in vars(base) and base is not ArgumentConfig:
+            signature = inspect.signature(base.__init__)
+            for parameter in list(signature.parameters.values())[1:]:
+                if parameter.default is not inspect.Parameter.empty:
+                    arguments.setdefault(parameter.name, parameter.default)
     return arguments
+
+
+def _passes_kwargs(signature):
+    return any(p.kind == inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
 
 
 def serialize_argument(value):
