@@ -155,3 +155,10 @@ def test_cross_batch_memory_gives_its_triplet_miner_to_the_wrapped_loss():
     with pytest.raises(ValueError, match="mines none") as error:
         losses.CrossBatchMemory("contrastive", memory_size=8, embedding_dim=6, miner="semi_hard")
     assert "\n" not in str(error.value)
+
+
+def test_distance_weighted_sampling_on_squared_distances_is_refused_in_one_line():
+    loss = losses.TripletLoss(squared=True, miner="distance_weighted", seed=0)
+    with pytest.raises(ValueError, match="use squared=False") as error:
+        loss(LABELS, _batch())
+    assert "\n" not in str(error.value)
