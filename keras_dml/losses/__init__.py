@@ -18,6 +18,7 @@ from keras_dml.losses.additive_margin import (
     arcface_target_logit,
     cosface_loss,
 )
+from keras_dml.losses.argument_config import ArgumentConfig
 from keras_dml.losses.base import MetricLoss
 from keras_dml.losses.binomial_deviance import (
     BinomialDevianceLoss,
@@ -84,6 +85,7 @@ from keras_dml.losses.triplet import TripletLoss, triplet_loss, triplet_values
 from keras_dml.losses.tuplet_margin import TupletMarginLoss, tuplet_margin_loss
 
 __all__ = [
+    "ArgumentConfig",
     "LOSSES",
     "ArcFaceLoss",
     "BinomialDevianceLoss",

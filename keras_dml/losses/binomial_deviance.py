@@ -112,6 +112,8 @@ class BinomialDevianceLoss(MetricLoss):
         cost: float. Cost of negative pairs. Defaults to `25.0`.
         balance: `"separate"` or `"joint"`. Defaults to `"separate"`.
         weight_normalization: `"count"` or `"weights"`. Defaults to `"count"`.
+        miner: optional pair miner (`keras_dml.miners.PairMiner`, a registered name or a
+            config dict): the loss is computed on the pairs it keeps. Defaults to `None`.
         name: str. Defaults to `"binomial_deviance_loss"`.
         reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
         dtype: computation dtype. Defaults to `"float32"`.
@@ -137,6 +139,7 @@ class BinomialDevianceLoss(MetricLoss):
         cost=25.0,
         balance="separate",
         weight_normalization="count",
+        miner=None,
         name="binomial_deviance_loss",
         reduction="sum_over_batch_size",
         dtype=None,
@@ -155,20 +158,10 @@ class BinomialDevianceLoss(MetricLoss):
             name=name,
             reduction=reduction,
             dtype=dtype,
+            miner=miner,
             alpha=self.alpha,
             beta=self.beta,
             cost=self.cost,
             balance=balance,
             weight_normalization=weight_normalization,
         )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            alpha=self.alpha,
-            beta=self.beta,
-            cost=self.cost,
-            balance=self.balance,
-            weight_normalization=self.weight_normalization,
-        )
-        return config

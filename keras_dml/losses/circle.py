@@ -70,6 +70,8 @@ class CircleLoss(MetricLoss):
     Args:
         margin: float. The relaxation `m`. Defaults to `0.4`.
         gamma: float > 0. The scale. Defaults to `80.0`.
+        miner: optional pair miner (`keras_dml.miners.PairMiner`, a registered name or a
+            config dict): the loss is computed on the pairs it keeps. Defaults to `None`.
         name: str. Defaults to `"circle_loss"`.
         reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
         dtype: computation dtype. Defaults to `"float32"`.
@@ -93,6 +95,7 @@ class CircleLoss(MetricLoss):
         self,
         margin=0.4,
         gamma=80.0,
+        miner=None,
         name="circle_loss",
         reduction="sum_over_batch_size",
         dtype=None,
@@ -109,11 +112,7 @@ class CircleLoss(MetricLoss):
             name=name,
             reduction=reduction,
             dtype=dtype,
+            miner=miner,
             margin=self.margin,
             gamma=self.gamma,
         )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(margin=self.margin, gamma=self.gamma)
-        return config

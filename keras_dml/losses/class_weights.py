@@ -12,6 +12,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_dml.losses.argument_config import ArgumentConfig
 from keras_dml.losses.cross_batch_memory import is_memory_loss
 from keras_dml.losses.loss_lookup import loss_class
 from keras_dml.losses.pairwise import l2_normalize, prepare_inputs
@@ -118,7 +119,7 @@ def poison_if(loss, invalid):
     return loss + ops.where(invalid, float("nan"), 0.0)
 
 
-class ClassWeightLoss(keras.layers.Layer):
+class ClassWeightLoss(ArgumentConfig, keras.layers.Layer):
     """Base layer of the class-based losses: owns the trainable `[num_classes, dim]` weights.
 
     A `keras.losses.Loss` cannot hold weights, so these losses are layers that a model owns
@@ -127,7 +128,7 @@ class ClassWeightLoss(keras.layers.Layer):
     Subclasses set `WEIGHTS_NAME` (the attribute and variable name of the weights), `loss_fn`
     (the pure function as a `staticmethod`, called as `loss_fn(labels, embeddings, weights,
     return_count=..., **self.loss_arguments())`) and `LOSS_ARGUMENTS` (names of the attributes
-    passed to `loss_fn` and stored in `get_config`).
+    passed to `loss_fn`). `ArgumentConfig` serialises the constructor's arguments.
 
     Args:
         num_classes: int. Number of training classes; labels must be in `[0, num_classes)`.
@@ -197,16 +198,6 @@ class ClassWeightLoss(keras.layers.Layer):
 
     def compute_output_shape(self, labels_shape, embeddings_shape=None):
         return ()
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            num_classes=self.num_classes,
-            embedding_dim=self.embedding_dim,
-            weights_initializer=keras.initializers.serialize(self.weights_initializer),
-            **self.loss_arguments(),
-        )
-        return config
 
 
 def is_class_loss(loss):

@@ -157,6 +157,8 @@ class ContrastiveLoss(MetricLoss):
         similarity: `"euclidean"`, `"squared_euclidean"` (ABE Eq. 10) or `"cosine"`.
             Defaults to `"euclidean"`.
         balance: `"joint"` or `"separate"`. Defaults to `"joint"`.
+        miner: optional pair miner (`keras_dml.miners.PairMiner`, a registered name or a
+            config dict): the loss is computed on the pairs it keeps. Defaults to `None`.
         name: str. Defaults to `"contrastive_loss"`.
         reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
         dtype: computation dtype. Defaults to `"float32"`.
@@ -181,6 +183,7 @@ class ContrastiveLoss(MetricLoss):
         margin=None,
         similarity="euclidean",
         balance="joint",
+        miner=None,
         name="contrastive_loss",
         reduction="sum_over_batch_size",
         dtype=None,
@@ -193,6 +196,7 @@ class ContrastiveLoss(MetricLoss):
             name=name,
             reduction=reduction,
             dtype=dtype,
+            miner=miner,
             margin=margin,
             similarity=similarity,
             balance=balance,
@@ -200,8 +204,3 @@ class ContrastiveLoss(MetricLoss):
         self.margin = margin
         self.similarity = similarity
         self.balance = balance
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(margin=self.margin, similarity=self.similarity, balance=self.balance)
-        return config

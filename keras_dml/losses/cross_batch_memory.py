@@ -3,9 +3,11 @@
 import keras
 from keras import ops
 
-from keras_dml.losses.memory_arguments import positive_int, wrappable_loss
+from keras_dml.losses.argument_config import ArgumentConfig
+from keras_dml.losses.memory_arguments import memory_miner, positive_int, wrappable_loss
 from keras_dml.losses.memory_pairs import memory_pair_mask
 from keras_dml.losses.reduction import propagate_nonfinite
+from keras_dml.miners.base import PairMiner, TripletMiner
 
 # Re-exported: they were defined here before the split into small modules.
 __all__ = [
@@ -23,7 +25,7 @@ EMPTY_LABEL = -1
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
-class CrossBatchMemory(keras.layers.Layer):
+class CrossBatchMemory(ArgumentConfig, keras.layers.Layer):
     """Cross-batch memory: a pair loss between the current batch and the last `M` embeddings.
 
     Each call first enqueues the batch's embeddings (without gradient) and labels into a FIFO
@@ -73,10 +75,14 @@ class CrossBatchMemory(keras.layers.Layer):
             (filled in by the run configuration like a class loss's).
         num_memories: int. Independent memories (one per call site). Defaults to `1`.
         warmup_steps: int. Calls per memory before it is used and filled. Defaults to `0`.
-        miner: optional callable `(labels, embeddings, ref_labels, ref_embeddings) -> bool
-            [B, M]` choosing the (anchor, memory slot) pairs the loss may use, as
-            pytorch-metric-learning's miners get `ref_emb`; it is combined with the filled-slot
-            and own-copy mask. A registered function serialises with the layer.
+        miner: optional miner of the (batch anchor, memory slot) pairs, as
+            pytorch-metric-learning's `CrossBatchMemory` mines with `ref_emb`: a pair miner
+            (`keras_dml.miners.PairMiner`, a registered name or a `{"name": ...}` dict) chooses
+            among the pairs the memory mask keeps, and the loss is computed on the chosen
+            ones; a triplet miner takes the place of the wrapped triplet or margin loss's own
+            miner on `[batch; memory]`; a callable `(labels, embeddings, ref_labels,
+            ref_embeddings) -> bool [B, M]` is combined with the memory mask (a registered
+            function serialises with the layer). Defaults to `None`.
         name: str. Defaults to `"cross_batch_memory"`.
         **kwargs: passed to `keras.layers.Layer`.
 
@@ -123,14 +129,7 @@ class CrossBatchMemory(keras.layers.Layer):
         self.warmup_steps = int(warmup_steps)
         if self.warmup_steps < 0:
             raise ValueError(f"`warmup_steps` must be >= 0. Received: warmup_steps={warmup_steps}")
-        if isinstance(miner, dict):
-            miner = keras.saving.deserialize_keras_object(miner)
-        if miner is not None and not callable(miner):
-            raise ValueError(
-                "`miner` must be None or a callable (labels, embeddings, ref_labels, "
-                f"ref_embeddings) -> bool [B, M]. Received: miner={miner!r}"
-            )
-        self.miner = miner
+        self.miner = memory_miner(miner, self.inner_loss)
         shape = (self.num_memories, self.memory_size)
         self.memory_embeddings = self._state("memory_embeddings", (*shape, self.embedding_dim))
         self.memory_labels = self._state("memory_labels", shape, "int32", EMPTY_LABEL)
@@ -172,9 +171,7 @@ class CrossBatchMemory(keras.layers.Layer):
         )
         enqueue = ops.logical_and(warm, update)
         self._commit(enqueue, key, stored_embeddings, stored_labels, start + batch_size, filled)
-        batch_loss, batch_count = self.inner_loss.fn(
-            labels, embeddings, return_count=True, **self.inner_loss.fn_kwargs
-        )
+        batch_loss, batch_count = self.inner_loss.compute(labels, embeddings, return_count=True)
         loss = ops.where(warm, memory_loss, ops.cast(batch_loss, "float32"))
         count = ops.where(warm, memory_count, ops.cast(batch_count, "int32"))
         loss = propagate_nonfinite(loss, embeddings)
@@ -232,19 +229,18 @@ class CrossBatchMemory(keras.layers.Layer):
         """The wrapped loss on `[batch; memory]`, batch anchors against filled memory slots."""
         batch_size = ops.shape(labels)[0]
         pair_mask = memory_pair_mask(batch_size, self.memory_size, filled, positions)
-        if self.miner is not None:
+        all_labels = ops.concatenate([labels, ref_labels], axis=0)
+        all_embeddings = ops.concatenate([embeddings, references], axis=0)
+        if isinstance(self.miner, PairMiner):
+            pair_mask = self.miner(all_embeddings, all_labels, pair_mask=pair_mask).pair_mask()
+        elif self.miner is not None and not isinstance(self.miner, TripletMiner):
             mined = ops.cast(self.miner(labels, embeddings, ref_labels, references), "bool")
             top = ops.concatenate([ops.zeros((batch_size, batch_size), "bool"), mined], axis=1)
             bottom = ops.zeros((self.memory_size, batch_size + self.memory_size), "bool")
             pair_mask = ops.logical_and(pair_mask, ops.concatenate([top, bottom], axis=0))
-        all_labels = ops.concatenate([labels, ref_labels], axis=0)
-        all_embeddings = ops.concatenate([embeddings, references], axis=0)
-        loss, count = self.inner_loss.fn(
-            all_labels,
-            all_embeddings,
-            pair_mask=pair_mask,
-            return_count=True,
-            **self.inner_loss.fn_kwargs,
+        triplet_miner = self.miner if isinstance(self.miner, TripletMiner) else None
+        loss, count = self.inner_loss.compute(
+            all_labels, all_embeddings, return_count=True, pair_mask=pair_mask, miner=triplet_miner
         )
         return ops.cast(loss, "float32"), ops.cast(count, "int32")
 
@@ -258,18 +254,6 @@ class CrossBatchMemory(keras.layers.Layer):
     def compute_output_spec(self, labels, embeddings, return_count=False, memory=0, update=True):
         loss = keras.KerasTensor((), dtype="float32")
         return (loss, keras.KerasTensor((), dtype="int32")) if return_count else loss
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            loss=keras.saving.serialize_keras_object(self.inner_loss),
-            memory_size=self.memory_size,
-            embedding_dim=self.embedding_dim,
-            num_memories=self.num_memories,
-            warmup_steps=self.warmup_steps,
-            miner=None if self.miner is None else keras.saving.serialize_keras_object(self.miner),
-        )
-        return config
 
 
 def is_memory_loss(loss):

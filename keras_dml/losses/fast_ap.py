@@ -105,6 +105,8 @@ class FastAPLoss(MetricLoss):
 
     Args:
         num_bins: int >= 1. Histogram bins. Defaults to `10`.
+        miner: optional pair miner (`keras_dml.miners.PairMiner`, a registered name or a
+            config dict): the loss is computed on the pairs it keeps. Defaults to `None`.
         name: str. Defaults to `"fast_ap_loss"`.
         reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
         dtype: computation dtype. Defaults to `"float32"`.
@@ -126,16 +128,17 @@ class FastAPLoss(MetricLoss):
     def __init__(
         self,
         num_bins=10,
+        miner=None,
         name="fast_ap_loss",
         reduction="sum_over_batch_size",
         dtype=None,
     ):
         self.num_bins = check_num_bins(num_bins)
         super().__init__(
-            fast_ap_loss, name=name, reduction=reduction, dtype=dtype, num_bins=self.num_bins
+            fast_ap_loss,
+            name=name,
+            reduction=reduction,
+            dtype=dtype,
+            miner=miner,
+            num_bins=self.num_bins,
         )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(num_bins=self.num_bins)
-        return config

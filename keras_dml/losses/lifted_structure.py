@@ -78,6 +78,8 @@ class LiftedStructureLoss(MetricLoss):
     Args:
         margin: float. The margin `alpha`. Defaults to `1.0`.
         normalize_embeddings: bool. L2-normalise the embeddings first. Defaults to `False`.
+        miner: optional pair miner (`keras_dml.miners.PairMiner`, a registered name or a
+            config dict): the loss is computed on the pairs it keeps. Defaults to `None`.
         name: str. Defaults to `"lifted_structure_loss"`.
         reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
         dtype: computation dtype. Defaults to `"float32"`.
@@ -101,6 +103,7 @@ class LiftedStructureLoss(MetricLoss):
         self,
         margin=1.0,
         normalize_embeddings=False,
+        miner=None,
         name="lifted_structure_loss",
         reduction="sum_over_batch_size",
         dtype=None,
@@ -112,11 +115,7 @@ class LiftedStructureLoss(MetricLoss):
             name=name,
             reduction=reduction,
             dtype=dtype,
+            miner=miner,
             margin=self.margin,
             normalize_embeddings=self.normalize_embeddings,
         )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(margin=self.margin, normalize_embeddings=self.normalize_embeddings)
-        return config

@@ -6,6 +6,8 @@ loss from inside the loss family (class-based losses, cross-batch memory) import
 which imports no loss, so the family's imports point one way.
 """
 
+import inspect
+
 import keras
 
 from keras_dml.utils.suggestions import did_you_mean
@@ -132,11 +134,21 @@ def get(identifier, **kwargs):
         key = _key(identifier)
         if key not in LOSSES:
             raise _unknown(identifier)
+        if kwargs.get("miner") is not None and not _takes_miner(LOSSES[key]):
+            takers = sorted(name for name, cls in LOSSES.items() if _takes_miner(cls))
+            raise ValueError(
+                f"The {key} loss takes no miner (it builds its tuples itself or learns class "
+                f"vectors); the losses that do: {takers}. Received: miner={kwargs['miner']!r}"
+            )
         return LOSSES[key](**kwargs)
     raise ValueError(
         "Cannot interpret a loss from "
         f"{identifier!r}: expected a name ({sorted(LOSSES)}), a config dict or a loss instance."
     )
+
+
+def _takes_miner(cls):
+    return "miner" in inspect.signature(cls.__init__).parameters
 
 
 def loss_class(name):

@@ -8,17 +8,12 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.distance_weighted import (
-    closest_negatives,
-    distance_weighted_probabilities,
-    sample_negatives,
-)
 from keras_dml.losses.mining import count_true
 from keras_dml.losses.pair_selection import selected_pair_masks
 from keras_dml.losses.pairwise import l2_normalize, pairwise_distances, prepare_inputs
 from keras_dml.losses.reduction import check_choice, finish
+from keras_dml.miners.aliases import margin_miner
 
-SAMPLINGS = ("distance_weighted", "closest")
 NORMALIZATIONS = ("nonzero", "pairs")
 
 
@@ -61,20 +56,22 @@ def margin_loss(
     beta=1.2,
     margin=0.2,
     nu=0.0,
-    sampling="distance_weighted",
-    cutoff=0.5,
-    nonzero_loss_cutoff=1.4,
+    sampling=None,
+    cutoff=None,
+    nonzero_loss_cutoff=None,
     normalize_embeddings=True,
     normalize_by="nonzero",
     seed=None,
     pair_mask=None,
     return_count=False,
+    miner=None,
 ):
     """Margin loss over all positive pairs and one selected negative per positive pair.
 
     `loss = (sum_pairs [alpha + y_ij (D_ij - beta_i)]_+ + nu * sum_pairs beta_i) / N`, where the
-    pairs are every positive pair `(i, j)` and, for each of them, a negative `(i, k)` drawn with
-    distance-weighted sampling (or the closest one beyond `cutoff`), `beta_i` is the beta of the
+    pairs are every positive pair `(i, j)` and, for each of them, the negative `(i, k)` a triplet
+    miner chooses (distance-weighted sampling, the closest one beyond `cutoff`, or any
+    `keras_dml.miners.TripletMiner` with one negative per slot), `beta_i` is the beta of the
     anchor, and `N` is the number of pairs with non-zero loss (Wu et al. reference code) or of all
     selected pairs.
 
@@ -92,11 +89,12 @@ def margin_loss(
         margin: float. Margin `alpha`. Defaults to `0.2`.
         nu: float. Weight of the beta regulariser `nu * beta_i` per pair (Wu et al., Sec. 5).
             Defaults to `0.0`.
-        sampling: `"distance_weighted"` (Wu et al.) or `"closest"` (closest negatives at
-            distance >= `cutoff`, D&C reference code). Defaults to `"distance_weighted"`.
-        cutoff: float. Distance clip of the sampler. Defaults to `0.5`.
-        nonzero_loss_cutoff: float. Negatives at or beyond this distance are not sampled.
-            Defaults to `1.4`.
+        sampling: `"distance_weighted"` (Wu et al., `DistanceWeightedMiner`) or `"closest"`
+            (closest negatives at distance >= `cutoff`, D&C reference code,
+            `ClosestNegativeMiner`). Defaults to `None`: `"distance_weighted"` unless `miner`.
+        cutoff: float. Distance clip of the sampler. Defaults to `None` (`0.5`).
+        nonzero_loss_cutoff: float. Negatives at or beyond this distance are not sampled
+            (distance-weighted sampling only). Defaults to `None` (`1.4`).
         normalize_embeddings: bool. L2-normalise the embeddings first; distance-weighted
             sampling assumes the unit sphere. Defaults to `True`.
         normalize_by: `"nonzero"` (pairs with loss > 0) or `"pairs"` (all selected pairs).
@@ -107,14 +105,16 @@ def margin_loss(
             (e.g. from a miner or a cross-batch memory). Defaults to `None` (every pair).
         return_count: bool. Also return the int32 number of selected pairs (positive plus
             negative). Defaults to `False`.
+        miner: optional triplet miner, registered name or config dict choosing the negative
+            of each positive pair, instead of `sampling`. Defaults to `None`.
 
     Returns:
         float32 scalar, or `(loss, num_valid)` when `return_count=True`. A batch with no
         positive pair or no selectable negative gives 0.0 and `num_valid = 0`.
 
     Raises:
-        ValueError: when `pair_mask` is not `[B, B]`, or the embedding dimension is unknown
-            with distance-weighted sampling.
+        ValueError: when `pair_mask` is not `[B, B]`, the embedding dimension is unknown
+            with distance-weighted sampling, or for `miner` with a sampling option.
 
     Examples:
     >>> seed = keras.random.SeedGenerator(0)
@@ -126,15 +126,10 @@ def margin_loss(
         Wu, Manmatha, Smola, Krähenbühl, "Sampling Matters in Deep Embedding Learning",
         ICCV 2017, Sec. 4 (sampling) and Sec. 5 (margin loss, learnable beta).
     """
-    check_choice("sampling", sampling, SAMPLINGS)
+    miner = margin_miner(sampling, cutoff, nonzero_loss_cutoff, miner)
     check_choice("normalize_by", normalize_by, NORMALIZATIONS)
     labels, embeddings = prepare_inputs(labels, embeddings)
     embedding_dim = embeddings.shape[-1]
-    if sampling == "distance_weighted" and embedding_dim is None:
-        raise ValueError(
-            "Distance-weighted sampling needs a static embedding dimension. "
-            f"Received: embeddings.shape={tuple(embeddings.shape)}"
-        )
     if normalize_embeddings:
         embeddings = l2_normalize(embeddings)
     distances = pairwise_distances(embeddings)
@@ -142,15 +137,9 @@ def margin_loss(
     batch_size = ops.shape(distances)[0]
     beta = _per_anchor_beta(beta, batch_size)
 
-    if sampling == "distance_weighted":
-        probabilities = distance_weighted_probabilities(
-            distances, neg_mask, embedding_dim, cutoff, nonzero_loss_cutoff
-        )
-        neg_index, neg_valid = sample_negatives(probabilities, seed=seed)
-    else:
-        neg_index, neg_valid = closest_negatives(distances, pos_mask, neg_mask, cutoff)
-    neg_used = ops.logical_and(pos_mask, neg_valid)
-    neg_distances = ops.take_along_axis(distances, neg_index, axis=1)
+    selection = miner.mine(distances, pos_mask, neg_mask, embedding_dim=embedding_dim, seed=seed)
+    neg_used = ops.logical_and(pos_mask, selection.valid)
+    neg_distances = ops.take_along_axis(distances, selection.negative_index, axis=1)
 
     beta_column = ops.expand_dims(beta, 1)
     pos_losses = ops.where(pos_mask, ops.relu(margin + distances - beta_column), 0.0)
@@ -181,12 +170,16 @@ class MarginLoss(MetricLoss):
     Args:
         beta: float. Fixed boundary beta. Defaults to `1.2`.
         margin: float. Margin alpha. Defaults to `0.2`.
-        sampling: `"distance_weighted"` or `"closest"`. Defaults to `"distance_weighted"`.
-        cutoff: float. Defaults to `0.5`.
-        nonzero_loss_cutoff: float. Defaults to `1.4`.
+        sampling: `None`, `"distance_weighted"` or `"closest"`: the miner by its former
+            option name. Defaults to `None` (`"distance_weighted"` unless `miner` is given).
+        cutoff: float. The sampler's lower cutoff. Defaults to `None` (`0.5`).
+        nonzero_loss_cutoff: float. Distance-weighted sampling's upper cutoff. Defaults to
+            `None` (`1.4`).
         normalize_embeddings: bool. Defaults to `True`.
         normalize_by: `"nonzero"` or `"pairs"`. Defaults to `"nonzero"`.
         seed: optional int. Seed of the sampler's generator.
+        miner: optional `keras_dml.miners.TripletMiner`, registered name or config dict,
+            instead of `sampling` and its cutoffs. Defaults to `None`.
         name: str. Defaults to `"margin_loss"`.
         reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
         dtype: computation dtype. Defaults to `"float32"`.
@@ -210,22 +203,20 @@ class MarginLoss(MetricLoss):
         self,
         beta=1.2,
         margin=0.2,
-        sampling="distance_weighted",
-        cutoff=0.5,
-        nonzero_loss_cutoff=1.4,
+        sampling=None,
+        cutoff=None,
+        nonzero_loss_cutoff=None,
         normalize_embeddings=True,
         normalize_by="nonzero",
         seed=None,
+        miner=None,
         name="margin_loss",
         reduction="sum_over_batch_size",
         dtype=None,
     ):
-        check_margin_arguments(margin, sampling, cutoff, nonzero_loss_cutoff, normalize_by)
+        check_margin_arguments(margin, normalize_by)
         self.beta = float(beta)
         self.margin = float(margin)
-        self.sampling = sampling
-        self.cutoff = float(cutoff)
-        self.nonzero_loss_cutoff = float(nonzero_loss_cutoff)
         self.normalize_embeddings = bool(normalize_embeddings)
         self.normalize_by = normalize_by
         self.seed = seed
@@ -237,37 +228,19 @@ class MarginLoss(MetricLoss):
             dtype=dtype,
             beta=self.beta,
             margin=self.margin,
-            sampling=sampling,
-            cutoff=self.cutoff,
-            nonzero_loss_cutoff=self.nonzero_loss_cutoff,
+            miner=margin_miner(sampling, cutoff, nonzero_loss_cutoff, miner),
             normalize_embeddings=self.normalize_embeddings,
             normalize_by=normalize_by,
             seed=self.seed_generator,
         )
 
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            beta=self.beta,
-            margin=self.margin,
-            sampling=self.sampling,
-            cutoff=self.cutoff,
-            nonzero_loss_cutoff=self.nonzero_loss_cutoff,
-            normalize_embeddings=self.normalize_embeddings,
-            normalize_by=self.normalize_by,
-            seed=self.seed,
-        )
-        return config
 
+def check_margin_arguments(margin, normalize_by):
+    """Validates the margin-loss hyper-parameters up front with messages naming the argument.
 
-def check_margin_arguments(margin, sampling, cutoff, nonzero_loss_cutoff, normalize_by):
-    """Validates the margin-loss hyper-parameters up front with messages naming the argument."""
-    check_choice("sampling", sampling, SAMPLINGS)
+    The sampler's cutoffs are the miner's arguments, checked where it is built
+    (`keras_dml.miners.aliases.margin_miner`).
+    """
     check_choice("normalize_by", normalize_by, NORMALIZATIONS)
     if margin < 0:
         raise ValueError(f"`margin` must be >= 0. Received: margin={margin}")
-    if cutoff < 0 or nonzero_loss_cutoff <= cutoff:
-        raise ValueError(
-            "Expected 0 <= cutoff < nonzero_loss_cutoff. "
-            f"Received: cutoff={cutoff}, nonzero_loss_cutoff={nonzero_loss_cutoff}"
-        )

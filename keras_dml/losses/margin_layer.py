@@ -3,12 +3,14 @@
 import keras
 from keras import ops
 
+from keras_dml.losses.argument_config import ArgumentConfig
 from keras_dml.losses.margin import check_margin_arguments, margin_loss
 from keras_dml.losses.pairwise import one_hot_in_range
+from keras_dml.miners.aliases import margin_miner
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
-class LearnableMarginLoss(keras.layers.Layer):
+class LearnableMarginLoss(ArgumentConfig, keras.layers.Layer):
     """Margin loss whose boundary beta is trained with the model (global or per class).
 
     A `keras.losses.Loss` cannot hold weights, so a loss with trainable parameters is a layer:
@@ -41,12 +43,16 @@ class LearnableMarginLoss(keras.layers.Layer):
         initial_beta: float. Initial value of every beta. Defaults to `1.2`.
         margin: float. Margin alpha. Defaults to `0.2`.
         nu: float. Weight of the beta regulariser. Defaults to `0.0`.
-        sampling: `"distance_weighted"` or `"closest"`. Defaults to `"distance_weighted"`.
-        cutoff: float. Defaults to `0.5`.
-        nonzero_loss_cutoff: float. Defaults to `1.4`.
+        sampling: `None`, `"distance_weighted"` or `"closest"`: the miner by its former
+            option name. Defaults to `None` (`"distance_weighted"` unless `miner` is given).
+        cutoff: float. The sampler's lower cutoff. Defaults to `None` (`0.5`).
+        nonzero_loss_cutoff: float. Distance-weighted sampling's upper cutoff. Defaults to
+            `None` (`1.4`).
         normalize_embeddings: bool. Defaults to `True`.
         normalize_by: `"nonzero"` or `"pairs"`. Defaults to `"nonzero"`.
         seed: optional int. Seed of the sampler's generator.
+        miner: optional `keras_dml.miners.TripletMiner`, registered name or config dict,
+            instead of `sampling` and its cutoffs. Defaults to `None`.
         **kwargs: base `keras.layers.Layer` arguments; `dtype` defaults to `"float32"`.
 
     Call arguments:
@@ -72,12 +78,13 @@ class LearnableMarginLoss(keras.layers.Layer):
         initial_beta=1.2,
         margin=0.2,
         nu=0.0,
-        sampling="distance_weighted",
-        cutoff=0.5,
-        nonzero_loss_cutoff=1.4,
+        sampling=None,
+        cutoff=None,
+        nonzero_loss_cutoff=None,
         normalize_embeddings=True,
         normalize_by="nonzero",
         seed=None,
+        miner=None,
         **kwargs,
     ):
         kwargs.setdefault("dtype", "float32")
@@ -89,14 +96,12 @@ class LearnableMarginLoss(keras.layers.Layer):
             )
         if nu < 0:
             raise ValueError(f"`nu` must be >= 0. Received: nu={nu}")
-        check_margin_arguments(margin, sampling, cutoff, nonzero_loss_cutoff, normalize_by)
+        check_margin_arguments(margin, normalize_by)
+        self.miner = margin_miner(sampling, cutoff, nonzero_loss_cutoff, miner)
         self.num_classes = None if num_classes is None else int(num_classes)
         self.initial_beta = float(initial_beta)
         self.margin = float(margin)
         self.nu = float(nu)
-        self.sampling = sampling
-        self.cutoff = float(cutoff)
-        self.nonzero_loss_cutoff = float(nonzero_loss_cutoff)
         self.normalize_embeddings = bool(normalize_embeddings)
         self.normalize_by = normalize_by
         self.seed = seed
@@ -131,9 +136,7 @@ class LearnableMarginLoss(keras.layers.Layer):
             beta=self.beta_for(labels),
             margin=self.margin,
             nu=self.nu,
-            sampling=self.sampling,
-            cutoff=self.cutoff,
-            nonzero_loss_cutoff=self.nonzero_loss_cutoff,
+            miner=self.miner,
             normalize_embeddings=self.normalize_embeddings,
             normalize_by=self.normalize_by,
             seed=self.seed_generator,
@@ -142,19 +145,3 @@ class LearnableMarginLoss(keras.layers.Layer):
 
     def compute_output_shape(self, labels_shape, embeddings_shape=None):
         return ()
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            num_classes=self.num_classes,
-            initial_beta=self.initial_beta,
-            margin=self.margin,
-            nu=self.nu,
-            sampling=self.sampling,
-            cutoff=self.cutoff,
-            nonzero_loss_cutoff=self.nonzero_loss_cutoff,
-            normalize_embeddings=self.normalize_embeddings,
-            normalize_by=self.normalize_by,
-            seed=self.seed,
-        )
-        return config

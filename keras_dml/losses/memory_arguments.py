@@ -1,9 +1,13 @@
-"""Checks of `CrossBatchMemory`'s arguments: the loss it can wrap, positive sizes."""
+"""Checks of `CrossBatchMemory`'s arguments: the loss it can wrap, its miner, positive sizes."""
 
 import inspect
 
+import keras
+
 from keras_dml.losses.base import MetricLoss
 from keras_dml.losses.loss_lookup import get as get_loss
+from keras_dml.miners.base import Miner, PairMiner, TripletMiner
+from keras_dml.miners.lookup import get as get_miner
 
 
 def wrappable_loss(loss):
@@ -26,3 +30,39 @@ def positive_int(name, value):
     if isinstance(value, bool) or int(value) != value or int(value) < 1:
         raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
     return int(value)
+
+
+def memory_miner(miner, inner_loss):
+    """The miner of a cross-batch memory: `None`, a `Miner`, or a pair-mask callable.
+
+    Args:
+        miner: `None`; a `keras_dml.miners.Miner`, registered name or `{"name": ...}` dict;
+            a Keras serialised dict (of a miner or a registered function); or a callable
+            `(labels, embeddings, ref_labels, ref_embeddings) -> bool [B, M]`.
+        inner_loss: the wrapped `MetricLoss`.
+
+    Returns:
+        The miner, resolved.
+
+    Raises:
+        ValueError: one line, for anything else, or a triplet miner for a loss that does not
+            mine triplets itself.
+    """
+    if isinstance(miner, dict) and "class_name" in miner:
+        miner = keras.saving.deserialize_keras_object(miner)
+    elif isinstance(miner, (str, dict)):
+        miner = get_miner(miner)
+    if isinstance(miner, TripletMiner) and not isinstance(inner_loss.miner, TripletMiner):
+        raise ValueError(
+            f"A triplet miner replaces the wrapped loss's own triplet miner, and "
+            f"{type(inner_loss).__name__} mines none (the triplet and margin losses do); give "
+            f"it a pair miner instead. Received: miner={miner!r}"
+        )
+    known = isinstance(miner, (PairMiner, TripletMiner))
+    if miner is not None and not known and (isinstance(miner, Miner) or not callable(miner)):
+        raise ValueError(
+            "`miner` must be None, a keras_dml miner (a name, a dict or an object) or a "
+            "callable (labels, embeddings, ref_labels, ref_embeddings) -> bool [B, M]. "
+            f"Received: miner={miner!r}"
+        )
+    return miner

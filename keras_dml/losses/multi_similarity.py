@@ -1,13 +1,14 @@
-"""Multi-similarity loss with its pair mining (Wang et al. 2019)."""
+"""Multi-similarity loss on the pairs its miner keeps (Wang et al. 2019)."""
 
 import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.mining import LARGE_VALUE, count_true, masked_max, masked_min
+from keras_dml.losses.mining import LARGE_VALUE, count_true
 from keras_dml.losses.pair_selection import selected_pair_masks
 from keras_dml.losses.pairwise import cosine_similarity_matrix, prepare_inputs
 from keras_dml.losses.reduction import finish
+from keras_dml.miners.aliases import multi_similarity_miner
 
 
 def _log_one_plus_sum_exp(values, mask):
@@ -26,14 +27,17 @@ def multi_similarity_loss(
     alpha=2.0,
     beta=50.0,
     base=1.0,
-    epsilon=0.1,
+    epsilon=None,
     pair_mask=None,
     return_count=False,
+    miner=None,
 ):
     """Multi-similarity loss on cosine similarities with multi-similarity pair mining.
 
-    Mining (Sec. 4): for anchor `i`, a negative pair is kept if `S_ik + epsilon >
-    min_{y_j = y_i} S_ij`, a positive pair if `S_ij - epsilon < max_{y_k != y_i} S_ik`.
+    Mining (Sec. 4, `keras_dml.miners.MultiSimilarityMiner`): for anchor `i`, a negative pair is
+    kept if `S_ik + epsilon > min_{y_j = y_i} S_ij`, a positive pair if
+    `S_ij - epsilon < max_{y_k != y_i} S_ik`. Any pair miner can take its place (`miner=`;
+    `AllPairsMiner` keeps every pair).
     Loss (`L_MS`, Sec. 4): `1/B sum_i [1/alpha log(1 + sum_{P_i} exp(-alpha (S_ij - lambda)))
     + 1/beta log(1 + sum_{N_i} exp(beta (S_ik - lambda)))]`, where anchors with an empty mined
     positive or negative set contribute 0 (as in the reference code).
@@ -52,17 +56,20 @@ def multi_similarity_loss(
         alpha: float. Positive scale. Defaults to `2.0`.
         beta: float. Negative scale. Defaults to `50.0`.
         base: float. Similarity offset `lambda`. Defaults to `1.0`.
-        epsilon: float. Mining margin. Defaults to `0.1`.
+        epsilon: float. Mining margin of the multi-similarity miner. Defaults to `None`
+            (`0.1` unless `miner` is given).
         pair_mask: optional bool tensor `[B, B]`: the pairs `(anchor, other)` to mine from
-            (e.g. from a miner or a cross-batch memory). Defaults to `None` (every pair).
+            (e.g. from a cross-batch memory). Defaults to `None` (every pair).
         return_count: bool. Also return the int32 number of mined pairs of contributing
             anchors. Defaults to `False`.
+        miner: optional pair miner, registered name or config dict, instead of `epsilon`.
+            Defaults to `None`.
 
     Returns:
         float32 scalar, or `(loss, num_valid)`; 0.0 when no anchor has mined pairs.
 
     Raises:
-        ValueError: when `pair_mask` is not `[B, B]`.
+        ValueError: when `pair_mask` is not `[B, B]`, or for both `epsilon` and `miner`.
 
     Examples:
     >>> loss = multi_similarity_loss([0, 0, 1, 1], keras.random.normal((4, 8)))
@@ -75,14 +82,11 @@ def multi_similarity_loss(
         Wang et al., "Multi-Similarity Loss with General Pair Weighting for Deep Metric
         Learning", CVPR 2019, Sec. 4 (pair mining and the loss `L_MS`).
     """
+    miner = multi_similarity_miner(epsilon, miner)
     labels, embeddings = prepare_inputs(labels, embeddings)
     similarities = cosine_similarity_matrix(embeddings)
     pos_mask, neg_mask = selected_pair_masks(labels, pair_mask)
-    mining_s = ops.stop_gradient(similarities)
-    hardest_positive = ops.expand_dims(masked_min(mining_s, pos_mask, axis=1), 1)
-    hardest_negative = ops.expand_dims(masked_max(mining_s, neg_mask, axis=1), 1)
-    mined_neg = ops.logical_and(neg_mask, ops.greater(mining_s + epsilon, hardest_positive))
-    mined_pos = ops.logical_and(pos_mask, ops.less(mining_s - epsilon, hardest_negative))
+    mined_pos, mined_neg = miner.mine(similarities, pos_mask, neg_mask)
     anchor_valid = ops.logical_and(ops.any(mined_pos, axis=1), ops.any(mined_neg, axis=1))
 
     positive_term = _log_one_plus_sum_exp(-alpha * (similarities - base), mined_pos) / alpha
@@ -106,7 +110,11 @@ class MultiSimilarityLoss(MetricLoss):
         alpha: float. Positive scale. Defaults to `2.0`.
         beta: float. Negative scale. Defaults to `50.0`.
         base: float. Similarity offset lambda. Defaults to `1.0`.
-        epsilon: float. Mining margin. Defaults to `0.1`.
+        epsilon: float. Mining margin of the multi-similarity miner. Defaults to `None`
+            (`0.1` unless `miner` is given).
+        miner: optional `keras_dml.miners.PairMiner`, registered name or config dict, e.g.
+            `{"name": "multi_similarity", "epsilon": 0.2}`, instead of `epsilon`.
+            Defaults to `None`.
         name: str. Defaults to `"multi_similarity_loss"`.
         reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
         dtype: computation dtype. Defaults to `"float32"`.
@@ -130,7 +138,8 @@ class MultiSimilarityLoss(MetricLoss):
         alpha=2.0,
         beta=50.0,
         base=1.0,
-        epsilon=0.1,
+        epsilon=None,
+        miner=None,
         name="multi_similarity_loss",
         reduction="sum_over_batch_size",
         dtype=None,
@@ -142,7 +151,6 @@ class MultiSimilarityLoss(MetricLoss):
         self.alpha = float(alpha)
         self.beta = float(beta)
         self.base = float(base)
-        self.epsilon = float(epsilon)
         super().__init__(
             multi_similarity_loss,
             name=name,
@@ -151,10 +159,5 @@ class MultiSimilarityLoss(MetricLoss):
             alpha=self.alpha,
             beta=self.beta,
             base=self.base,
-            epsilon=self.epsilon,
+            miner=multi_similarity_miner(epsilon, miner),
         )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(alpha=self.alpha, beta=self.beta, base=self.base, epsilon=self.epsilon)
-        return config

@@ -115,8 +115,3 @@ class NPairsLoss(MetricLoss):
             dtype=dtype,
             normalize_embeddings=self.normalize_embeddings,
         )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(normalize_embeddings=self.normalize_embeddings)
-        return config

@@ -73,6 +73,8 @@ class NTXentLoss(MetricLoss):
 
     Args:
         temperature: float > 0. Defaults to `0.07`.
+        miner: optional pair miner (`keras_dml.miners.PairMiner`, a registered name or a
+            config dict): the loss is computed on the pairs it keeps. Defaults to `None`.
         name: str. Defaults to `"ntxent_loss"`.
         reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
         dtype: computation dtype. Defaults to `"float32"`.
@@ -95,6 +97,7 @@ class NTXentLoss(MetricLoss):
     def __init__(
         self,
         temperature=0.07,
+        miner=None,
         name="ntxent_loss",
         reduction="sum_over_batch_size",
         dtype=None,
@@ -105,10 +108,6 @@ class NTXentLoss(MetricLoss):
             name=name,
             reduction=reduction,
             dtype=dtype,
+            miner=miner,
             temperature=self.temperature,
         )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(temperature=self.temperature)
-        return config

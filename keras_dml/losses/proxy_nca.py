@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_dml.losses.argument_config import ArgumentConfig
 from keras_dml.losses.mining import LARGE_VALUE, count_true
 from keras_dml.losses.pairwise import l2_normalize, one_hot_in_range, prepare_inputs
 from keras_dml.losses.reduction import finish, masked_mean
@@ -79,7 +80,7 @@ def proxy_nca_loss(
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
-class ProxyNCALoss(keras.layers.Layer):
+class ProxyNCALoss(ArgumentConfig, keras.layers.Layer):
     """Proxy-NCA loss as a layer owning the trainable class proxies `[num_classes, dim]`.
 
     A `keras.losses.Loss` cannot hold weights, so, like `LearnableMarginLoss`, this loss is a
@@ -169,14 +170,3 @@ class ProxyNCALoss(keras.layers.Layer):
 
     def compute_output_shape(self, labels_shape, embeddings_shape=None):
         return ()
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            num_classes=self.num_classes,
-            embedding_dim=self.embedding_dim,
-            scale=self.scale,
-            exclude_positive=self.exclude_positive,
-            proxy_initializer=keras.initializers.serialize(self.proxy_initializer),
-        )
-        return config

@@ -105,6 +105,8 @@ class SNRContrastiveLoss(MetricLoss):
         regularization: float >= 0. Weight of the zero-mean penalty. Defaults to `0.0`.
         normalize_by: `"nonzero"` or `"pairs"`. Defaults to `"nonzero"`.
         normalize_embeddings: bool. Defaults to `False`.
+        miner: optional pair miner (`keras_dml.miners.PairMiner`, a registered name or a
+            config dict): the loss is computed on the pairs it keeps. Defaults to `None`.
         name: str. Defaults to `"snr_contrastive_loss"`.
         reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
         dtype: computation dtype. Defaults to `"float32"`.
@@ -130,6 +132,7 @@ class SNRContrastiveLoss(MetricLoss):
         regularization=0.0,
         normalize_by="nonzero",
         normalize_embeddings=False,
+        miner=None,
         name="snr_contrastive_loss",
         reduction="sum_over_batch_size",
         dtype=None,
@@ -149,18 +152,9 @@ class SNRContrastiveLoss(MetricLoss):
             name=name,
             reduction=reduction,
             dtype=dtype,
+            miner=miner,
             margin=self.margin,
             regularization=self.regularization,
             normalize_by=normalize_by,
             normalize_embeddings=self.normalize_embeddings,
         )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            margin=self.margin,
-            regularization=self.regularization,
-            normalize_by=self.normalize_by,
-            normalize_embeddings=self.normalize_embeddings,
-        )
-        return config

@@ -62,6 +62,8 @@ class SupConLoss(MetricLoss):
 
     Args:
         temperature: float > 0. Defaults to `0.1`.
+        miner: optional pair miner (`keras_dml.miners.PairMiner`, a registered name or a
+            config dict): the loss is computed on the pairs it keeps. Defaults to `None`.
         name: str. Defaults to `"supcon_loss"`.
         reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
         dtype: computation dtype. Defaults to `"float32"`.
@@ -83,6 +85,7 @@ class SupConLoss(MetricLoss):
     def __init__(
         self,
         temperature=0.1,
+        miner=None,
         name="supcon_loss",
         reduction="sum_over_batch_size",
         dtype=None,
@@ -93,10 +96,6 @@ class SupConLoss(MetricLoss):
             name=name,
             reduction=reduction,
             dtype=dtype,
+            miner=miner,
             temperature=self.temperature,
         )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(temperature=self.temperature)
-        return config

@@ -69,6 +69,8 @@ class TupletMarginLoss(MetricLoss):
     Args:
         margin: float. Angular margin in radians. Defaults to `0.1`.
         scale: float > 0. Defaults to `64.0`.
+        miner: optional pair miner (`keras_dml.miners.PairMiner`, a registered name or a
+            config dict): the loss is computed on the pairs it keeps. Defaults to `None`.
         name: str. Defaults to `"tuplet_margin_loss"`.
         reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
         dtype: computation dtype. Defaults to `"float32"`.
@@ -91,6 +93,7 @@ class TupletMarginLoss(MetricLoss):
         self,
         margin=0.1,
         scale=64.0,
+        miner=None,
         name="tuplet_margin_loss",
         reduction="sum_over_batch_size",
         dtype=None,
@@ -106,11 +109,7 @@ class TupletMarginLoss(MetricLoss):
             name=name,
             reduction=reduction,
             dtype=dtype,
+            miner=miner,
             margin=self.margin,
             scale=self.scale,
         )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(margin=self.margin, scale=self.scale)
-        return config

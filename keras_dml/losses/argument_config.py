@@ -1,0 +1,130 @@
+"""A mixin that serialises an object's constructor arguments: one `get_config` for every loss.
+
+Keras' `LossFunctionWrapper` stores the arguments it was built with once, so no wrapped loss
+writes `get_config` by hand. `ArgumentConfig` does the same for the losses, loss layers and
+miners of keras-dml: `__new__` binds the arguments of the class's own `__init__` (defaults
+included, `**kwargs` expanded), `get_config` returns them over the base class's config, and
+`from_config` rebuilds nested objects (a wrapped loss, a miner, an initializer) before calling
+the constructor.
+"""
+
+import inspect
+
+import keras
+
+# Values stored as they are; anything else goes through `keras.saving.serialize_keras_object`.
+_PLAIN = (str, int, float, bool, type(None))
+
+
+class ArgumentConfig:
+    """Gives a class the config of its constructor's arguments, nested objects serialised.
+
+    Put it first among the bases (`class MyLoss(ArgumentConfig, keras.losses.Loss)`); it works
+    with `keras.losses.Loss`, `keras.layers.Layer` and plain classes. The config is the base
+    class's own (`name`, `reduction`, `trainable`, `dtype`, ...) plus every argument of the
+    most derived `__init__` as it was passed (or its default), so `cls.from_config(config)`
+    builds an equal object; an argument left to `None` that the constructor resolves and keeps
+    as a plain attribute of the same name (a margin that depends on the similarity) is stored
+    resolved. Constructors keep validating and normalising their arguments.
+
+    Examples:
+    >>> class ScaledLoss(ArgumentConfig, keras.losses.Loss):
+    ...     def __init__(self, scale=1.0, name="scaled"):
+    ...         super().__init__(name=name)
+    ...         self.scale = scale
+    >>> ScaledLoss(2.0).get_config()["scale"]
+    2.0
+    """
+
+    def __new__(cls, *args, **kwargs):
+        parent_new = super().__new__
+        if parent_new is object.__new__:
+            instance = parent_new(cls)
+        else:
+            instance = parent_new(cls, *args, **kwargs)
+        vars(instance)["_constructor_arguments"] = _bound_arguments(cls, args, kwargs)
+        return instance
+
+    @property
+    def constructor_arguments(self):
+        """The arguments `__init__` received, with its defaults (a copy)."""
+        return dict(vars(self).get("_constructor_arguments") or {})
+
+    def get_config(self):
+        parent = getattr(super(), "get_config", None)
+        config = parent() if parent is not None else {}
+        for name, value in self.constructor_arguments.items():
+            if name not in config:
+                config[name] = serialize_argument(self._resolved(name, value))
+        return config
+
+    def _resolved(self, name, value):
+        """`value`, or for `None` (a default the constructor works out) the plain value the
+        object keeps under the same name, e.g. a margin that depends on another argument."""
+        if value is None:
+            kept = vars(self).get(name)
+            if isinstance(kept, _PLAIN):
+                return kept
+        return value
+
+    @classmethod
+    def from_config(cls, config):
+        config = {name: deserialize_argument(value) for name, value in config.items()}
+        parent = getattr(super(), "from_config", None)
+        return parent(config) if parent is not None else cls(**config)
+
+
+def _bound_arguments(cls, args, kwargs):
+    """`{name: value}` of the call `cls(*args, **kwargs)`; `None` when the call cannot bind.
+
+    Defaults included: those of `cls.__init__`, and where it passes `**kwargs` on, those of the
+    keyword arguments of the `ArgumentConfig` classes above it (a class loss's initializer).
+    """
+    signature = inspect.signature(cls.__init__)
+    try:
+        bound = signature.bind(None, *args, **kwargs)
+    except TypeError:
+        return None  # `__init__` raises its own error
+    bound.apply_defaults()
+    arguments = {}
+    for index, (name, value) in enumerate(bound.arguments.items()):
+        kind = signature.parameters[name].kind
+        if index == 0 or kind == inspect.Parameter.VAR_POSITIONAL:
+            continue  # `self`; positional varargs cannot be passed back by name
+        if kind == inspect.Parameter.VAR_KEYWORD:
+            arguments.update(value)
+        else:
+            arguments[name] = value
+    for base in cls.__mro__[1:]:
+        if not _passes_kwargs(signature) or not issubclass(base, ArgumentConfig):
+            break
+        if "__init__" in vars(base) and base is not ArgumentConfig:
+            signature = inspect.signature(base.__init__)
+            for parameter in list(signature.parameters.values())[1:]:
+                if parameter.default is not inspect.Parameter.empty:
+                    arguments.setdefault(parameter.name, parameter.default)
+    return arguments
+
+
+def _passes_kwargs(signature):
+    return any(p.kind == inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
+
+
+def serialize_argument(value):
+    """A constructor argument in config form: plain values as they are, objects serialised."""
+    if isinstance(value, _PLAIN):
+        return value
+    if isinstance(value, dict) and not _is_serialized(value):
+        return {key: serialize_argument(item) for key, item in value.items()}
+    return keras.saving.serialize_keras_object(value)
+
+
+def deserialize_argument(value):
+    """The inverse of `serialize_argument`: serialised Keras objects rebuilt, the rest kept."""
+    if _is_serialized(value):
+        return keras.saving.deserialize_keras_object(value)
+    return value
+
+
+def _is_serialized(value):
+    return isinstance(value, dict) and "class_name" in value and "config" in value

@@ -1,0 +1,18 @@
+"""Every valid pair of the batch."""
+
+import keras
+
+from keras_dml.miners.base import PairMiner
+from keras_dml.miners.selection import PairSelection
+
+
+@keras.saving.register_keras_serializable(package="keras_dml")
+class AllPairsMiner(PairMiner):
+    """Every allowed positive and negative pair (no mining).
+
+    Examples:
+    >>> selection = AllPairsMiner()(keras.random.normal((4, 8)), [0, 0, 1, 1])
+    """
+
+    def mine(self, matrix, positives, negatives, embedding_dim=None, seed=None):
+        return PairSelection(positives, negatives)

@@ -1,0 +1,28 @@
+"""Random negative mining: one uniformly drawn negative per positive pair."""
+
+import keras
+from keras import ops
+
+from keras_dml.miners.base import TripletMiner
+from keras_dml.miners.selection import TripletSelection
+
+
+@keras.saving.register_keras_serializable(package="keras_dml")
+class RandomNegativeMiner(TripletMiner):
+    """For each positive pair `(a, p)`, a negative of `a` drawn uniformly.
+
+    The loss that calls it passes its `seed` (a `keras.random.SeedGenerator` inside a traced
+    step), so the draws advance with the loss's generator.
+
+    Examples:
+    >>> seed = keras.random.SeedGenerator(0)
+    >>> selection = RandomNegativeMiner()(keras.random.normal((4, 8)), [0, 0, 1, 1], seed=seed)
+    """
+
+    def mine(self, matrix, positives, negatives, embedding_dim=None, seed=None):
+        batch_size = ops.shape(matrix)[0]
+        scores = keras.random.uniform((batch_size, batch_size, batch_size), seed=seed)
+        scores = ops.where(ops.expand_dims(negatives, 1), scores, -1.0)
+        index = ops.cast(ops.argmax(scores, axis=-1), "int32")  # [a, p]
+        valid = ops.logical_and(positives, ops.any(negatives, axis=1, keepdims=True))
+        return TripletSelection(valid, index)
