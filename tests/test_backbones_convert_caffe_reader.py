@@ -63,8 +63,9 @@ def test_a_v1_file_reads_the_same_as_a_new_style_one(layers):
         (b"", "holds no layers"),
         (b"PK\x03\x04 a zip archive, e.g. a .pth file", "is not a Caffe .caffemodel"),
         (encode_net({"conv": [np.zeros((2, 3))]})[:-3], "runs past the end"),
+        (b"\xa2\x06\x03\x0a\x01\xff", "not UTF-8"),
     ],
-    ids=["empty", "pth", "truncated"],
+    ids=["empty", "pth", "truncated", "binary_name"],
 )
 def test_other_bytes_are_refused_in_one_line(data, match):
     with pytest.raises(ValueError, match=match) as info:

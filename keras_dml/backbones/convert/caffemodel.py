@@ -97,6 +97,8 @@ def _packed_varints(payload):
 def _repeated_numbers(chunks, dtype):
     """Joins the packed payloads and single values of one repeated fixed-width field."""
     raw = b"".join(bytes(chunk) for chunk in chunks)
+    if len(raw) % np.dtype(dtype).itemsize:
+        raise CaffemodelError(f"{dtype} blob data of {len(raw)} bytes")
     return np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder("<")).astype(dtype)
 
 
@@ -146,7 +148,10 @@ def _read_layer(buffer, name_field, blobs_field):
         if wire != LENGTH_DELIMITED:
             continue
         if number == name_field:
-            name = bytes(value).decode("utf-8")
+            try:
+                name = bytes(value).decode("utf-8")
+            except UnicodeDecodeError:
+                raise CaffemodelError("a layer name is not UTF-8 text") from None
         elif number == blobs_field:
             blobs.append(read_blob(value))
     return name, blobs
