@@ -95,6 +95,7 @@ def test_sha256_mismatch_is_refused(converted, tmp_path, monkeypatch):
     [
         ("resnet50", {"variant": "v1.5"}, "--backbone resnet50 --from torchvision"),
         ("googlenet", {"variant": "torchvision"}, "--backbone googlenet --from torchvision"),
+        ("googlenet", {"variant": "caffe"}, "--backbone googlenet --from caffe"),
         ("bn_inception", {}, "--backbone bn_inception --from bninception"),
     ],
 )
@@ -107,11 +108,6 @@ def test_missing_weights_say_how_to_convert_them(name, options, command, tmp_pat
     assert f"keras-dml backbones convert {command} --state-dict <downloaded file>" in message
     assert f"--output {cached}/{name}_" in message
     assert "download https://" in message or "download http://" in message
-
-
-def test_caffe_googlenet_has_no_converted_weights():
-    with pytest.raises(WeightsUnavailableError, match="variant 'caffe'.*variant='torchvision'"):
-        backbones.get("googlenet", weights="imagenet", input_shape=SHAPE)
 
 
 def test_file_for_another_backbone_or_variant_is_refused(converted):

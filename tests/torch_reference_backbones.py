@@ -2,10 +2,11 @@
 
 torchvision cannot be installed next to the CPU torch wheel of the test environment, so these
 modules rebuild, in plain `torch.nn`, torchvision's `googlenet` (with its auxiliary heads, whose
-keys the conversion must ignore) and `resnet50`, and the `bninception` port of Cadene's
-pretrainedmodels: same layers, hyper-parameters, forward pass and `state_dict()` keys. The
-forward functions return the final feature map (before global pooling) for an input already
-preprocessed as the source documents.
+keys the conversion must ignore) and `resnet50`, the `bninception` port of Cadene's
+pretrainedmodels, and Caffe's `bvlc_googlenet` (whose blobs the tests write as a
+`.caffemodel`): same layers, hyper-parameters, forward pass and `state_dict()` keys (layer
+names for Caffe). The forward functions return the final feature map (before global pooling)
+for an input already preprocessed as the source documents.
 """
 
 import torch
@@ -234,6 +235,86 @@ class BNInceptionPort(nn.Module):
         return x
 
 
+# --- Caffe bvlc_googlenet ---------------------------------------------------------------------
+
+# (name, input channels, #1x1, #3x3 reduce, #3x3, #5x5 reduce, #5x5, pool proj), deploy.prototxt.
+_CAFFE_INCEPTION_BLOCKS = (
+    ("inception_3a", 192, 64, 96, 128, 16, 32, 32),
+    ("inception_3b", 256, 128, 128, 192, 32, 96, 64),
+    ("inception_4a", 480, 192, 96, 208, 16, 48, 64),
+    ("inception_4b", 512, 160, 112, 224, 24, 64, 64),
+    ("inception_4c", 512, 128, 128, 256, 24, 64, 64),
+    ("inception_4d", 512, 112, 144, 288, 32, 64, 64),
+    ("inception_4e", 528, 256, 160, 320, 32, 128, 128),
+    ("inception_5a", 832, 256, 160, 320, 32, 128, 128),
+    ("inception_5b", 832, 384, 192, 384, 48, 128, 128),
+)
+_POOL_AFTER = {"inception_3b", "inception_4e"}  # pool3 / pool4 (3x3 / 2, ceil mode)
+
+
+class CaffeGoogLeNet(nn.Module):
+    """bvlc_googlenet's deploy.prototxt: conv (with bias) + ReLU, Caffe pooling, LRN.
+
+    Caffe's max pooling rounds output sizes up (`ceil_mode=True`); its ACROSS_CHANNELS LRN
+    computes `x / (k + alpha / n * sum over n channels of x^2) ** beta`, which is
+    `nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1)` (PyTorch also divides alpha by n).
+    Convolutions are kept under Caffe's layer names (`conv1/7x7_s2`) in `convs`;
+    `caffe_layers()` gives them as `{name: [weight, bias]}`, a `.caffemodel`'s blobs. The
+    classifiers (`loss1/*` ...) are not built: the conversion ignores them. `features` =
+    inception_5b.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleDict()
+        self.lrn = nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0)
+        self._add("conv1/7x7_s2", 3, 64, 7, stride=2, padding=3)
+        self._add("conv2/3x3_reduce", 64, 64, 1)
+        self._add("conv2/3x3", 64, 192, 3, padding=1)
+        for name, cin, n1, n3r, n3, n5r, n5, nproj in _CAFFE_INCEPTION_BLOCKS:
+            self._add(f"{name}/1x1", cin, n1, 1)
+            self._add(f"{name}/3x3_reduce", cin, n3r, 1)
+            self._add(f"{name}/3x3", n3r, n3, 3, padding=1)
+            self._add(f"{name}/5x5_reduce", cin, n5r, 1)
+            self._add(f"{name}/5x5", n5r, n5, 5, padding=2)
+            self._add(f"{name}/pool_proj", cin, nproj, 1)
+
+    def _add(self, name, cin, cout, kernel, stride=1, padding=0):
+        self.convs[name] = nn.Conv2d(cin, cout, kernel, stride=stride, padding=padding)
+
+    def _relu_conv(self, name, x):
+        return F.relu(self.convs[name](x))
+
+    def caffe_layers(self):
+        """`{caffe layer name: [weight [out, in, kh, kw], bias [out]]}` as numpy arrays."""
+        return {
+            name: [conv.weight.detach().numpy(), conv.bias.detach().numpy()]
+            for name, conv in self.convs.items()
+        }
+
+    def _pool(self, x):
+        return F.max_pool2d(x, 3, stride=2, ceil_mode=True)
+
+    def features(self, x):
+        x = self.lrn(self._pool(self._relu_conv("conv1/7x7_s2", x)))
+        x = self._relu_conv("conv2/3x3", self._relu_conv("conv2/3x3_reduce", x))
+        x = self._pool(self.lrn(x))
+        for name, *_ in _CAFFE_INCEPTION_BLOCKS:
+            pool = F.max_pool2d(x, 3, stride=1, padding=1, ceil_mode=True)
+            x = torch.cat(
+                [
+                    self._relu_conv(f"{name}/1x1", x),
+                    self._relu_conv(f"{name}/3x3", self._relu_conv(f"{name}/3x3_reduce", x)),
+                    self._relu_conv(f"{name}/5x5", self._relu_conv(f"{name}/5x5_reduce", x)),
+                    self._relu_conv(f"{name}/pool_proj", pool),
+                ],
+                1,
+            )
+            if name in _POOL_AFTER:
+                x = self._pool(x)
+        return x
+
+
 # --- preprocessing each source documents -----------------------------------------------------
 
 _IMAGENET_MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
@@ -249,6 +330,12 @@ def bninception_preprocess(pixels):
     """Raw RGB pixels `[N, 3, H, W]` -> BGR in [0, 255] minus the mean (104, 117, 128)."""
     bgr = pixels[:, [2, 1, 0]]
     return bgr - torch.tensor([104.0, 117.0, 128.0]).view(1, 3, 1, 1)
+
+
+def caffe_googlenet_preprocess(pixels):
+    """Raw RGB pixels `[N, 3, H, W]` -> BGR in [0, 255] minus bvlc_googlenet's mean (B, G, R)."""
+    bgr = pixels[:, [2, 1, 0]]
+    return bgr - torch.tensor([104.0, 117.0, 123.0]).view(1, 3, 1, 1)
 
 
 def randomize_batchnorm(module, images, seed):

@@ -3,8 +3,9 @@
 `get(name, ...)` builds one, `split_points(name)` names its stages, `cut(model, start, end)`
 returns the sub-model between two of them, `list_backbones()` lists the names.
 `keras_dml.backbones.convert.convert_state_dict` (CLI: `keras-dml backbones convert`) turns
-published PyTorch ImageNet weights (torchvision GoogLeNet and ResNet-50 v1.5, the `bninception`
-port) into weights files that `get(name, weights=PATH or "imagenet")` loads.
+published ImageNet weights (torchvision GoogLeNet and ResNet-50 v1.5, the `bninception` port,
+Caffe's `bvlc_googlenet.caffemodel`) into weights files that
+`get(name, weights=PATH or "imagenet")` loads.
 """
 
 # Importing the backbone modules registers them.

@@ -55,7 +55,8 @@ def get(
 
     The model is functional and flat: its first layer after the input is
     `keras_dml.layers.ImageNormalization` with the normalisation the backbone's pretrained
-    weights expect (`"caffe"` for ResNet-50 / GoogLeNet, `"tf"` for MobileNetV2 and ConvNet),
+    weights expect (`"caffe"` for ResNet-50, bvlc_googlenet's BGR mean 104, 117, 123 for the
+    Caffe GoogLeNet, `"tf"` for MobileNetV2 and ConvNet),
     so it always takes raw pixels. There is no pooling and no classifier. The model's name is
     the backbone name, and the layers named by `split_points(name)` mark the stages where
     `cut` can split it (ABE's S / C / G parts).
@@ -69,7 +70,8 @@ def get(
             a Keras 2 `.h5` file such as the `keras.applications` `*_notop.h5` downloads.
             `"imagenet"` is a Keras download for `resnet50` (v1) and `mobilenet_v2`, and the
             converted file `keras_dml.backbones.imagenet_lookup` finds for `googlenet`
-            (variant "torchvision"), `resnet50` variant "v1.5" and `bn_inception`. Defaults
+            (variants "caffe" and "torchvision"), `resnet50` variant "v1.5" and
+            `bn_inception`. Defaults
             to `None`.
         input_shape: tuple `(height, width, channels)`; height/width may be `None` for the
             Keras application backbones. Defaults to `(224, 224, 3)`.

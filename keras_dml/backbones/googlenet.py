@@ -1,9 +1,10 @@
 """GoogLeNet (Inception-v1), layer names of the paper and of the Caffe `bvlc_googlenet` model.
 
 Two variants: `"caffe"`, the original network (Caffe `bvlc_googlenet`, the one ABE and BIER
-fine-tune), and `"torchvision"`, the architecture of torchvision's `googlenet` ImageNet weights:
-BatchNorm (epsilon 1e-3) after every convolution, a 3x3 kernel in the "5x5" branch (a quirk
-torchvision keeps for its weights), a 2x2 `pool4`, and inputs scaled to [-1, 1] (what its
+fine-tune: LRN, no BatchNorm, BGR input minus bvlc_googlenet's mean 104, 117, 123), and
+`"torchvision"`, the architecture of torchvision's `googlenet` ImageNet weights: BatchNorm
+(epsilon 1e-3) after every convolution, a 3x3 kernel in the "5x5" branch (a quirk torchvision
+keeps for its weights), a 2x2 `pool4`, and inputs scaled to [-1, 1] (what its
 `transform_input=True` turns ImageNet mean/std inputs into).
 """
 
@@ -77,15 +78,26 @@ def googlenet_split_points(lrn=None, batchnorm=None, variant="caffe"):
     return points
 
 
-def googlenet_normalization(variant="caffe", **options):
-    """`ImageNormalization` arguments of a variant: Caffe BGR mean, or [-1, 1] for torchvision.
+# bvlc_googlenet's `mean_value` (train_val / deploy prototxt: B 104, G 117, R 123), in the RGB
+# order of ImageNormalization's input. Not the VGG/ResNet means (103.939, 116.779, 123.68) of
+# mode "caffe": its ImageNet weights, and ABE / BIER that fine-tune them, expect these, and
+# folding the difference into conv1 is not exact at its zero-padded borders.
+BVLC_GOOGLENET_MEAN_RGB = (123.0, 117.0, 104.0)
 
-    torchvision's GoogLeNet takes `(x / 255 - mean) / std` and, with `transform_input=True`,
-    maps channel c to `x_c * std_c / 0.5 + (mean_c - 0.5) / 0.5 = (x / 255 - 0.5) / 0.5`, which
-    is `mode="tf"` on raw RGB pixels.
+
+def googlenet_normalization(variant="caffe", **options):
+    """`ImageNormalization` arguments of a variant: bvlc_googlenet's BGR mean, or [-1, 1].
+
+    `"caffe"`: RGB -> BGR minus bvlc_googlenet's mean 104, 117, 123 (B, G, R), no scaling (a
+    `mode="custom"` layer, so a saved model stores the mean in its config).
+    `"torchvision"`: torchvision's GoogLeNet takes `(x / 255 - mean) / std` and, with
+    `transform_input=True`, maps channel c to `x_c * std_c / 0.5 + (mean_c - 0.5) / 0.5 =
+    (x / 255 - 0.5) / 0.5`, which is `mode="tf"` on raw RGB pixels.
     """
     del options  # Only the variant changes the input normalisation.
-    return {"mode": "tf"} if variant == "torchvision" else {"mode": "caffe"}
+    if variant == "torchvision":
+        return {"mode": "tf"}
+    return {"mode": "custom", "mean": BVLC_GOOGLENET_MEAN_RGB, "reverse_channels": True}
 
 
 def _check_variant(variant, batchnorm, lrn):

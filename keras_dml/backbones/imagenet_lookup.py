@@ -1,9 +1,9 @@
 """`weights="imagenet"` for backbones whose ImageNet weights are converted from PyTorch.
 
 Keras hosts no GoogLeNet, BN-Inception or ResNet-50 v1.5 weights, so `keras-dml backbones
-convert` turns the published PyTorch state dict into `<name>_<variant>_imagenet.weights.h5`
-plus a `.sha256` file (`sha256sum` format). `keras_dml.backbones.get(name, weights="imagenet")`
-looks for that pair, in this order:
+convert` turns the published PyTorch state dict (or Caffe model) into
+`<name>_<variant>_imagenet.weights.h5` plus a `.sha256` file (`sha256sum` format).
+`keras_dml.backbones.get(name, weights="imagenet")` looks for that pair, in this order:
 
 1. `KERAS_DML_BACKBONE_WEIGHTS`, when set: a local folder, or an `http(s)://` / `file://`
    mirror whose files are copied into the cache;
@@ -19,7 +19,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import quote, urlparse
 
-from keras_dml.backbones.convert.sources import conversion_for_options
+from keras_dml.backbones.convert.sources import CONVERSIONS, conversion_for_options
 from keras_dml.backbones.weights import WeightsUnavailableError
 
 WEIGHTS_ENV = "KERAS_DML_BACKBONE_WEIGHTS"
@@ -106,6 +106,13 @@ def _from_mirror(mirror, filename):
     return verify_sha256(target, delete=True)
 
 
+def _convertible():
+    """`"googlenet variant='caffe', ..., bn_inception"`: the backbones with a conversion."""
+    return ", ".join(
+        " ".join([c.backbone, *(f"{k}={v!r}" for k, v in c.options.items())]) for c in CONVERSIONS
+    )
+
+
 def find_imagenet_weights(name, options):
     """Path of the verified converted ImageNet weights of `name` built with `options`.
 
@@ -145,8 +152,7 @@ def find_imagenet_weights(name, options):
         variant = options.get("variant")
         raise WeightsUnavailableError(
             f"No ImageNet weights for backbone {name!r} variant {variant!r}: keras-dml converts "
-            f"none for it (looked in {', '.join(looked)}); convertible: "
-            "googlenet variant='torchvision', resnet50 variant='v1.5', bn_inception."
+            f"none for it (looked in {', '.join(looked)}); convertible: {_convertible()}."
         )
     raise WeightsUnavailableError(
         f"No converted ImageNet weights for backbone {name!r} (looked in "

@@ -40,7 +40,9 @@ def add_backbones_parser(subparsers):
     convert.add_argument(
         "--from", dest="source", required=True, choices=sources, help="origin of the state dict"
     )
-    convert.add_argument("--state-dict", required=True, help="the .pth / .pt file")
+    convert.add_argument(
+        "--state-dict", required=True, help="the .pth / .pt file (--from caffe: the .caffemodel)"
+    )
     convert.add_argument("--output", required=True, help="PATH.weights.h5 to write")
     return backbones
 

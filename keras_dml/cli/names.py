@@ -89,6 +89,6 @@ def method_descriptions(plugins=()):
 # backbones convert --help` (tests/test_backbones_convert_cli.py checks it).
 BACKBONE_CONVERSIONS = {
     "bn_inception": ("bninception",),
-    "googlenet": ("torchvision",),
+    "googlenet": ("torchvision", "caffe"),
     "resnet50": ("torchvision",),
 }

@@ -48,7 +48,8 @@ class ImageNormalization(keras.layers.Layer):
     Modes:
     - `"caffe"`: RGB -> BGR and subtraction of the ImageNet mean (BGR 103.939, 116.779, 123.68),
       no scaling; identical to `keras.applications.resnet50.preprocess_input`. Used by ResNet-50
-      and the Caffe GoogLeNet.
+      (v1). The Caffe GoogLeNet uses `"custom"` with bvlc_googlenet's own mean (BGR 104, 117,
+      123); GoogLeNet models saved with `"caffe"` keep it, since the mode is in their config.
     - `"torch"`: `x / 255`, then ImageNet mean (0.485, 0.456, 0.406) and std (0.229, 0.224, 0.225);
       identical to `keras.applications.imagenet_utils.preprocess_input(x, mode="torch")`.
     - `"tf"`: `x / 127.5 - 1` (range [-1, 1]); identical to

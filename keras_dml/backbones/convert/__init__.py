@@ -1,7 +1,8 @@
 """Converting published PyTorch ImageNet weights into keras-dml backbones.
 
 `convert_state_dict(backbone, source, state_dict, output)` (also `keras-dml backbones
-convert`) supports GoogLeNet and ResNet-50 v1.5 from torchvision and BN-Inception from the
+convert`) supports GoogLeNet and ResNet-50 v1.5 from torchvision, the original Caffe GoogLeNet
+from its `.caffemodel` (read by `caffemodel`, without Caffe) and BN-Inception from the
 `bninception` port; one module per source architecture holds its layer plan, `mapping` the
 shared checks and tensor layouts.
 """

@@ -1,4 +1,6 @@
-"""`convert_state_dict`: a PyTorch state dict -> a keras-dml backbone and its weights file."""
+"""`convert_state_dict`: a PyTorch state dict (or a Caffe model) -> a keras-dml backbone and its
+weights file. A source module reads its file with its own `load_weights` when it has one
+(`caffe_googlenet`: a `.caffemodel`), else with `load_state_dict` (a `.pth` / `.pt` file)."""
 
 import importlib
 import os
@@ -21,18 +23,21 @@ def _check_output(output):
 
 
 def convert_state_dict(backbone, source, state_dict, output=None, input_shape=_BUILD_SHAPE):
-    """Converts a PyTorch state dict into the keras-dml backbone with the same outputs.
+    """Converts a PyTorch state dict or Caffe model into the keras-dml backbone with its outputs.
 
     The Keras backbone takes raw RGB pixels in [0, 255] and gives the final feature map of
-    the PyTorch module fed the same image with its documented preprocessing; the
+    the source network fed the same image with its documented preprocessing; the
     preprocessing lives in the backbone's `ImageNormalization` layer. Supported:
-    `googlenet` from `torchvision` (variant "torchvision"), `resnet50` from `torchvision`
-    (variant "v1.5") and `bn_inception` from `bninception` (Cadene's pretrainedmodels port).
+    `googlenet` from `torchvision` (variant "torchvision"), `googlenet` from `caffe` (the
+    original `bvlc_googlenet.caffemodel`, variant "caffe", read without Caffe), `resnet50`
+    from `torchvision` (variant "v1.5") and `bn_inception` from `bninception` (Cadene's
+    pretrainedmodels port).
 
     Args:
         backbone: str. `"googlenet"`, `"resnet50"` or `"bn_inception"`.
-        source: str. `"torchvision"` or `"bninception"`.
-        state_dict: path of a `.pth` / `.pt` file (needs torch) or a dict of arrays/tensors.
+        source: str. `"torchvision"`, `"caffe"` or `"bninception"`.
+        state_dict: path of a `.pth` / `.pt` file (needs torch), of a `.caffemodel` file for
+            `source="caffe"`, or a dict of arrays/tensors.
         output: str or None. Path of a `.weights.h5` file to write, with the backbone and
             variant it was converted for recorded inside (see
             `keras_dml.backbones.weights_metadata`) and its sha256 in `<output>.sha256`.
@@ -62,8 +67,8 @@ def convert_state_dict(backbone, source, state_dict, output=None, input_shape=_B
 
     conversion = find_conversion(backbone, source)
     output = None if output is None else _check_output(output)
-    weights = load_state_dict(state_dict)
     module = importlib.import_module(f"keras_dml.backbones.convert.{conversion.module}")
+    weights = getattr(module, "load_weights", load_state_dict)(state_dict)
     model = get(backbone, input_shape=input_shape, **conversion.options)
     plan = module.plan(model)
     check_state_dict(weights, model, plan, module.IGNORED_PREFIXES, module.DESCRIPTION)

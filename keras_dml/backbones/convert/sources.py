@@ -1,4 +1,5 @@
-"""Which PyTorch state dicts convert into which keras-dml backbone (no torch import here)."""
+"""Which PyTorch state dicts and Caffe models convert into which keras-dml backbone (no torch
+import here)."""
 
 import dataclasses
 
@@ -11,7 +12,8 @@ class Conversion:
         backbone: str. keras-dml backbone name.
         source: str. Name of the state dict's origin, the `--from` of the CLI.
         options: dict. Build options of the Keras backbone the weights fit.
-        module: str. Module (under `keras_dml.backbones.convert`) with `keras_weights`.
+        module: str. Module (under `keras_dml.backbones.convert`) with the layer `plan`,
+            `DESCRIPTION`, `IGNORED_PREFIXES` and, for a non-PyTorch file, `load_weights`.
         download: str. Where users get the ImageNet state dict.
     """
 
@@ -29,6 +31,14 @@ CONVERSIONS = (
         {"variant": "torchvision"},
         "torchvision_googlenet",
         "https://download.pytorch.org/models/googlenet-1378be20.pth",
+    ),
+    Conversion(
+        "googlenet",
+        "caffe",
+        {"variant": "caffe"},
+        "caffe_googlenet",
+        "http://dl.caffe.berkeleyvision.org/bvlc_googlenet.caffemodel (the BVLC model zoo's "
+        "`bvlc_googlenet`)",
     ),
     Conversion(
         "resnet50",
