@@ -15,6 +15,7 @@ _SUBPACKAGES = (
     "export",
     "layers",
     "losses",
+    "miners",
     "models",
     "search",
     "serving",
