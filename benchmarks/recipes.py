@@ -16,7 +16,7 @@ import json
 import os
 import time
 
-from keras_dml.models.config import parse_overrides
+from keras_dml.training.run_config import parse_overrides
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

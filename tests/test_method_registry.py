@@ -198,7 +198,7 @@ def test_hierarchical_divide_and_conquer_builds_from_in_memory_splits(tmp_path):
     splits = digit_splits()
     spec = get_method("hdc")
     from keras_dml import backbones
-    from keras_dml.models.config import resolve_config
+    from keras_dml.training.run_config import resolve_config
 
     config = resolve_config({"method": "hdc", "dataset": "arrays", "model": {"max_learners": 2}})
     model = spec.build(config, backbones.get("convnet", input_shape=(32, 32, 3)), splits)

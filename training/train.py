@@ -32,8 +32,8 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
 
-    from keras_dml.models.config import parse_overrides
     from keras_dml.training import load_config, train
+    from keras_dml.training.run_config import parse_overrides
 
     try:
         config = load_config(args.config, parse_overrides(args.set))

@@ -37,7 +37,7 @@ class MethodSpec:
         prepare: callable `(config, model, splits) -> (tf.data.Dataset, callbacks)`.
             Defaults to `None`: class-balanced m-per-class batches and no extra callback.
         compile: callable `(config, model) -> None`. Defaults to `None`: the configuration's
-            optimizer and loss (`keras_dml.models.hooks.compile_with_config`).
+            optimizer and loss (`keras_dml.models.method_defaults.compile_with_config`).
         options: a frozen dataclass type. The method's `method_options`, with their defaults;
             `parse_options` rejects unknown keys. Defaults to `NoOptions`.
         uses_state_dir: bool. The method keeps training state on disk (e.g. D&C's cluster

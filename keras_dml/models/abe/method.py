@@ -8,7 +8,7 @@ replaces it, e.g. `{"name": "contrastive", "margin": 0.5}`.
 
 from keras_dml.models.abe.mheads import MHeads
 from keras_dml.models.abe.model import ABE
-from keras_dml.models.hooks import compile_optimizer_only
+from keras_dml.models.method_defaults import compile_optimizer_only
 from keras_dml.models.registry import register_method
 
 

@@ -4,7 +4,7 @@ import dataclasses
 
 from keras_dml.models.bier.model import BIER
 from keras_dml.models.bier.pair_losses import LOSSES
-from keras_dml.models.hooks import build_loss, build_optimizer
+from keras_dml.models.method_defaults import build_loss, build_optimizer
 from keras_dml.models.registry import get_method, register_method
 
 
@@ -84,7 +84,7 @@ def build_bier(config, backbone=None):
     """Builds and compiles a `BIER` model from a run configuration.
 
     Args:
-        config: dict. A run configuration (`keras_dml.models.config` schema) with
+        config: dict. A run configuration (`keras_dml.training.run_config` schema) with
             `"method": "bier"`; `model` holds `BIER` keyword arguments, `optimizer` the Keras
             optimizer, `method_options.embedding_lr_multiplier` the heads' learning-rate factor.
         backbone: `keras.Model`. Defaults to `None`: built from `config["backbone"]` and
@@ -100,7 +100,7 @@ def build_bier(config, backbone=None):
     References:
         Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Sec. 4 (training setup).
     """
-    from keras_dml.models.config import resolve_config
+    from keras_dml.training.run_config import resolve_config
 
     config = resolve_config(config)
     if backbone is None:

@@ -1,7 +1,7 @@
 """`keras-dml train --method dcml`: how a run configuration builds and compiles DCML."""
 
 from keras_dml.models.dcml.model import DCML
-from keras_dml.models.hooks import compile_optimizer_only
+from keras_dml.models.method_defaults import compile_optimizer_only
 from keras_dml.models.registry import register_method
 
 
@@ -18,7 +18,7 @@ def build_dcml(config, backbone, splits=None):
     """Builds an uncompiled `DCML` from a run configuration.
 
     Args:
-        config: dict. A run configuration (`keras_dml.models.config` schema). `model` holds
+        config: dict. A run configuration (`keras_dml.training.run_config` schema). `model` holds
             `DCML` keyword arguments (`num_learners`, `learner_dim`, `num_compositors`,
             `lambda_reinforce`, `lambda_subtask`, `subtask_loss`, ...); `loss` is `J_dis`
             (`keras_dml.losses.get` form) unless `model` names a `loss` itself. Without a

@@ -9,7 +9,7 @@ import dataclasses
 from keras_dml.models.divide_and_conquer.callback import DivideAndConquerCallback
 from keras_dml.models.divide_and_conquer.model import DivideAndConquer
 from keras_dml.models.division.batches import prepare_division
-from keras_dml.models.hooks import compile_with_config
+from keras_dml.models.method_defaults import compile_with_config
 from keras_dml.models.registry import get_method, register_method
 
 
