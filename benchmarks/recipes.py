@@ -42,7 +42,7 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
 
-    from keras_dml.training import load_config, load_splits, train
+    from keras_dml.training import RunConfig, load_splits, train
 
     rows, splits = [], None
     methods = args.methods.split(",") if args.methods else recipe_methods()
@@ -53,7 +53,7 @@ def main(argv=None):
                 parser.error(f"no recipe {path} for --methods {method}; pick one with a recipe")
             print(f"[recipes] no recipe {path}; skipping {method}", flush=True)
             continue
-        config = load_config(path, parse_overrides(args.set))
+        config = RunConfig.from_json(path, parse_overrides(args.set))  # built once
         splits = splits or load_splits(config)
         print(f"[recipes] {method}: {config['epochs']} epochs ...", flush=True)
         start = time.perf_counter()

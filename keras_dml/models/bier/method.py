@@ -48,15 +48,10 @@ def tiny_bier(backbone):
 @register_method(
     "bier",
     description="BIER / A-BIER: online gradient boosting over embedding groups (+ diversity loss)",
-    title="BIER / A-BIER (TPAMI 2020)",
     compile=compile_bier,
     options=BIEROptions,
     tiny=tiny_bier,
     training_only_weights=lambda model: model.diversity_layer.weights,
-    demo={
-        "model": {"embedding_dim": 64, "num_learners": 3},
-        "loss": {"name": "binomial_deviance"},
-    },
 )
 def build_bier_model(config, backbone, splits=None):
     """Builds an uncompiled `BIER` from `config["model"]` (constructor keyword arguments).

@@ -8,11 +8,9 @@ from keras_dml.models.registry import register_method
 @register_method(
     "dcml",
     description="DCML: K learners, M learnable compositors, self-reinforced loss (CVPR 2021)",
-    title="DCML, deep compositional metric learning (CVPR 2021)",
     compile=compile_optimizer_only,
     tiny=lambda backbone: DCML(backbone, num_learners=2, learner_dim=8, num_compositors=3),
     training_only_weights=lambda model: model.compositor.weights,
-    demo={"model": {"num_learners": 4, "learner_dim": 16, "num_compositors": 4}},
 )
 def build_dcml(config, backbone, splits=None):
     """Builds an uncompiled `DCML` from a run configuration.
