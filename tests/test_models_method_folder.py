@@ -91,7 +91,8 @@ def test_the_folder_registers_on_import_and_trains_through_train(toy_folder):
 
 def test_the_documented_command_line_trains_the_folder(toy_folder, monkeypatch):
     words = re.search(r"`(keras-dml train --plugin [^`]+)`", contributing_section()).group(1)
-    argv = shlex.split(words)[1:] + ["--epochs", "1", "--quiet", "--no-report"]  # one epoch
+    bounds = ["--epochs", "1", "--set", "backbone.width=8", "--quiet", "--no-report"]
+    argv = shlex.split(words)[1:] + bounds  # one epoch of a narrow backbone
     monkeypatch.chdir(toy_folder)
     assert cli.main(argv) == 0
     assert (toy_folder / "runs" / "toy" / "model.keras").is_file()
