@@ -133,7 +133,6 @@ def test_train_does_not_resolve_a_run_config_again(tmp_path, monkeypatch):
     assert seen == config.to_dict()
 
 
-@pytest.mark.slow
 def test_a_run_saved_before_run_config_trains_again_with_the_same_config_json(tmp_path):
     path = [p for p in SAVED if p.endswith("baseline_proxy_anchor_digits.json")][0]
     with open(path) as f:
