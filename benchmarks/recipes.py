@@ -22,7 +22,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from records import RESULTS, write_record  # noqa: E402
 
-from keras_dml.models.config import parse_overrides  # noqa: E402
+from keras_dml.training.run_config import parse_overrides  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -51,7 +51,7 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
 
-    from keras_dml.training import load_config, load_splits, train
+    from keras_dml.training import RunConfig, load_splits, train
 
     rows, splits = [], None
     methods = args.methods.split(",") if args.methods else recipe_methods()
@@ -62,7 +62,7 @@ def main(argv=None):
                 parser.error(f"no recipe {path} for --methods {method}; pick one with a recipe")
             print(f"[recipes] no recipe {path}; skipping {method}", flush=True)
             continue
-        config = load_config(path, parse_overrides(args.set))
+        config = RunConfig.from_json(path, parse_overrides(args.set))  # built once
         splits = splits or load_splits(config)
         print(f"[recipes] {method}: {config['epochs']} epochs ...", flush=True)
         start = time.perf_counter()

@@ -10,11 +10,12 @@ import os
 import time
 import warnings
 
+from keras_dml.demo_entries import DEMO_ENTRIES
 from keras_dml.demo_folder import check_demo_folder, clear_demo_folder
 from keras_dml.models import get_method, list_methods
-from keras_dml.training import load_splits, resolve_config, train
+from keras_dml.training import RunConfig, load_splits, train
 
-# Short budgets for 2 CPU cores; each method's `demo` entries (in its `method.py`) follow its
+# Short budgets for 2 CPU cores; each method's entries (`keras_dml.demo_entries`) follow its
 # paper's defaults scaled down to a 64-d embedding on 32 px images.
 BASE_CONFIG = {
     "dataset": "digits",
@@ -30,24 +31,30 @@ BASE_CONFIG = {
 
 
 def demo_methods():
-    """Every registered method with a demo configuration (`MethodSpec.demo`), baseline first.
+    """Every registered method with demo entries (`keras_dml.demo_entries`), baseline first.
 
     Returns:
         dict method name -> its run-configuration entries (`model`, `method_options`, ...).
     """
-    specs = {name: get_method(name) for name in list_methods()}
+    registered = set(list_methods())
     names = sorted(
-        (name for name, spec in specs.items() if spec.demo), key=lambda n: n != "baseline"
+        (name for name in DEMO_ENTRIES if name in registered), key=lambda n: (n != "baseline", n)
     )
-    return {name: specs[name].demo for name in names}
+    return {name: DEMO_ENTRIES[name] for name in names}
+
+
+def demo_run_config(method, epochs=None):
+    """The demo's `RunConfig` of `method` (`epochs` overrides the demo's budget when given)."""
+    get_method(method)  # an unknown name fails with the closest registered one
+    config = {**BASE_CONFIG, "method": method, **DEMO_ENTRIES.get(method, {})}
+    if epochs is not None:
+        config["epochs"] = int(epochs)
+    return RunConfig.from_dict(config)
 
 
 def demo_config(method, epochs=None):
-    """The demo's run configuration of `method`."""
-    config = {**BASE_CONFIG, "method": method, **get_method(method).demo}
-    if epochs is not None:
-        config["epochs"] = int(epochs)
-    return resolve_config(config)
+    """The demo's run configuration of `method` as a dict (`demo_run_config(...).to_dict()`)."""
+    return demo_run_config(method, epochs).to_dict()
 
 
 def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True, overwrite=False):
@@ -98,13 +105,13 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True, 
     splits = load_splits(demo_config(methods[0]))
     results = []
     for index, method in enumerate(methods):
-        config = demo_config(method, epochs)
+        config = demo_run_config(method, epochs)
         run_dir = os.path.join(output_dir, method)
-        progress = DemoProgress(method, index, len(methods), config["epochs"])
+        progress = DemoProgress(method, index, len(methods), config.epochs)
         if verbose:
             print(
                 f"[demo] {index + 1} of {len(methods)}: training {method} for "
-                f"{config['epochs']} epochs ...",
+                f"{config.epochs} epochs ...",
                 flush=True,
             )
         start = time.perf_counter()

@@ -19,8 +19,8 @@ def main(out_dir):
 
     from keras_dml import backbones
     from keras_dml.models import get_method, list_methods
-    from keras_dml.models.config import resolve_config
-    from keras_dml.models.hooks import compile_with_config
+    from keras_dml.models.method_defaults import compile_with_config
+    from keras_dml.training.run_config import resolve_config
 
     rng = np.random.default_rng(0)
     images = (rng.random((16, 32, 32, 3)) * 255).astype("float32")

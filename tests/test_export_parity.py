@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from keras_dml.export import export_onnx, export_saved_model
 from keras_dml.models import EmbeddingModel, get_method, list_methods
-from keras_dml.models.config import resolve_config
+from keras_dml.training.run_config import resolve_config
 
 IMAGE_SIZE = 32
 ATOL = 1e-5

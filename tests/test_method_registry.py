@@ -198,32 +198,8 @@ def test_hierarchical_divide_and_conquer_builds_from_in_memory_splits(tmp_path):
     splits = digit_splits()
     spec = get_method("hdc")
     from keras_dml import backbones
-    from keras_dml.models.config import resolve_config
+    from keras_dml.training.run_config import resolve_config
 
     config = resolve_config({"method": "hdc", "dataset": "arrays", "model": {"max_learners": 2}})
     model = spec.build(config, backbones.get("convnet", input_shape=(32, 32, 3)), splits)
     assert model.num_train_samples == len(splits["train"].labels)
-
-
-def test_contributing_user_method_snippet_and_command_run(tmp_path, monkeypatch):
-    """CONTRIBUTING's plug-in example, saved as `my_methods.py`, trains with its command."""
-    import re
-    import shlex
-
-    with open(os.path.join(ROOT, "CONTRIBUTING.md")) as f:
-        section = f.read().split("## Adding a training method", 1)[1]
-    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
-    (command,) = re.findall(r"`(keras-dml train --plugin [^`]+)`", section)
-    (tmp_path / "my_methods.py").write_text(code)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    argv = shlex.split(command)[1:] + ["--epochs", "1", "--quiet"]  # bounded: one epoch
-    try:
-        assert cli.main(argv) == 0
-        assert get_method("wide_baseline").parse_options({}).width == 32
-        model_path = tmp_path / "runs" / "wide" / "model.keras"
-        assert model_path.is_file()
-    finally:
-        sys.modules.pop("my_methods", None)
-        if "wide_baseline" in list_methods():
-            unregister_method("wide_baseline")

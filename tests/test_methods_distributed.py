@@ -24,8 +24,8 @@ SCRIPT = textwrap.dedent(
 
     from keras_dml import backbones
     from keras_dml.models import get_method, list_methods
-    from keras_dml.models.config import resolve_config
-    from keras_dml.models.hooks import compile_with_config
+    from keras_dml.training.run_config import resolve_config
+    from keras_dml.models.method_defaults import compile_with_config
 
     CLUSTERED = {"dc": 1, "hdc": 1}
 
@@ -118,8 +118,8 @@ DEFAULT_LOSS_SCRIPT = textwrap.dedent(
 
     from keras_dml import backbones
     from keras_dml.models import get_method, list_methods
-    from keras_dml.models.config import resolve_config
-    from keras_dml.models.hooks import compile_with_config
+    from keras_dml.training.run_config import resolve_config
+    from keras_dml.models.method_defaults import compile_with_config
 
     rng = np.random.default_rng(0)
     images = (rng.random((16, 32, 32, 3)) * 255).astype("float32")

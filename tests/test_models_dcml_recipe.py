@@ -7,8 +7,8 @@ import pytest
 
 from keras_dml import backbones
 from keras_dml.models import get_method
-from keras_dml.models.config import load_config
 from keras_dml.models.dcml import DCML
+from keras_dml.training.run_config import load_config
 from tests.helpers import tiny_images, tiny_labels
 
 DCML_SPEC = get_method("dcml")

@@ -8,10 +8,10 @@ import pytest
 
 from keras_dml import backbones
 from keras_dml.models import get_method, list_methods
-from keras_dml.models.config import resolve_config
 from keras_dml.models.divide_and_conquer import DivideAndConquer
-from keras_dml.models.fit_to_data import DEFAULT_LEARNERS, fit_to_data
 from keras_dml.models.learner_dims import resolve_learner_dims
+from keras_dml.training.fit_to_data import DEFAULT_LEARNERS, fit_to_data
+from keras_dml.training.run_config import resolve_config
 from tests.helpers import roundtrip, tiny_images
 
 # Every method whose learner count `fit_to_data` fits to the training classes (D&C, HDC).

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from keras_dml.models.config import parse_overrides, resolve_config
-from keras_dml.models.fit_to_data import fit_batch_composition, fit_to_data, usable_classes
 from keras_dml.training import get_method
+from keras_dml.training.fit_to_data import fit_batch_composition, fit_to_data, usable_classes
+from keras_dml.training.run_config import parse_overrides, resolve_config
 
 
 @pytest.mark.parametrize(

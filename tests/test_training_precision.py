@@ -13,9 +13,9 @@ import pytest
 
 from keras_dml import backbones
 from keras_dml.models import get_method, list_methods
-from keras_dml.models.config import resolve_config
-from keras_dml.models.hooks import compile_with_config
+from keras_dml.models.method_defaults import compile_with_config
 from keras_dml.training.precision import precision_policy
+from keras_dml.training.run_config import resolve_config
 
 POLICIES = ("mixed_float16", "mixed_bfloat16")
 CLUSTERED = ("dc", "hdc")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from keras_dml.cli import build_parser
-from keras_dml.models.config import PRECISIONS, STRATEGIES, resolve_config
+from keras_dml.training.run_config import PRECISIONS, STRATEGIES, resolve_config
 from keras_dml.training.strategy import check_strategy, check_tf_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -15,13 +15,13 @@ from keras_dml.utils.suggestions import closest, did_you_mean, did_you_mean_keys
 
 
 def resolve(**entries):
-    from keras_dml.models.config import resolve_config
+    from keras_dml.training.run_config import resolve_config
 
     return resolve_config({"method": "baseline", "dataset": "digits", **entries})
 
 
 def build_optimizer(**entry):
-    from keras_dml.models.hooks import build_optimizer
+    from keras_dml.models.method_defaults import build_optimizer
 
     return build_optimizer({"optimizer": entry})
 
@@ -33,7 +33,7 @@ def parse_dc_options(**options):
 
 
 def check_loss(**entry):
-    from keras_dml.models.hooks import check_loss_entry
+    from keras_dml.models.method_defaults import check_loss_entry
 
     return check_loss_entry(entry)
 

@@ -31,11 +31,12 @@ PAPER_BACKBONES = ("resnet50", "googlenet", "bn_inception")
 
 
 def method_title(method):
-    """The long name of a registered method for card descriptions (`MethodSpec.title`)."""
+    """The long name of a registered method for card descriptions
+    (`keras_dml.zoo.method_titles`, else its registered description)."""
     from keras_dml.models import get_method
+    from keras_dml.zoo.method_titles import METHOD_TITLES
 
-    spec = get_method(method)
-    return spec.title or spec.description
+    return METHOD_TITLES.get(method) or get_method(method).description
 
 
 def _read(path):

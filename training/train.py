@@ -32,11 +32,11 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
 
-    from keras_dml.models.config import parse_overrides
-    from keras_dml.training import load_config, train
+    from keras_dml.training import RunConfig, train
+    from keras_dml.training.run_config import parse_overrides
 
     try:
-        config = load_config(args.config, parse_overrides(args.set))
+        config = RunConfig.from_json(args.config, parse_overrides(args.set))
         result = train(config, args.output, verbose=0 if args.quiet else 2)
     except (ValueError, OSError, ImportError) as error:
         print(f"train.py: error: {' '.join(str(error).split())}", file=sys.stderr)

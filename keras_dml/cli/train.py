@@ -157,14 +157,17 @@ def config_from_args(args):
         args: `argparse.Namespace` of the `train` sub-command.
 
     Returns:
-        dict, the resolved run configuration (`keras_dml.training.resolve_config`).
+        `keras_dml.training.RunConfig`, built once from the file (or the defaults) and the
+        flags.
 
     Raises:
         ValueError: `--num-learners` without `--method` or `--config`, or a bad override.
         FileNotFoundError: no file at `--config`.
     """
-    from keras_dml.models.config import merge_overrides, parse_overrides
-    from keras_dml.training import get_method, load_config, resolve_config
+    from keras_dml.training import RunConfig, get_method
+    from keras_dml.training.run_config import merge_overrides, parse_overrides, read_config_file
+
+    base = read_config_file(args.config) if args.config else {}
 
     overrides = {}
     for key in (
@@ -196,13 +199,11 @@ def config_from_args(args):
     if args.num_learners is not None:
         if not (args.config or args.method):
             raise ValueError("--num-learners needs --method or --config.")
-        method = args.method or load_config(args.config)["method"]
+        method = args.method or base.get("method")
         option = get_method(method).learners_option
         overrides.setdefault("model", {})[option] = args.num_learners
     overrides = merge_overrides(overrides, parse_overrides(args.set))
-    if args.config:
-        return load_config(args.config, overrides)
-    return resolve_config(overrides)
+    return RunConfig.from_dict(merge_overrides(base, overrides))
 
 
 def check_names(args):

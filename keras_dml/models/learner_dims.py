@@ -6,7 +6,7 @@ def resolve_learner_dims(embedding_dim, num_learners, learner_dims=None, equal=F
 
     Without `learner_dims`, `embedding_dim` is split as evenly as it goes: the first
     `embedding_dim % num_learners` learners get one dimension more (128 over 3: 43, 43, 42).
-    The learner count is often fitted to the data (`keras_dml.models.fit_to_data`: D&C gets
+    The learner count is often fitted to the data (`keras_dml.training.fit_to_data`: D&C gets
     `classes // 2` learners, e.g. 3 with 6 training classes) and the embedding size is the
     user's; an uneven split by one dimension keeps both, where requiring divisibility made every
     count that does not divide 128 (3, 5, 6, 7) fail to build, and picking another count would

@@ -14,6 +14,7 @@ other way round.
 
 import dataclasses
 import importlib.metadata
+import warnings
 
 from keras_dml.utils.suggestions import did_you_mean, did_you_mean_keys
 
@@ -29,6 +30,11 @@ class NoOptions:
 class MethodSpec:
     """How `keras-dml train --method NAME` builds and trains a model family.
 
+    What building, training and exporting the method need, plus its `tiny` model, which the
+    tests that iterate the registry build (so a new method is covered without an edit); the
+    demo's entries live in `keras_dml.demo_entries`, the zoo cards' long names in
+    `keras_dml.zoo.method_titles`.
+
     Args:
         name: str. The CLI name.
         description: str. One line for `keras-dml train --help` and the README table.
@@ -37,20 +43,16 @@ class MethodSpec:
         prepare: callable `(config, model, splits) -> (tf.data.Dataset, callbacks)`.
             Defaults to `None`: class-balanced m-per-class batches and no extra callback.
         compile: callable `(config, model) -> None`. Defaults to `None`: the configuration's
-            optimizer and loss (`keras_dml.models.hooks.compile_with_config`).
+            optimizer and loss (`keras_dml.models.method_defaults.compile_with_config`).
         options: a frozen dataclass type. The method's `method_options`, with their defaults;
             `parse_options` rejects unknown keys. Defaults to `NoOptions`.
         uses_state_dir: bool. The method keeps training state on disk (e.g. D&C's cluster
             assignments); `train` then sets `method_options["state_dir"]` inside the run folder
             so that resuming an interrupted run restores it. Its options need a `state_dir`.
-        title: str. Long name for zoo model cards (e.g. with the paper and year). Defaults to
-            the description.
         tiny: callable `(backbone) -> keras.Model` or `None`. A small model of the family for
             tests (the export parity test builds every registered method with it).
         training_only_weights: callable `(model) -> list of variables` or `None`. The weights
             `call` never reads (training-only parts and state), which export leaves out.
-        demo: dict. Run-configuration entries of the method in `keras-dml demo` (`model`,
-            `method_options`, ...). Defaults to `{}`: the demo's base configuration.
         default_loss: dict or `None`. The run configuration's `loss` when it gives none
             (`keras_dml.training.train` fills it in and saves it in `config.json`). Defaults to
             `None`: the method's own default (e.g. D&C's margin loss).
@@ -68,10 +70,8 @@ class MethodSpec:
     compile: object = None
     options: type = NoOptions
     uses_state_dir: bool = False
-    title: str = ""
     tiny: object = None
     training_only_weights: object = None
-    demo: dict = dataclasses.field(default_factory=dict)
     default_loss: dict = None
     learners_option: str = "num_learners"
     classes_per_learner: int = 0
@@ -114,7 +114,8 @@ def register_method(name_or_spec=None, /, *, description="", overwrite=False, **
         overwrite: bool. Replace a method of the same name. Defaults to `False`.
         description: str. One line for `keras-dml train --help` (required, decorator form).
         **fields: the other `MethodSpec` fields (`prepare`, `compile`, `options`, `tiny`,
-            ...), decorator form only.
+            ...), decorator form only. `demo` and `title` (moved, `MOVED_FIELDS`) are ignored
+            with a DeprecationWarning naming their new place.
 
     Returns:
         In the decorator form, a decorator that registers `MethodSpec(name, build=function,
@@ -142,12 +143,33 @@ def register_method(name_or_spec=None, /, *, description="", overwrite=False, **
             f'@register_method("my_method", description=...). Received: {name_or_spec!r}'
         )
 
+    fields = _without_moved_fields(name_or_spec, fields)
+
     def decorator(build):
         spec = MethodSpec(name=name_or_spec, description=description, build=build, **fields)
         _add(spec, overwrite)
         return build
 
     return decorator
+
+
+# `MethodSpec` fields that moved next to their only reader (issue 30), and where they went.
+MOVED_FIELDS = {
+    "demo": "keras_dml.demo_entries.DEMO_ENTRIES[name]",
+    "title": "keras_dml.zoo.method_titles.METHOD_TITLES[name]",
+}
+
+
+def _without_moved_fields(name, fields):
+    """`fields` without `MOVED_FIELDS`, each dropped with a DeprecationWarning naming its place."""
+    for field in sorted(set(fields) & set(MOVED_FIELDS)):
+        warnings.warn(
+            f"register_method({name!r}, {field}=...) is no longer a method field and is ignored; "
+            f"set {MOVED_FIELDS[field]} instead.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    return {key: value for key, value in fields.items() if key not in MOVED_FIELDS}
 
 
 def _add(spec, overwrite):

@@ -15,7 +15,7 @@ import contextlib
 
 import keras
 
-from keras_dml.models.config import PRECISIONS
+from keras_dml.training.run_config import PRECISIONS
 from keras_dml.utils.suggestions import did_you_mean
 
 

@@ -18,12 +18,16 @@ from keras_dml.losses.class_weights import (
     with_recommended_lr_multipliers,
 )
 from keras_dml.models import get_method
-from keras_dml.models.config import resolve_config
-from keras_dml.models.fit_to_data import fit_to_data
-from keras_dml.models.hooks import check_loss_entry, compile_with_config, m_per_class_batches
+from keras_dml.models.method_defaults import (
+    check_loss_entry,
+    compile_with_config,
+    m_per_class_batches,
+)
+from keras_dml.training.fit_to_data import fit_to_data
 from keras_dml.training.model_arguments import model_argument_error
 from keras_dml.training.precision import precision_policy
 from keras_dml.training.resumable import BestCheckpoint, HistoryFile, warn_inexact_resume
+from keras_dml.training.run_config import RunConfig
 from keras_dml.training.strategy import (
     check_strategy,
     is_chief,
@@ -91,7 +95,8 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
     starts every worker from the chief's checkpoint.
 
     Args:
-        config: dict. A run configuration (see `keras_dml.models.config`).
+        config: `RunConfig`, or a dict `RunConfig.from_dict` takes (a partial run
+            configuration or a saved run's `config.json`).
         output_dir: str. Where the run's files go.
         verbose: int. Keras verbosity.
         extra_callbacks: sequence of Keras callbacks added to the method's own.
@@ -107,7 +112,9 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
     >>> result = train({"method": "baseline", "dataset": "digits", "epochs": 2}, "runs/x")
     >>> result["metrics"]["recall@1"]  # doctest: +SKIP
     """
-    config = resolve_config(config)
+    if not isinstance(config, RunConfig):
+        config = RunConfig.from_dict(config)  # the one resolution of the run's configuration
+    config = config.to_dict()  # the mutable form the method hooks read, saved as config.json
     check_strategy(config["strategy"])
     # A multi-worker strategy must exist before TensorFlow runs its first op (data loading).
     strategy = make_strategy(config["strategy"])

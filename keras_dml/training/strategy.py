@@ -24,8 +24,8 @@ import tempfile
 
 import keras
 
-from keras_dml.models.config import STRATEGIES
 from keras_dml.models.distribution import is_chief
+from keras_dml.training.run_config import STRATEGIES
 from keras_dml.utils.suggestions import did_you_mean
 
 TENSORFLOW_STRATEGIES = ("mirrored", "multi_worker")

@@ -8,7 +8,7 @@ replaces it, e.g. `{"name": "contrastive", "margin": 0.5}`.
 
 from keras_dml.models.abe.mheads import MHeads
 from keras_dml.models.abe.model import ABE
-from keras_dml.models.hooks import compile_optimizer_only
+from keras_dml.models.method_defaults import compile_optimizer_only
 from keras_dml.models.registry import register_method
 
 
@@ -27,10 +27,8 @@ def model_options(config):
 @register_method(
     "abe",
     description="ABE-M: M attention masks on a shared trunk, shared embedding G, divergence loss",
-    title="ABE, attention-based ensemble (ECCV 2018)",
     compile=compile_optimizer_only,
     tiny=lambda backbone: ABE(backbone, num_learners=2, embedding_dim=16),
-    demo={"model": {"embedding_dim": 64, "num_learners": 2}},
 )
 def build_abe(config, backbone, splits=None):
     """Builds an uncompiled `ABE` from `config["model"]` (constructor keyword arguments)."""
@@ -41,7 +39,6 @@ def build_abe(config, backbone, splits=None):
 @register_method(
     "mheads",
     description="M-heads: shared bottom layers, M separate copies of the top (ABE's baseline)",
-    title="M-heads (ABE's baseline, ECCV 2018)",
     compile=compile_optimizer_only,
     tiny=lambda backbone: MHeads(backbone, num_learners=2, embedding_dim=16),
 )

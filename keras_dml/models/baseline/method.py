@@ -7,9 +7,7 @@ from keras_dml.models.registry import register_method
 @register_method(
     "baseline",
     description="single embedding: backbone, pooling, linear layer, L2 (the reference point)",
-    title="Single-embedding baseline",
     tiny=lambda backbone: EmbeddingModel(backbone, embedding_dim=16, num_learners=2),
-    demo={"model": {"embedding_dim": 64}},
     # Normalised softmax (Zhai & Wu, BMVC 2019) is the strongest of the common recipes in the
     # many-class comparison of `benchmarks/accuracy.py` and in pytorch-metric-learning's own runs
     # on the same data; the margin loss it replaces as the default trailed it by far in MAP@R.

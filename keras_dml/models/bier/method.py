@@ -4,7 +4,7 @@ import dataclasses
 
 from keras_dml.models.bier.model import BIER
 from keras_dml.models.bier.pair_losses import LOSSES
-from keras_dml.models.hooks import build_loss, build_optimizer
+from keras_dml.models.method_defaults import build_loss, build_optimizer
 from keras_dml.models.registry import get_method, register_method
 
 
@@ -48,15 +48,10 @@ def tiny_bier(backbone):
 @register_method(
     "bier",
     description="BIER / A-BIER: online gradient boosting over embedding groups (+ diversity loss)",
-    title="BIER / A-BIER (TPAMI 2020)",
     compile=compile_bier,
     options=BIEROptions,
     tiny=tiny_bier,
     training_only_weights=lambda model: model.diversity_layer.weights,
-    demo={
-        "model": {"embedding_dim": 64, "num_learners": 3},
-        "loss": {"name": "binomial_deviance"},
-    },
 )
 def build_bier_model(config, backbone, splits=None):
     """Builds an uncompiled `BIER` from `config["model"]` (constructor keyword arguments).
@@ -84,7 +79,7 @@ def build_bier(config, backbone=None):
     """Builds and compiles a `BIER` model from a run configuration.
 
     Args:
-        config: dict. A run configuration (`keras_dml.models.config` schema) with
+        config: dict. A run configuration (`keras_dml.training.run_config` schema) with
             `"method": "bier"`; `model` holds `BIER` keyword arguments, `optimizer` the Keras
             optimizer, `method_options.embedding_lr_multiplier` the heads' learning-rate factor.
         backbone: `keras.Model`. Defaults to `None`: built from `config["backbone"]` and
@@ -100,7 +95,7 @@ def build_bier(config, backbone=None):
     References:
         Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Sec. 4 (training setup).
     """
-    from keras_dml.models.config import resolve_config
+    from keras_dml.training.run_config import resolve_config
 
     config = resolve_config(config)
     if backbone is None:

@@ -1,24 +1,22 @@
 """`keras-dml train --method dcml`: how a run configuration builds and compiles DCML."""
 
 from keras_dml.models.dcml.model import DCML
-from keras_dml.models.hooks import compile_optimizer_only
+from keras_dml.models.method_defaults import compile_optimizer_only
 from keras_dml.models.registry import register_method
 
 
 @register_method(
     "dcml",
     description="DCML: K learners, M learnable compositors, self-reinforced loss (CVPR 2021)",
-    title="DCML, deep compositional metric learning (CVPR 2021)",
     compile=compile_optimizer_only,
     tiny=lambda backbone: DCML(backbone, num_learners=2, learner_dim=8, num_compositors=3),
     training_only_weights=lambda model: model.compositor.weights,
-    demo={"model": {"num_learners": 4, "learner_dim": 16, "num_compositors": 4}},
 )
 def build_dcml(config, backbone, splits=None):
     """Builds an uncompiled `DCML` from a run configuration.
 
     Args:
-        config: dict. A run configuration (`keras_dml.models.config` schema). `model` holds
+        config: dict. A run configuration (`keras_dml.training.run_config` schema). `model` holds
             `DCML` keyword arguments (`num_learners`, `learner_dim`, `num_compositors`,
             `lambda_reinforce`, `lambda_subtask`, `subtask_loss`, ...); `loss` is `J_dis`
             (`keras_dml.losses.get` form) unless `model` names a `loss` itself. Without a

@@ -9,7 +9,7 @@ import dataclasses
 from keras_dml.models.divide_and_conquer.callback import DivideAndConquerCallback
 from keras_dml.models.divide_and_conquer.model import DivideAndConquer
 from keras_dml.models.division.batches import prepare_division
-from keras_dml.models.hooks import compile_with_config
+from keras_dml.models.method_defaults import compile_with_config
 from keras_dml.models.registry import get_method, register_method
 
 
@@ -123,17 +123,12 @@ def training_only_weights(model):
     "dc",
     description="Divide & Conquer (CVPR 2019): K learners on K k-means clusters, re-clustered "
     "every T epochs, then merged",
-    title="Divide & Conquer (CVPR 2019)",
     prepare=prepare_divide_and_conquer,
     options=DivideAndConquerOptions,
     uses_state_dir=True,
     classes_per_learner=2,
     tiny=lambda backbone: DivideAndConquer(backbone, embedding_dim=16),
     training_only_weights=training_only_weights,
-    demo={
-        "model": {"embedding_dim": 64, "num_learners": 2},
-        "method_options": {"recluster_every": 2},
-    },
 )
 def build_divide_and_conquer(config, backbone, splits):
     """`DivideAndConquer(backbone, **config["model"])` (K = `model.num_learners`, default 4)."""

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from keras_dml.models.hooks import sampled_batches, with_batch_composition
+from keras_dml.models.batch_composition import with_batch_composition
+from keras_dml.models.method_defaults import sampled_batches
 
 # Batch of the inference passes over the training set before a re-clustering: forward only, so a
 # larger batch than training's keeps the division overhead low (D&C target: <= 15% of an epoch).

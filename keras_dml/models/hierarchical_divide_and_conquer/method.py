@@ -90,17 +90,12 @@ def training_only_weights(model):
     "hdc",
     description="Hierarchical Divide & Conquer (TPAMI 2021): progressive 2-means division, "
     "soft masks per cluster, mask orthogonality loss",
-    title="Hierarchical Divide & Conquer with learned soft masks (TPAMI)",
     prepare=prepare_hierarchical_divide_and_conquer,
     options=HierarchicalDivideAndConquerOptions,
     learners_option="max_learners",
     classes_per_learner=2,
     tiny=lambda backbone: HierarchicalDivideAndConquer(backbone, embedding_dim=16, max_learners=2),
     training_only_weights=training_only_weights,
-    demo={
-        "model": {"embedding_dim": 64, "max_learners": 2},
-        "method_options": {"division_every": 2},
-    },
 )
 def build_hierarchical_divide_and_conquer(config, backbone, splits):
     """`HierarchicalDivideAndConquer(backbone, **config["model"])`.

@@ -1,7 +1,7 @@
 """Hyperparameters of hierarchical D&C per dataset (TPAMI 2021, Tab. 9) as run configurations.
 
 `PRESETS[name]` holds the paper's values; `preset_config(name)` expands one into a full run
-configuration (the schema of `keras_dml.models.config`) for a GPU: ResNet-50 with ImageNet
+configuration (the schema of `keras_dml.training.run_config`) for a GPU: ResNet-50 with ImageNet
 weights and frozen BatchNorm, d = 512, margin loss with distance-weighted sampling, Adam.
 `training/configs/hdc_<name>.json` are these configurations written out (a test keeps them equal).
 
@@ -95,7 +95,7 @@ def preset_config(name, fixed_masks=False):
         fixed_masks: bool. "Ours (fix)" instead of learned masks. Defaults to `False`.
 
     Returns:
-        dict in the schema of `keras_dml.models.config`, with `"method": "hdc"`.
+        dict in the schema of `keras_dml.training.run_config`, with `"method": "hdc"`.
 
     Examples:
     >>> preset_config("sop")["method_options"]["finetune_epoch"]

@@ -1,18 +1,16 @@
-"""Fit the settings a user left unset to the training split: batch composition, learner counts.
+"""Class-balanced batches fitted to the training split: `batch_size` and `m_per_class`.
 
 A run configuration that leaves `batch_size` / `m_per_class` unset (`None`) gets batches of about
 64 images with at least 4 per class, drawn from as many classes as the split offers up to 16.
-A method whose learners each need their own classes (Divide & Conquer: every cluster needs two
-classes) gets at most `usable classes // classes_per_learner` learners when the user did not
-set the count. Settings the user did set are kept; when they cannot work on the data, the error
-names the CLI flags and configuration keys that fix them.
+Settings the user did set are kept; when they cannot work on the data, the error names the CLI
+flags and configuration keys that fix them. A method's default `prepare` hook and D&C's cluster
+batches use it, so it sits with the method registry, below `keras_dml.training`.
 """
 
 import numpy as np
 
 TARGET_BATCH = 64
 MIN_M = 4
-DEFAULT_LEARNERS = 4
 
 
 def usable_classes(labels):
@@ -82,48 +80,11 @@ def fit_batch_composition(batch_size, m_per_class, num_classes):
     return batch_size, m_per_class
 
 
-def fit_learner_count(config, method, num_classes):
-    """Caps the method's learner count to the data when the user did not set it.
-
-    Args:
-        config: resolved run configuration (its `model` entry is updated in place).
-        method: `MethodSpec` with `learners_option` and `classes_per_learner`.
-        num_classes: int. Usable training classes.
-
-    Raises:
-        ValueError: when the user's own count needs more classes than the split has.
-    """
-    if not method.classes_per_learner:
-        return
-    option = method.learners_option
-    most = max(1, num_classes // method.classes_per_learner)
-    requested = config["model"].get(option)
-    if requested is None:
-        config["model"][option] = min(DEFAULT_LEARNERS, most)
-    elif requested > most:
-        raise ValueError(
-            f"Method {method.name!r} with {option}={requested} needs "
-            f"{method.classes_per_learner} training classes per learner "
-            f"({method.classes_per_learner * requested}), but the training split has "
-            f"{num_classes} with 2 or more images. Use --num-learners {most} (config: "
-            f'"model": {{"{option}": {most}}}). Received: {option}={requested}'
-        )
-
-
-def fit_to_data(config, method, train_labels):
-    """Fills `batch_size`, `m_per_class` and the learner count from the training labels.
-
-    Args:
-        config: resolved run configuration; updated in place and returned.
-        method: the run's `MethodSpec`.
-        train_labels: array of the training split's labels.
-
-    Returns:
-        `config`.
-    """
-    num_classes = usable_classes(train_labels)
-    config["batch_size"], config["m_per_class"] = fit_batch_composition(
-        config["batch_size"], config["m_per_class"], num_classes
+def with_batch_composition(config, labels):
+    """`config` with unset `batch_size` / `m_per_class` fitted to `labels` (a copy if changed)."""
+    if config["batch_size"] is not None and config["m_per_class"] is not None:
+        return config
+    batch_size, m = fit_batch_composition(
+        config["batch_size"], config["m_per_class"], usable_classes(labels)
     )
-    fit_learner_count(config, method, num_classes)
-    return config
+    return {**config, "batch_size": batch_size, "m_per_class": m}
