@@ -5,8 +5,9 @@ pipeline's default augmentation of the source: none in memory, crop + flip for f
 side in one run, for in-memory digits and for a folder of JPEG files the script writes (the
 digits upscaled to `--file-size` px), at each crop size of `--sizes`. The first epoch of each
 pipeline is a warm-up (tf.data traces its functions, the PyDataset starts its worker processes);
-the median of `--epochs` timed epochs is reported. The machine's load average is printed and recorded:
-numbers from a loaded machine are not comparable with an idle one. Results are written as JSON.
+the median of `--epochs` timed epochs is reported. The machine's load average is printed and
+recorded: numbers from a loaded machine are not comparable with an idle one. Results are written
+as JSON.
 
 Examples:
     python benchmarks/input_pipeline.py --images 64 --epochs 1 --output /tmp/pipeline.json
