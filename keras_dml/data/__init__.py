@@ -7,6 +7,47 @@ NumPy and PIL alone.
 """
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # names for documentation tools and type checkers; run time: __getattr__
+    from keras_dml.data.datasets import (
+        from_arrays,
+        list_datasets,
+        load_cars196,
+        load_cub200,
+        load_dataset,
+        load_digits,
+        load_fashion_mnist,
+        load_hangul,
+        load_image_folder,
+        load_inshop,
+        load_sop,
+        load_tfds,
+        load_vehicleid,
+        register_dataset,
+        render_hangul,
+    )
+    from keras_dml.data.image_dataset import (
+        ImageDataset,
+    )
+    from keras_dml.data.pipeline import (
+        make_tf_dataset,
+    )
+    from keras_dml.data.preprocessing import (
+        preprocess_for_eval,
+        preprocess_for_train,
+    )
+    from keras_dml.data.py_pipeline import (
+        make_py_dataset,
+    )
+    from keras_dml.data.samplers import (
+        ClusterMPerClassSampler,
+        MPerClassSampler,
+        SamplerEpochCallback,
+    )
+    from keras_dml.data.transform_options import (
+        default_resize_size,
+    )
 
 # Public name -> the module defining it.
 _MODULES = {
@@ -36,7 +77,32 @@ _MODULES = {
     "render_hangul": "keras_dml.data.datasets",
 }
 
-__all__ = sorted(_MODULES)
+__all__ = [
+    "ClusterMPerClassSampler",
+    "ImageDataset",
+    "MPerClassSampler",
+    "SamplerEpochCallback",
+    "default_resize_size",
+    "from_arrays",
+    "list_datasets",
+    "load_cars196",
+    "load_cub200",
+    "load_dataset",
+    "load_digits",
+    "load_fashion_mnist",
+    "load_hangul",
+    "load_image_folder",
+    "load_inshop",
+    "load_sop",
+    "load_tfds",
+    "load_vehicleid",
+    "make_py_dataset",
+    "make_tf_dataset",
+    "preprocess_for_eval",
+    "preprocess_for_train",
+    "register_dataset",
+    "render_hangul",
+]
 
 
 def __getattr__(name):
