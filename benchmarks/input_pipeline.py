@@ -108,7 +108,7 @@ def measure(args):
     return rows
 
 
-def main(argv=None):
+def build_parser():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--images", type=int, default=512, help="images per source")
     parser.add_argument("--sizes", type=int, nargs="+", default=[32, 224], help="crop sizes")
@@ -119,7 +119,11 @@ def main(argv=None):
     parser.add_argument(
         "--output", default=os.path.join(RESULTS, "input_pipeline.json"), help="JSON result"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     print(f"load average {load}, {os.cpu_count()} cores, {platform.processor() or 'cpu'}")
     rows = measure(args)
