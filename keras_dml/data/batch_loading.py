@@ -13,7 +13,7 @@ _WORKER_LOADER = None  # the BatchLoader of a worker process, set by `start_work
 
 
 class BatchLoader:
-    """Loads the images at given indices, transformed, as a float32 batch.
+    """Loads the images at given indices, transformed, as a uint8 batch.
 
     Args:
         images: uint8 array `[N, H, W, C]` or `None`. In-memory images.
@@ -38,12 +38,14 @@ class BatchLoader:
         self.augmentation = augmentation
 
     def transform(self, image, seed_words, position):
-        """The evaluation or training transform of one image (float32 `[h, w, 3]`)."""
+        """The evaluation or training transform of one image (uint8 `[h, w, 3]`)."""
         if self.augmentation is None:
-            return numpy_preprocessing.preprocess_for_eval(image, self.crop_hw, self.resize_size)
+            return numpy_preprocessing.preprocess_for_eval(
+                image, self.crop_hw, self.resize_size, "uint8"
+            )
         rng = numpy_preprocessing.image_generator(seed_words, position)
         return numpy_preprocessing.preprocess_for_train(
-            image, self.crop_hw, rng, self.resize_size, self.augmentation
+            image, self.crop_hw, rng, self.resize_size, self.augmentation, "uint8"
         )
 
     def load(self, indices, seed_words):
@@ -55,8 +57,10 @@ class BatchLoader:
                 `i` of the batch draws from `image_generator(seed_words, i)`.
 
         Returns:
-            `(images float32 [K, h, w, 3], kept bool [B], failures list of str)`: the K images
-            that loaded, which of the B did, and `"path (error)"` for each that did not.
+            `(images uint8 [K, h, w, 3], kept bool [B], failures list of str)`: the K images
+            that loaded (uint8: a quarter of float32's bytes to send back from a worker; the
+            transforms yield whole grey levels), which of the B did, and `"path (error)"` for
+            each that did not.
         """
         images, kept, failures = [], np.ones(len(indices), bool), []
         for position, index in enumerate(indices):
@@ -71,7 +75,7 @@ class BatchLoader:
                     continue
             images.append(self.transform(image, seed_words, position))
         shape = (0, *self.crop_hw, 3)
-        batch = np.stack(images) if images else np.zeros(shape, np.float32)
+        batch = np.stack(images) if images else np.zeros(shape, np.uint8)
         return batch, kept, failures
 
 

@@ -198,7 +198,7 @@ def image_generator(seed_words, position):
     return np.random.default_rng([int(seed_words[0]), int(seed_words[1]), int(position)])
 
 
-def preprocess_for_eval(image, image_size, resize_size=None):
+def preprocess_for_eval(image, image_size, resize_size=None, dtype="float32"):
     """Evaluation transform: keep an image at `image_size`, else resize and center crop.
 
     The NumPy version of `keras_dml.data.preprocessing.preprocess_for_eval` (within
@@ -209,9 +209,11 @@ def preprocess_for_eval(image, image_size, resize_size=None):
         image_size: int or (height, width). Output size.
         resize_size: int. Shorter side before cropping, >= the crop. Defaults to `None`
             (`default_resize_size(image_size)`).
+        dtype: str. Output dtype; `"uint8"` holds the same pixels in a quarter of the bytes
+            (every transform here yields whole grey levels). Defaults to `"float32"`.
 
     Returns:
-        float32 array `[height, width, 3]` in [0, 255].
+        `dtype` array `[height, width, 3]` in [0, 255].
 
     Examples:
     >>> preprocess_for_eval(np.zeros((30, 40, 3), np.uint8), 32).shape
@@ -222,10 +224,12 @@ def preprocess_for_eval(image, image_size, resize_size=None):
     image = ensure_rgb(image)
     if image.shape[:2] != crop_hw:
         image = center_crop(resize_shorter_side(image, size), crop_hw)
-    return image.astype(np.float32)
+    return image.astype(dtype)
 
 
-def preprocess_for_train(image, image_size, rng, resize_size=None, augmentation="crop_flip"):
+def preprocess_for_train(
+    image, image_size, rng, resize_size=None, augmentation="crop_flip", dtype="float32"
+):
     """Training transform: the chosen augmentation of one image, drawn from `rng`.
 
     The NumPy version of `keras_dml.data.preprocessing.preprocess_for_train`, with the same
@@ -238,9 +242,10 @@ def preprocess_for_train(image, image_size, rng, resize_size=None, augmentation=
         resize_size: int. Shorter side before the random crop or the evaluation crop.
             Defaults to `None` (`default_resize_size(image_size)`).
         augmentation: str. One of `AUGMENTATIONS`. Defaults to `"crop_flip"`.
+        dtype: str. Output dtype (`"uint8"`: the same pixels). Defaults to `"float32"`.
 
     Returns:
-        float32 array `[height, width, 3]` in [0, 255].
+        `dtype` array `[height, width, 3]` in [0, 255].
 
     Examples:
     >>> image = (np.arange(16 * 16 * 3) % 256).astype(np.uint8).reshape(16, 16, 3)
@@ -257,12 +262,12 @@ def preprocess_for_train(image, image_size, rng, resize_size=None, augmentation=
     crop_hw = image_size_hw(image_size)
     image = ensure_rgb(image)
     if augmentation in ("none", "flip"):
-        out = preprocess_for_eval(image, crop_hw, resize_size)
+        out = preprocess_for_eval(image, crop_hw, resize_size, dtype)
     elif augmentation in ("crop", "crop_flip"):
         image = resize_shorter_side(image, checked_resize_size(crop_hw, resize_size))
-        out = random_crop(image, crop_hw, rng).astype(np.float32)
+        out = random_crop(image, crop_hw, rng).astype(dtype)
     else:
-        out = random_resized_crop(image, crop_hw, rng).astype(np.float32)
+        out = random_resized_crop(image, crop_hw, rng).astype(dtype)
     if augmentation.endswith("flip") and rng.random() < 0.5:
         out = out[:, ::-1]
     return np.ascontiguousarray(out)

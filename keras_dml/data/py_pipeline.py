@@ -11,11 +11,10 @@ Why `keras.utils.PyDataset` and not grain: `model.fit` takes a PyDataset on ever
 no extra dependency (grain is not a dependency of keras-dml and was not installed to measure),
 and the work of a batch (PIL decode and resize, a crop) is the same whichever schedules it.
 Measured with `python benchmarks/input_pipeline.py --images 256 --epochs 2 --workers 2`
-(benchmarks/results/input_pipeline.json, a shared 2-core machine at load average 7.6, so
-rough): images/s of one `MPerClassSampler` epoch, tf.data vs this PyDataset: in-memory digits
-1525 vs 27618 at 32 px and 338 vs 628 at 224 px; JPEG files (256 px, crop + flip) 656 vs 845 at
-32 px and 372 vs 256 at 224 px, where the PyDataset's cost is PIL's resize and shipping float32
-batches back from the workers.
+(benchmarks/results/input_pipeline.json, a shared 2-core machine at load average 6, so rough):
+images/s of one `MPerClassSampler` epoch, tf.data vs this PyDataset: in-memory digits 2379 vs
+20447 at 32 px and 413 vs 889 at 224 px; JPEG files (256 px, crop + flip) 679 vs 751 at 32 px
+and 299 vs 532 at 224 px. Workers send uint8 batches back (a quarter of float32's bytes).
 
 Why a pool of its own rather than PyDataset's `workers=`: Keras starts its worker processes
 (and forks the dataset into them) before it calls `on_epoch_begin`, so the epoch's batches,
@@ -258,7 +257,8 @@ class ImageBatches(keras.utils.PyDataset):
         if self._plan is None:
             self._read_epoch()
         indices, cluster, _ = self._plan[step % len(self._plan)]
-        images, kept, failures = self._load(step)
+        pixels, kept, failures = self._load(step)
+        images = pixels.astype(np.float32)
         if failures:
             warnings.warn(
                 f"Skipping {len(failures)} image file(s) of batch {step} that cannot be "
