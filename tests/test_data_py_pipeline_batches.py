@@ -218,3 +218,18 @@ def test_crop_boxes_follow_the_scale_and_ratio_ranges():
     assert area.min() < 0.25 and area.max() > 0.75  # the whole range is drawn
     ratio = width / height
     assert ratio.min() >= 3 / 4 - 0.05 and ratio.max() <= 4 / 3 + 0.05
+
+
+def test_a_sampler_whose_epoch_length_changes_is_served_at_the_built_count_with_a_warning():
+    data = ImageDataset(LABELS, images=indexed_images(), image_size=16)
+    sampler = ClusterMPerClassSampler(LABELS, LABELS // 4, 2, 4, seed=0, epoch_length="max")
+    batches = make_py_dataset(data, True, sampler=sampler, with_clusters=True, seed=0)
+    built = len(batches)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(py_epoch(batches, sampler, 0)) == built  # the count it was built with
+    sampler.set_clusters((LABELS >= 6).astype(np.int64))  # uneven clusters: more batches
+    assert sampler.num_batches != built
+    with pytest.warns(UserWarning, match=f"pipeline serves {built} per epoch"):
+        epoch = py_epoch(batches, sampler, 1)
+    assert len(epoch) == built
