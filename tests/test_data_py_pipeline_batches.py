@@ -233,3 +233,17 @@ def test_a_sampler_whose_epoch_length_changes_is_served_at_the_built_count_with_
     with pytest.warns(UserWarning, match=f"pipeline serves {built} per epoch"):
         epoch = py_epoch(batches, sampler, 1)
     assert len(epoch) == built
+
+
+def test_as_dataset_is_tf_data_on_tensorflow_and_a_py_dataset_elsewhere():
+    import keras
+
+    import keras_dml.data
+
+    data = ImageDataset(LABELS, images=indexed_images(), image_size=16)
+    batches = data.as_dataset(batch_size=8)
+    on_tensorflow = keras.backend.backend() == "tensorflow"
+    assert isinstance(batches, keras.utils.PyDataset) != on_tensorflow
+    images, labels = next(iter(batches))
+    np.testing.assert_array_equal(np.asarray(labels), LABELS[:8])
+    assert keras_dml.data.samplers.MPerClassSampler is MPerClassSampler  # modules stay reachable

@@ -105,11 +105,29 @@ __all__ = [
 ]
 
 
+# Modules of the package, reachable as attributes (`keras_dml.data.samplers`) as when eager.
+_SUBMODULES = (
+    "batch_loading",
+    "datasets",
+    "image_dataset",
+    "numpy_preprocessing",
+    "pipeline",
+    "preprocessing",
+    "py_pipeline",
+    "run_splits",
+    "sampler_epochs",
+    "samplers",
+    "transform_options",
+)
+
+
 def __getattr__(name):
     if name in _MODULES:
         return getattr(importlib.import_module(_MODULES[name]), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"keras_dml.data.{name}")
     raise AttributeError(f"module 'keras_dml.data' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted([*globals(), *_MODULES])
+    return sorted([*globals(), *_MODULES, *_SUBMODULES])
