@@ -1,5 +1,6 @@
 """PyDataset pipeline batches: the tf.data path's sampler batches, eval images, seeds, resume."""
 
+import multiprocessing
 import os
 import warnings
 
@@ -7,9 +8,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from keras_dml.data.batch_loading import BatchLoader
 from keras_dml.data.image_dataset import ImageDataset
 from keras_dml.data.numpy_preprocessing import EVAL_TOLERANCE, sample_crop_box
-from keras_dml.data.py_pipeline import make_py_dataset
+from keras_dml.data.py_pipeline import ImageBatches, IndexEpochs, make_py_dataset
 from keras_dml.data.samplers import ClusterMPerClassSampler, MPerClassSampler
 
 LABELS = np.repeat(np.arange(8), 4)
@@ -247,3 +249,23 @@ def test_as_dataset_is_tf_data_on_tensorflow_and_a_py_dataset_elsewhere():
     images, labels = next(iter(batches))
     np.testing.assert_array_equal(np.asarray(labels), LABELS[:8])
     assert keras_dml.data.samplers.MPerClassSampler is MPerClassSampler  # modules stay reachable
+
+
+class DiesInWorkers(BatchLoader):
+    """A loader whose worker processes die at their first batch (a pool that breaks)."""
+
+    def load(self, indices, seed_words):
+        if multiprocessing.parent_process() is not None:
+            os._exit(1)
+        return super().load(indices, seed_words)
+
+
+def test_a_broken_worker_pool_falls_back_to_the_main_process_with_a_warning():
+    loader = DiesInWorkers(indexed_images(), None, (16, 16), None, None)
+    epochs = IndexEpochs(len(LABELS), 8, False, False, 0)
+    batches = ImageBatches(epochs, epochs.num_batches, loader, LABELS.astype(np.int32), workers=1)
+    with pytest.warns(UserWarning, match="worker processes stopped"):
+        images, labels = batches[0]
+    np.testing.assert_array_equal(labels, LABELS[:8])
+    np.testing.assert_array_equal(images[:, 0, 0, 0], np.arange(8))
+    np.testing.assert_array_equal(batches[1][1], LABELS[8:16])  # later batches load here too

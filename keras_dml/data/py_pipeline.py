@@ -36,6 +36,7 @@ import os
 import warnings
 import weakref
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import keras
 import numpy as np
@@ -234,6 +235,7 @@ class ImageBatches(keras.utils.PyDataset):
         self._pool = None
         self._plan = None
         self._pending = {}
+        self._last_step = -1
 
     @property
     def num_batches(self):
@@ -249,6 +251,7 @@ class ImageBatches(keras.utils.PyDataset):
         for future in self._pending.values():
             future.cancel()
         self._pending = {}
+        self._last_step = -1
         self._plan = None
 
     def __getitem__(self, step):
@@ -296,11 +299,29 @@ class ImageBatches(keras.utils.PyDataset):
                 initargs=(self._loader,),
             )
             weakref.finalize(self, self._pool.shutdown, wait=False, cancel_futures=True)
-        for ahead in range(step, min(step + 2 * self._pool_size, self._num_batches)):
+        # Load ahead only while Keras asks in order (`fit(shuffle=True)` asks at random: then
+        # each batch alone, so at most a window of batches waits in memory).
+        window = 2 * self._pool_size if step == self._last_step + 1 else 1
+        self._last_step = step
+        for ahead in range(step, min(step + window, self._num_batches)):
             if ahead not in self._pending:
                 ahead_indices, _, ahead_seed = self._plan[ahead % len(self._plan)]
                 self._pending[ahead] = self._pool.submit(load_in_worker, ahead_indices, ahead_seed)
-        return self._pending.pop(step).result()
+        try:
+            return self._pending.pop(step).result()
+        except BrokenProcessPool as error:
+            # A worker could not start, e.g. a script read from stdin, which "spawn" cannot
+            # re-import: load in this process from now on, and say so.
+            warnings.warn(
+                f"The PyDataset's worker processes stopped ({error}); loading images in the "
+                "main process from now on. Run the script from a file, or pass "
+                "`num_parallel_calls=0` to load in the main process.",
+                stacklevel=2,
+            )
+            self._pending = {}
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool, self._pool_size = None, 0
+            return self._loader.load(indices, seed_words)
 
 
 def _checked_batch_augmentation(augmentation, crop_hw):
