@@ -13,7 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Imports of keras_dml inside function bodies today. This number must only go down: lower it
 # when you move one to the top of its module; never raise it to hide a cycle.
-FUNCTION_IMPORTS_CEILING = 61
+FUNCTION_IMPORTS_CEILING = 60
 
 
 def write_package(root, files):

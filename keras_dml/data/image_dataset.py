@@ -1,10 +1,14 @@
-"""`ImageDataset`: labelled images (files or an in-memory array) with a tf.data view."""
+"""`ImageDataset`: labelled images (files or an in-memory array) and their input pipelines."""
 
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
+import keras
 import numpy as np
+
+from keras_dml.data.py_pipeline import make_py_dataset
+from keras_dml.data.transform_options import check_augmentation
 
 # Formats `tf.io.decode_image` decodes; anything else PIL opens would fail inside the pipeline.
 TF_DECODABLE_FORMATS = ("JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP")
@@ -45,14 +49,14 @@ class ImageDataset:
             (`"0", "1", ...`).
         name: str. Dataset name, for messages. Defaults to `"images"`.
         split: str. Split name, for messages. Defaults to `""`.
-        image_size: int or (height, width). Default crop size of `as_tf_dataset`.
+        image_size: int or (height, width). Default crop size of `as_dataset`.
             Defaults to `224`.
         resize_size: int. Default shorter-side size before cropping. Defaults to `None`
             (`image_size * 256 / 224`).
         verify: bool. Whether to check every file now with `verify()` so `labels` only holds
             images the pipeline can decode. Defaults to `False`.
-        augmentation: str or callable. Default training augmentation of `as_tf_dataset` (see
-            `keras_dml.data.preprocessing.AUGMENTATIONS`). Defaults to `None`: `"crop_flip"`
+        augmentation: str or callable. Default training augmentation of `as_dataset` (see
+            `keras_dml.data.transform_options.AUGMENTATIONS`). Defaults to `None`: `"crop_flip"`
             (the papers' crop + flip) for image files, `"none"` for in-memory arrays (small
             images such as digits, Fashion-MNIST, rendered characters, where a crop cuts
             content and a flip changes the class of characters).
@@ -124,8 +128,6 @@ class ImageDataset:
         self.resize_size = resize_size
         if augmentation is None:
             augmentation = "none" if self.in_memory else "crop_flip"
-        from keras_dml.data.preprocessing import check_augmentation
-
         self.augmentation = check_augmentation(augmentation)
         self.skipped_files = []
         self._verified = paths is None
@@ -285,3 +287,68 @@ class ImageDataset:
             augmentation=augmentation,
             drop_remainder=drop_remainder,
         )
+
+    def as_dataset(
+        self,
+        training=False,
+        batch_size=32,
+        sampler=None,
+        image_size=None,
+        resize_size=None,
+        shuffle=None,
+        seed=None,
+        num_parallel_calls=None,
+        with_clusters=False,
+        augmentation=None,
+        drop_remainder=None,
+    ):
+        """The input pipeline of the Keras backend: `tf.data` on TensorFlow, else a PyDataset.
+
+        On the TensorFlow backend this is `as_tf_dataset(...)`; on JAX and PyTorch it is
+        `keras_dml.data.py_pipeline.make_py_dataset(self, ...)`, which never imports
+        TensorFlow. Both take the same arguments (see `as_tf_dataset`), draw the same sampler
+        batches for the same `(seed, epoch, step)` and yield the same batch structure; their
+        resize kernels differ by at most 1 grey level (`numpy_preprocessing.EVAL_TOLERANCE`; JPEG
+        decoders by a few more). With the PyDataset, pass `shuffle=False` to `model.fit` to keep the sampler's batch
+        order (Keras otherwise shuffles the order of a PyDataset's batches).
+
+        Args:
+            training: bool. Defaults to `False`.
+            batch_size: int. Defaults to `32`.
+            sampler: batch sampler. Defaults to `None`.
+            image_size: int or (height, width). Defaults to `None`.
+            resize_size: int. Defaults to `None`.
+            shuffle: bool. Defaults to `None` (`training`).
+            seed: int. Defaults to `None`.
+            num_parallel_calls: int. Parallel decode calls (`tf.data`) or worker processes
+                (PyDataset). Defaults to `None`.
+            with_clusters: bool. Defaults to `False`.
+            augmentation: str or callable. Defaults to `None`.
+            drop_remainder: bool. Defaults to `None` (`training`).
+
+        Returns:
+            `tf.data.Dataset` (TensorFlow backend) or `keras.utils.PyDataset` of `(images
+            float32 [B, H, W, 3] in [0, 255], labels int32 [B])`.
+
+        Examples:
+        >>> ds = ImageDataset([0, 1], images=np.zeros((2, 40, 40, 3), np.uint8), image_size=32)
+        >>> images, labels = next(iter(ds.as_dataset(batch_size=2)))
+        >>> tuple(images.shape)
+        (2, 32, 32, 3)
+        """
+        arguments = dict(
+            training=training,
+            batch_size=batch_size,
+            sampler=sampler,
+            image_size=image_size,
+            resize_size=resize_size,
+            shuffle=shuffle,
+            seed=seed,
+            num_parallel_calls=num_parallel_calls,
+            with_clusters=with_clusters,
+            augmentation=augmentation,
+            drop_remainder=drop_remainder,
+        )
+        if keras.backend.backend() == "tensorflow":
+            return self.as_tf_dataset(**arguments)
+        return make_py_dataset(self, **arguments)

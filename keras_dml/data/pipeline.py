@@ -34,7 +34,7 @@ from keras_dml.data.preprocessing import (
     preprocess_for_eval,
     preprocess_for_train,
 )
-from keras_dml.data.samplers.epoch_seeds import batch_seed, check_seed
+from keras_dml.data.sampler_epochs import SamplerEpochs, has_fixed_length
 
 AUTOTUNE = tf.data.AUTOTUNE
 
@@ -222,39 +222,11 @@ def _sampler_dataset(dataset, sampler, seed, with_clusters):
     The seed of batch `step` of an epoch is `batch_seed(seed, epoch, step)`: the same batch of
     the same epoch is augmented alike in an uninterrupted and in a resumed run.
     """
-    for attribute in ("batch_size", "num_batches", "epoch_batches"):
-        if not hasattr(sampler, attribute):
-            raise TypeError(
-                f"The sampler must have `batch_size`, `num_batches` and `epoch_batches()`; "
-                f"{type(sampler).__name__} has no `{attribute}`."
-            )
-    yields_clusters = bool(getattr(sampler, "yields_clusters", False))
-    size = len(dataset)
-    base_seed = check_seed(seed)
-    epochs_served = [0]  # the epoch index of a sampler that does not keep its own
+    epochs = SamplerEpochs(sampler, len(dataset), seed)
 
     def generate():
-        epoch = getattr(sampler, "epoch", epochs_served[0])
-        epochs_served[0] += 1
-        batches = sampler.epoch_batches()
-        for number, batch in enumerate(batches):
-            cluster = -1
-            if yields_clusters:
-                batch, cluster = batch
-            indices = np.asarray(batch, dtype=np.int64).reshape(-1)
-            if indices.size == 0 or indices.min() < 0 or indices.max() >= size:
-                raise ValueError(
-                    f"Sampler batch {number} holds indices outside [0, {size}) or is empty. "
-                    f"Build the sampler from this dataset's `labels` (after verification). "
-                    f"Received: {indices.size} indices in "
-                    f"[{indices.min() if indices.size else None}, "
-                    f"{indices.max() if indices.size else None}]"
-                )
-            yield (
-                indices,
-                np.full(indices.shape, cluster, np.int32),
-                batch_seed(base_seed, epoch, number),
-            )
+        for indices, cluster, seed_words in epochs.next_epoch():
+            yield indices, np.full(indices.shape, cluster, np.int32), seed_words
 
     ds = tf.data.Dataset.from_generator(
         generate,
@@ -270,13 +242,3 @@ def _sampler_dataset(dataset, sampler, seed, with_clusters):
         # pipelines rely on the verification pass that already removed unreadable files.
         ds = ds.apply(tf.data.experimental.assert_cardinality(sampler.num_batches))
     return ds
-
-
-def has_fixed_length(sampler):
-    """Whether `sampler.num_batches` can never change between epochs.
-
-    True unless the sampler has a non-integer `epoch_length` (e.g. `ClusterMPerClassSampler`
-    with `"max"`/`"min"`, whose count follows the current cluster assignment).
-    """
-    epoch_length = getattr(sampler, "epoch_length", None)
-    return epoch_length is None or isinstance(epoch_length, (int, np.integer))

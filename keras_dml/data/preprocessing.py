@@ -11,63 +11,28 @@ an explicit `seed` tensor of shape [2], so a seeded pipeline is reproducible.
 
 import tensorflow as tf
 
-AUGMENTATIONS = ("none", "flip", "crop", "crop_flip", "resized_crop", "resized_crop_flip")
+from keras_dml.data.transform_options import (
+    AUGMENTATIONS,
+    check_augmentation,
+    default_resize_size,
+    image_size_hw,
+)
+from keras_dml.data.transform_options import checked_resize_size as _checked_resize_size
 
-
-def check_augmentation(augmentation):
-    """Returns `augmentation` if it is one of `AUGMENTATIONS` or a callable, else raises.
-
-    Args:
-        augmentation: str or callable. A name, or a Keras preprocessing pipeline (e.g. a
-            `keras.Sequential` of `keras.layers.RandomRotation`, ...) / any callable mapping a
-            float32 batch `[B, H, W, 3]` in [0, 255] to a batch of the same shape.
-
-    Returns:
-        The argument unchanged.
-
-    Raises:
-        ValueError: an unknown name or another type.
-
-    Examples:
-    >>> check_augmentation("flip")
-    'flip'
-    """
-    if callable(augmentation) or augmentation in AUGMENTATIONS:
-        return augmentation
-    raise ValueError(
-        f"Unknown `augmentation`; choose one of {AUGMENTATIONS} or pass a Keras preprocessing "
-        f"pipeline (e.g. keras.Sequential([keras.layers.RandomRotation(0.05)])). "
-        f"Received: augmentation={augmentation!r}"
-    )
-
-
-def image_size_hw(image_size):
-    """Returns `image_size` (int or (height, width)) as a validated `(height, width)` tuple."""
-    if isinstance(image_size, int | float):
-        image_size = (image_size, image_size)
-    size = tuple(int(s) for s in image_size)
-    if len(size) != 2 or min(size) < 1:
-        raise ValueError(
-            "`image_size` must be a positive int or (height, width). "
-            f"Received: image_size={image_size}"
-        )
-    return size
-
-
-def default_resize_size(image_size):
-    """Shorter-side size before cropping: 256 for 224 crops, scaled proportionally.
-
-    Args:
-        image_size: int or (height, width). The crop size.
-
-    Returns:
-        int: `round(max(height, width) * 256 / 224)`.
-
-    Examples:
-    >>> default_resize_size(224), default_resize_size(32)
-    (256, 37)
-    """
-    return int(round(max(image_size_hw(image_size)) * 256 / 224))
+__all__ = [
+    "AUGMENTATIONS",
+    "center_crop",
+    "check_augmentation",
+    "decode_image",
+    "default_resize_size",
+    "ensure_rgb",
+    "image_size_hw",
+    "preprocess_for_eval",
+    "preprocess_for_train",
+    "random_crop",
+    "random_resized_crop",
+    "resize_shorter_side",
+]
 
 
 def decode_image(contents):
@@ -239,14 +204,3 @@ def preprocess_for_train(image, image_size, seed, resize_size=None, augmentation
             out, seed=tf.random.experimental.stateless_split(seed, 2)[1]
         )
     return out
-
-
-def _checked_resize_size(crop_hw, resize_size):
-    if resize_size is None:
-        return default_resize_size(crop_hw)
-    if int(resize_size) < max(crop_hw):
-        raise ValueError(
-            "`resize_size` (shorter side before cropping) must be at least the crop size "
-            f"{max(crop_hw)}. Received: resize_size={resize_size}"
-        )
-    return int(resize_size)
