@@ -309,8 +309,8 @@ class ImageDataset:
         TensorFlow. Both take the same arguments (see `as_tf_dataset`), draw the same sampler
         batches for the same `(seed, epoch, step)` and yield the same batch structure; their
         resize kernels differ by at most 1 grey level (`numpy_preprocessing.EVAL_TOLERANCE`; JPEG
-        decoders by a few more). With the PyDataset, pass `shuffle=False` to `model.fit` to keep the sampler's batch
-        order (Keras otherwise shuffles the order of a PyDataset's batches).
+        decoders by a few more). With the PyDataset, pass `shuffle=False` to `model.fit` to keep
+        the sampler's batch order (Keras otherwise shuffles the order of a PyDataset's batches).
 
         Args:
             training: bool. Defaults to `False`.
