@@ -1,4 +1,5 @@
-"""Test-wide hooks and fixtures: the `tf_only` marker (`tests/backend_utils.py`), `googlenet`."""
+"""Test-wide hooks and fixtures: the `tf_only` marker (tests/support/backend_utils.py),
+`googlenet`."""
 
 import keras
 import pytest

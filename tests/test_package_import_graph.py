@@ -2,12 +2,12 @@
 
 Every import is an edge, one inside a function too, so a cycle cannot hide behind a deferred
 import. The in-function imports of keras_dml left are optional or heavy dependencies kept out of
-`keras-dml --help` and light commands (tests/test_cli_help_imports.py) and plugin look-ups.
+`keras-dml --help` and light commands (tests/cli/test_help_imports.py) and plugin look-ups.
 """
 
 import os
 
-from tests.import_graph import import_cycles, import_graph
+from tests.support.import_graph import import_cycles, import_graph
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

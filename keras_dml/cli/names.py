@@ -2,7 +2,7 @@
 
 Building the parser must not import Keras or TensorFlow (several seconds), yet the help of
 `train` and `demo` lists the methods and losses, whose registries live in modules that import
-Keras. These tables repeat the built-in registrations; tests/test_cli_help_imports.py checks them
+Keras. These tables repeat the built-in registrations; tests/cli/test_help_imports.py checks them
 against `keras_dml.models.list_methods`, `keras_dml.losses.list_losses` and
 `keras_dml.demo.demo_methods`. Plug-in methods (`--plugin`, `keras_dml.methods` entry points)
 are read from the registry itself, since only importing them tells their names.
@@ -86,7 +86,7 @@ def method_descriptions(plugins=()):
 
 
 # `keras_dml.backbones.convert.CONVERSIONS` as {backbone: (sources, ...)}, for `keras-dml
-# backbones convert --help` (tests/test_backbones_convert_cli.py checks it).
+# backbones convert --help` (tests/backbones/convert/test_cli.py checks it).
 BACKBONE_CONVERSIONS = {
     "bn_inception": ("bninception",),
     "googlenet": ("torchvision", "caffe"),

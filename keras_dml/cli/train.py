@@ -13,7 +13,7 @@ from keras_dml.cli.names import (
 from keras_dml.utils.suggestions import did_you_mean
 
 # The registered datasets (`keras_dml.data.list_datasets()`), written out so that building the
-# parser imports no TensorFlow; tests/test_cli_errors.py checks that the list is complete.
+# parser imports no TensorFlow; tests/cli/test_errors.py checks that the list is complete.
 DATASET_NAMES = (
     "digits",
     "fashion_mnist",

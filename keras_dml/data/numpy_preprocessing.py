@@ -15,7 +15,7 @@ Differences from the `tf.data` path (bit-equality is not a goal):
   bilinear one: on noise images of 20 x 25 to 100 x 120 px and smooth gradients up to
   300 x 400 px, resized and center cropped to 16, 24 and 32 px, the evaluation transform
   differs from the `tf.data` one by at most 0.96 grey levels (of 255; mean 0.3), the uint8
-  rounding: `EVAL_TOLERANCE` = 1 (checked in tests/test_data_py_pipeline_batches.py).
+  rounding: `EVAL_TOLERANCE` = 1 (checked in tests/data/test_py_pipeline_batches.py).
 - JPEG files are decoded by PIL's libjpeg instead of TensorFlow's (another IDCT and chroma
   upsampling): on four quality-90 JPEGs of 37 x 41 to 300 x 400 px (gradients and noise) the
   decoded pixels differ by up to 5 grey levels, and the 32 px evaluation images by up to 3.2

@@ -7,7 +7,7 @@ bfloat16), and 16-bit arithmetic is slow or missing on many CPU serving runtimes
 rebuilds the model from its configuration with every 16-bit dtype policy replaced by `float32`,
 copies the weights into it (Keras' own weights file, matched by attribute path as `.keras` files
 are), and traces that copy. Its embeddings are the float32 inference of the trained weights; they
-differ from the 16-bit model's by that model's rounding: `tests/test_export_mixed_precision.py`
+differ from the 16-bit model's by that model's rounding: `tests/export/test_mixed_precision.py`
 checks 2e-3 (`mixed_float16`) and 2e-2 (`mixed_bfloat16`) for every registered method's tiny
 model (largest measured on 16 random images: 5.2e-4 and 4.2e-3).
 """

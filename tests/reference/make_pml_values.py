@@ -21,7 +21,7 @@ cross-batch memory cases.
 The file stores fixed batches (labels, embeddings and class weights in keras-dml's
 `[num_classes, dim]` layout) and, per case, the batch name, keras-dml's loss arguments, the
 pytorch-metric-learning (PML) arguments that give the same definition, and PML's loss, computed
-in float64. `tests/test_losses_pml_reference.py` recomputes
+in float64. `tests/losses/test_pml_reference.py` recomputes
 keras-dml's float32 value on the same inputs and compares.
 
 How PML's definitions differ from keras-dml's and how each case aligns them (so the comparison is
@@ -48,7 +48,7 @@ of the same quantity):
 - Precision: PML runs in float64 here (it casts the weights to the embeddings' dtype); keras-dml
   computes in float32.
 
-Pair losses (`pair_cases`, compared by `tests/test_losses_pml_pair_reference.py`) use the labels
+Pair losses (`pair_cases`, compared by `tests/losses/test_pml_pair_reference.py`) use the labels
 and embeddings of the same batches plus the class-balanced `pair_batches`; no miner in PML and
 `pair_mask=None` in keras-dml (all pairs). How their definitions are aligned:
 - NT-Xent: both score each positive pair against the anchor's negatives only and average over
@@ -80,7 +80,7 @@ and embeddings of the same batches plus the class-balanced `pair_batches`; no mi
   align as for lifted structure.
 
 Multi-center class losses (`multi_center_batches`, `multi_center_cases`, compared by
-`tests/test_losses_pml_multi_center_reference.py`): the batches store `[num_classes * K, dim]`
+`tests/losses/test_pml_multi_center_reference.py`): the batches store `[num_classes * K, dim]`
 weights whose rows `c*K .. c*K + K - 1` are class `c`'s, which is PML's column order of `W`
 (`view(-1, num_classes, K)`); the script assigns the transpose.
 - Sub-center ArcFace: PML's `SubCenterArcFaceLoss(sub_centers=K)` is its ArcFace (same fallback,
@@ -98,7 +98,7 @@ FastAP (`fast_ap_cases`, same test file) on the labels and embeddings of `batche
 queries with a positive.
 
 Pair masks of the older pair losses (`pair_mask_cases`, compared by
-`tests/test_losses_pair_mask_older.py`): each case stores anchors and references (labels and
+`tests/losses/test_pair_mask_older.py`): each case stores anchors and references (labels and
 embeddings; some anchor classes have no reference). keras-dml runs on `[anchors; references]` with
 a `pair_mask` keeping only the (anchor, reference) pairs; PML runs on the anchors with
 `ref_emb`/`ref_labels`, which uses exactly those pairs.
@@ -115,7 +115,7 @@ a `pair_mask` keeping only the (anchor, reference) pairs; PML runs on the anchor
   `MeanReducer` averages over the anchors that have both, as keras-dml does.
 
 Cross-batch memory (`xbm_batches`, `xbm_cases`, compared by
-`tests/test_losses_cross_batch_memory_reference.py`): one sequence of class-balanced batches
+`tests/losses/test_cross_batch_memory.py`): one sequence of class-balanced batches
 (4 classes x 2 samples) fed in order to a fresh PML `CrossBatchMemory(loss, embedding_size,
 memory_size)` (no miner), whose value after each batch is stored; the memory (20 slots, batches
 of 8) wraps around at the third batch. The wrapped losses are aligned as follows:

@@ -1,0 +1,263 @@
+"""`benchmarks/accuracy.py` and `benchmarks/ensemble_analysis.py` end to end on digits (slow)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.helpers import benchmark_script
+from tests.support.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
+
+
+def run(script, *args):
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", script), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_accuracy_rows_record_their_settings_and_the_analysis_cuts_learners(tmp_path):
+    out = str(tmp_path / "acc")
+    rows = "defaults,baseline/normalized_softmax,abe/best"
+    budget = ["--set", "epochs=1", "--set", "batch_size=16", "--set", "backbone=convnet"]
+    run(
+        "accuracy.py",
+        "--dataset",
+        "digits",
+        "--rows",
+        rows,
+        "--seeds",
+        "0",
+        "--output",
+        out,
+        "--rerank",
+        "aqe,k_reciprocal",
+        *budget,
+    )
+    with open(os.path.join(out, "results.jsonl")) as f:
+        records = {r["row"]: r for r in map(json.loads, f)}
+    assert set(records) == set(rows.split(","))
+    # Each row also records its test embeddings' metrics after each re-ranking.
+    reranked = records["baseline/normalized_softmax"]["metrics_rerank"]
+    assert sorted(reranked) == ["aqe", "k_reciprocal"]
+    for metrics in reranked.values():
+        assert 0.0 < metrics["recall@1"] <= 1.0 and 0.0 < metrics["map@r"] <= 1.0
+    plain = records["baseline/normalized_softmax"]["metrics"]
+    assert reranked["k_reciprocal"]["map@r"] != plain["map@r"]
+    # The defaults row sets nothing but the dataset and epochs: its settings are the library's.
+    assert records["defaults"]["settings"]["backbone"] == "vgg_small"
+    assert records["defaults"]["settings"]["loss"]["name"] == "normalized_softmax"
+    assert records["abe/best"]["settings"]["model"]["num_learners"] == 4
+    assert 0.0 < records["baseline/normalized_softmax"]["metrics"]["recall@1"] <= 1.0
+    table = run("accuracy.py", "--output", out, "--table")
+    assert "abe/best" in table and "defaults" in table
+    assert "k_reciprocal" in table.split("re-ranked test metrics")[1]
+
+    run("ensemble_analysis.py", "--output", out, "--rows", "baseline/normalized_softmax,abe/best")
+    with open(os.path.join(out, "ensemble_analysis.jsonl")) as f:
+        analysis = {r["row"]: r for r in map(json.loads, f)}
+    # The baseline is cut into 4 equal slices (the control); ABE has its 4 learners.
+    assert analysis["baseline/normalized_softmax"]["learners"] == 4
+    assert analysis["abe/best"]["learners"] == 4
+    assert len(analysis["abe/best"]["learner_recall@1"]) == 4
+
+
+def accuracy_module():
+    return benchmark_script("accuracy")
+
+
+def test_every_accuracy_row_has_a_run_config():
+    """Each keras-dml row of the benchmark builds its config; ensembles keep the budget's size."""
+    module = accuracy_module()
+    budget = module.BUDGET
+    for row in module.row_names("normalized_softmax"):
+        if row.startswith("pml/"):
+            continue
+        config = module.keras_config(row, "hangul", budget, "normalized_softmax", seed=0)
+        model = config.get("model", {})
+        if row.startswith("dcml/"):
+            assert model["learner_dim"] * model["num_learners"] == budget["embedding_dim"]
+        elif row != "defaults":
+            assert model["embedding_dim"] == budget["embedding_dim"], row
+        if row in ("dc/paper", "dc/best"):  # the paper's Algorithm 1 ends with the conquer stage
+            assert config["method_options"]["conquer_epoch"] == budget["epochs"] - 1
+    ablated = module.keras_config(
+        "dc/best-without-conquer", "hangul", budget, "normalized_softmax", seed=0
+    )
+    assert ablated["method_options"]["conquer_epoch"] is None
+    unfrozen = module.keras_config(
+        "hdc/best-unfrozen", "hangul", budget, "normalized_softmax", seed=0
+    )
+    assert unfrozen["method_options"] == {"division_every": 1, "freeze_backbone": False}
+    frozen = module.keras_config("hdc/best", "hangul", budget, "normalized_softmax", seed=0)
+    assert frozen["method_options"]["freeze_backbone"] is True  # as hdc/best was recorded
+    paper = module.keras_config("hdc/paper", "hangul", budget, "normalized_softmax", seed=0)
+    assert paper["method_options"]["freeze_backbone"] is True  # the reference code's setting
+
+
+def test_method_rows_with_a_named_loss_train_with_the_library_defaults():
+    """`hdc/proxy_nca` does not inherit the reference code's frozen backbone of hdc/paper."""
+    module = accuracy_module()
+    config = module.keras_config("hdc/proxy_nca", "hangul", module.BUDGET, "arcface", seed=0)
+    assert config["method_options"] == {"division_every": 1, "freeze_backbone": False}
+    assert config["loss"]["name"] == "proxy_nca"
+
+
+def test_method_rows_name_the_loss_they_train_with_unless_it_is_the_best():
+    module = accuracy_module()
+    names = module.row_names("normalized_softmax")
+    assert "bier/arcface" in names and "dcml/proxy_anchor" in names
+    assert "bier/normalized_softmax" not in names  # that is bier/best
+    for row, loss in (("bier/arcface", "arcface"), ("bier/best", "normalized_softmax")):
+        config = module.keras_config(row, "hangul", module.BUDGET, "normalized_softmax", seed=0)
+        assert config["loss"]["name"] == loss, row
+    # With ArcFace as the best loss, bier/best trains ArcFace and bier/normalized_softmax exists.
+    assert "bier/normalized_softmax" in module.row_names("arcface")
+    config = module.keras_config("dc/best-without-conquer", "hangul", module.BUDGET, "arcface", 0)
+    assert config["loss"]["name"] == "arcface"
+
+
+def test_table_without_results_names_the_missing_file(tmp_path):
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "accuracy.py"), "--table"]
+        + ["--output", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "no results at" in result.stderr and "results.jsonl" in result.stderr
+
+
+def test_readme_accuracy_table_matches_the_recorded_runs():
+    """Every row of the Benchmarks page's accuracy table (docs/benchmarks.md, built by
+    docs/hooks.py) is the mean of its records in benchmarks/results/accuracy_hangul.jsonl
+    (seeds, metrics to 3 decimals, train time)."""
+    from tests.support.docs_site import rendered_markdown
+
+    table_key = accuracy_module().table_key  # `ROW`, or `ROW@pretrained` in that regime
+    records = {}
+    with open(os.path.join(ROOT, "benchmarks", "results", "accuracy_hangul.jsonl")) as f:
+        for line in f:
+            record = json.loads(line)
+            records.setdefault(table_key(record), []).append(record)
+    page = rendered_markdown("docs/benchmarks.md").splitlines()
+    table = [line for line in page if line.startswith("| `") and line.count("|") == 9]
+    assert len(table) == len(records), "page accuracy rows and recorded rows differ"
+    for line in table:
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        row = cells[0].split("`")[1]
+        assert row in records, f"page row {row} has no record"
+        runs = records[row]
+        assert cells[2] == ", ".join(str(r["seed"]) for r in runs), row
+        for cell, key in zip(cells[3:7], ("recall@1", "map@r", "r_precision", "nmi")):
+            mean = sum(r["metrics"][key] for r in runs) / len(runs)
+            assert cell == f"{mean:.3f}", f"{row} {key}: page {cell}, records {mean:.3f}"
+        seconds = sum(r["seconds"] for r in runs) / len(runs)
+        assert cells[7] == f"{seconds:.0f} s", f"{row} train time: page {cells[7]}"
+
+
+def hangul_options(num_train_classes, pretrain_classes, fonts=2, copies=1):
+    """Options of a small hangul benchmark leaving `pretrain_classes` syllables to pretrain on."""
+    from keras_dml.data.datasets import glyphs, hangul
+
+    found, _ = glyphs.find_font_files(hangul.DEFAULT_FONTS, hangul.DEFAULT_FONT_DIR)
+    if len(found) < fonts:
+        pytest.skip(f"needs Hangul fonts: {hangul.INSTALL_COMMAND}")
+    test = len(hangul.ks_x_1001_syllables()) - num_train_classes - pretrain_classes
+    return {
+        "num_train_classes": num_train_classes,
+        "num_test_classes": test,
+        "fonts": [os.path.basename(f) for f in found[:fonts]],
+        "copies": copies,
+    }
+
+
+def test_pretrained_regime_rows_start_from_a_backbone_trained_on_disjoint_classes(
+    tmp_path, monkeypatch
+):
+    import keras
+    import numpy as np
+
+    from keras_dml import backbones
+
+    module = accuracy_module()
+    monkeypatch.setattr(module, "PRETRAIN", {**module.PRETRAIN, "epochs": 1})
+    monkeypatch.setenv("KERAS_DML_DATA_DIR", str(tmp_path / "data"))
+    options = hangul_options(num_train_classes=10, pretrain_classes=6)
+    budget = {**module.BUDGET, "backbone": "convnet", "batch_size": 8, "m_per_class": 2}
+    budget["embedding_dim"] = 16
+    path, info = module.pretrained_backbone("hangul", budget, str(tmp_path), options)
+    # It trained on the pretrain split: the 6 syllables outside the benchmark's classes.
+    assert info["classes"] == 6 and info["images"] == 6 * 2 and info["epochs"] == 1
+
+    size = budget["image_size"]
+    pretrained = backbones.get("convnet", weights=path, input_shape=(size, size, 3))
+    fresh = backbones.get("convnet", input_shape=(size, size, 3))
+    for row in module.row_names("normalized_softmax"):
+        if row.startswith("pml/") or row == "defaults":
+            continue
+        config = module.keras_config(row, "hangul", budget, "normalized_softmax", 0, options, path)
+        assert config["backbone"]["weights"] == path, row
+    # The file holds trained weights: a backbone built from it differs from a fresh one.
+    kernels = [w for w in pretrained.weights if "kernel" in w.path]
+    fresh_kernels = [w for w in fresh.weights if "kernel" in w.path]
+    assert any(
+        not np.allclose(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
+        for a, b in zip(kernels, fresh_kernels)
+    )
+    with pytest.raises(ValueError, match="scratch regime only"):
+        module.keras_config("defaults", "hangul", budget, None, 0, options, path)
+
+    # Cached: the same settings load the file instead of training again.
+    def fail(*args, **kwargs):
+        raise AssertionError("pretrained again")
+
+    import keras_dml.training
+
+    monkeypatch.setattr(keras_dml.training, "train", fail)
+    assert module.pretrained_backbone("hangul", budget, str(tmp_path), options)[0] == path
+
+
+@pytest.mark.slow
+def test_pretrained_regime_end_to_end_records_its_rows(tmp_path, monkeypatch):
+    out = str(tmp_path / "acc")
+    # 6 images per class, so D&C divides the samples (the papers' k-means, no class fallback).
+    options = hangul_options(num_train_classes=24, pretrain_classes=8, fonts=3, copies=2)
+    # The rendered cache stays in the test's folder.
+    monkeypatch.setenv("KERAS_DML_DATA_DIR", str(tmp_path / "data"))
+    run(
+        "accuracy.py",
+        "--dataset",
+        "hangul",
+        *[f"--dataset-option={k}={json.dumps(v)}" for k, v in options.items()],
+        "--regime",
+        "pretrained",
+        "--rows",
+        "defaults,baseline/normalized_softmax,dc/best,pml/normalized_softmax",
+        "--seeds",
+        "0",
+        "--output",
+        out,
+        *["--set", "epochs=2", "--set", "batch_size=16", "--set", "backbone=convnet"],
+    )
+    with open(os.path.join(out, "results.jsonl")) as f:
+        records = [json.loads(line) for line in f]
+    # defaults and the PML rows run from scratch only: they are skipped, not recorded.
+    assert [r["row"] for r in records] == ["baseline/normalized_softmax", "dc/best"]
+    assert all(r["regime"] == "pretrained" and r["pretrained"]["classes"] == 8 for r in records)
+    table = run("accuracy.py", "--output", out, "--table")
+    assert "dc/best@pretrained" in table

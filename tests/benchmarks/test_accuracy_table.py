@@ -1,0 +1,157 @@
+"""`benchmarks/accuracy_table.py`: each row's signed difference from the baseline with its loss."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.helpers import benchmark_script
+from tests.support.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
+
+
+def table_module():
+    return benchmark_script("accuracy_table")
+
+
+def record(row, seed, recall, map_at_r, loss=None, regime=None, recipe=None):
+    settings = {"recipe": recipe} if recipe else {"loss": loss}
+    found = {
+        "row": row,
+        "seed": seed,
+        "settings": settings,
+        "metrics": {"recall@1": recall, "map@r": map_at_r, "r_precision": 0.5, "nmi": 0.5},
+        "seconds": 1.0,
+    }
+    if regime:
+        found["regime"] = regime
+    return found
+
+
+SOFTMAX = {"name": "normalized_softmax"}
+MARGIN = {"name": "margin", "beta": 1.2, "margin": 0.2, "sampling": "distance_weighted"}
+
+
+def rows_of(records):
+    rows = {}
+    for r in records:
+        rows.setdefault(table_module().table_key(r), []).append(r)
+    return rows
+
+
+def test_difference_is_row_minus_the_baseline_with_the_same_loss_on_shared_seeds():
+    rows = rows_of(
+        [
+            record("baseline/normalized_softmax", 0, 0.90, 0.60, SOFTMAX),
+            record("baseline/normalized_softmax", 1, 0.80, 0.40, SOFTMAX),
+            # Fitted to the data (num_classes): still the same loss.
+            record("baseline/margin", 0, 0.50, 0.20, {**MARGIN, "num_classes": 7}),
+            record("bier/best", 1, 0.85, 0.30, {**SOFTMAX, "num_classes": 7}),
+            record("bier/best", 2, 0.99, 0.99, SOFTMAX),  # no baseline seed 2: left out
+            record("dc/paper", 0, 0.40, 0.30, MARGIN),
+        ]
+    )
+    found = {e["row"]: e for e in table_module().differences_from_baseline(rows)}
+    assert set(found) == {"bier/best", "dc/paper"}  # baselines are not compared with themselves
+    bier = found["bier/best"]
+    assert bier["baseline"] == "baseline/normalized_softmax" and bier["seeds"] == [1]
+    assert bier["recall@1"] == pytest.approx(0.05) and bier["map@r"] == pytest.approx(-0.10)
+    dc = found["dc/paper"]
+    assert dc["baseline"] == "baseline/margin"
+    assert dc["recall@1"] == pytest.approx(-0.10) and dc["map@r"] == pytest.approx(0.10)
+
+
+def test_no_baseline_is_claimed_for_another_loss_regime_or_an_unrecorded_loss():
+    other_margin = {**MARGIN, "margin": 0.1}
+    rows = rows_of(
+        [
+            record("baseline/margin", 0, 0.9, 0.6, MARGIN),
+            record("baseline/normalized_softmax", 0, 0.9, 0.6, SOFTMAX, regime="pretrained"),
+            record("dc/paper", 0, 0.8, 0.5, other_margin),  # same name, other options
+            record("dc/best", 0, 0.8, 0.5, SOFTMAX),  # its baseline is in another regime
+            {**record("abe/best", 0, 0.8, 0.5), "settings": None},
+            record("mheads/best", 0, 0.8, 0.5, SOFTMAX),
+            record("mheads/best", 1, 0.8, 0.5, MARGIN),  # seeds disagree on the loss
+            record("pml/margin", 0, 0.7, 0.4, recipe="margin"),
+        ]
+    )
+    rows["abe/best"][0].pop("settings")  # a record older than the settings field
+    found = {e["row"]: e for e in table_module().differences_from_baseline(rows)}
+    for row in ("dc/paper", "dc/best", "abe/best", "mheads/best"):
+        assert found[row]["baseline"] is None, row
+    # PML's recipe is the baseline's family of the same name.
+    assert found["pml/margin"]["baseline"] == "baseline/margin"
+    assert found["pml/margin"]["recall@1"] == pytest.approx(-0.2)
+
+
+def test_a_row_without_a_loss_entry_is_compared_with_the_baseline_of_its_built_in_loss():
+    """ABE and M-heads train Eq. 10 when no loss is set: their paper rows pair with the
+    baseline trained with it; BIER's boosted loss has no baseline."""
+    abe_loss = benchmark_script("accuracy_rows").LOSSES["abe_contrastive"]
+    rows = rows_of(
+        [
+            record("baseline/abe_contrastive", 0, 0.90, 0.60, abe_loss),
+            record("baseline/contrastive", 0, 0.70, 0.50, {"name": "contrastive"}),
+            record("mheads/paper", 0, 0.95, 0.65),  # loss None: the model's Eq. 10
+            record("abe/paper", 0, 0.80, 0.55),
+            record("bier/paper", 0, 0.80, 0.55),
+        ]
+    )
+    found = {e["row"]: e for e in table_module().differences_from_baseline(rows)}
+    for row, recall in (("mheads/paper", 0.05), ("abe/paper", -0.10)):
+        assert found[row]["baseline"] == "baseline/abe_contrastive", row
+        assert found[row]["recall@1"] == pytest.approx(recall), row
+    assert found["bier/paper"]["baseline"] is None
+
+
+def test_table_prints_the_signed_differences(tmp_path):
+    with open(tmp_path / "results.jsonl", "w") as f:
+        for r in (
+            record("baseline/normalized_softmax", 0, 0.90, 0.60, SOFTMAX),
+            record("mheads/best", 0, 0.92, 0.55, SOFTMAX),
+            record("abe/paper", 0, 0.5, 0.5, {"name": "contrastive"}),
+        ):
+            f.write(json.dumps(r) + "\n")
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "accuracy.py"), "--table"]
+        + ["--output", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    line = next(x for x in lines if x.startswith("mheads/best") and "baseline/" in x)
+    assert line.split()[2:4] == ["+0.020", "-0.050"]
+    assert any(x.startswith("abe/paper") and "no baseline row" in x for x in lines)
+
+
+def test_readme_difference_table_matches_the_recorded_runs():
+    """The Benchmarks page's table of differences from the baseline (docs/benchmarks.md, built by
+    docs/hooks.py; rows of 5 cells whose first two are row names) is `differences_from_baseline`
+    of benchmarks/results/accuracy_hangul.jsonl: every compared row, its baseline, the shared
+    seeds and both signed differences to 3 decimals."""
+    module = table_module()
+    rows = module.read_records(os.path.join(ROOT, "benchmarks", "results", "accuracy_hangul.jsonl"))
+    expected = {
+        e["row"]: e for e in module.differences_from_baseline(rows) if e["baseline"] is not None
+    }
+    from tests.support.docs_site import rendered_markdown
+
+    page = rendered_markdown("docs/benchmarks.md").splitlines()
+    table = [
+        line for line in page if line.startswith("| `") and line.count("|") == 6 and "| `b" in line
+    ]
+    assert len(table) == len(expected), "page difference rows and recorded rows differ"
+    for line in table:
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        row, baseline = cells[0].split("`")[1], cells[1].split("`")[1]
+        entry = expected[row]
+        assert baseline == entry["baseline"], row
+        assert cells[2] == ", ".join(map(str, entry["seeds"])), row
+        assert cells[3] == f"{entry['recall@1']:+.3f}", f"{row} R@1: page {cells[3]}"
+        assert cells[4] == f"{entry['map@r']:+.3f}", f"{row} MAP@R: page {cells[4]}"

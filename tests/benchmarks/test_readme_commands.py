@@ -1,0 +1,119 @@
+"""The benchmark commands the docs (README and site) and the scripts' usage lines quote parse, and
+name what exists.
+
+Each one runs for minutes to hours, so it is not run here (the slow suite runs the scripts end to
+end in bounded forms); what can go stale as written is checked instead: every flag with the
+script's own parser, and the rows, methods and recipes a command names.
+"""
+
+import glob
+import os
+import re
+import shlex
+
+import pytest
+
+from tests.docs.test_commands import SITE_PAGES
+from tests.support.docs_site import rendered_markdown
+from tests.support.helpers import benchmark_script
+from tests.support.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
+# An inline code span, possibly wrapped over lines by the README's line length.
+README_COMMAND = re.compile(r"`(python\s+benchmarks/\w+\.py[^`]*)`")
+# A usage line of a script's docstring, possibly continued with a backslash.
+USAGE_COMMAND = re.compile(r"^ *(python benchmarks/\w+\.py(?:[^\n]*\\\n)*[^\n]*)$", re.M)
+PLACEHOLDER = re.compile(r"^[A-Z]+$")  # ROW, DIR: the reader fills them in
+
+
+def readme_commands():
+    """Commands quoted by README.md and the site's pages, with their tables built (the speed
+    table's commands come from benchmarks/results/speed.json)."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read() + "\n"
+    text += "\n".join(rendered_markdown(page) for page in SITE_PAGES)
+    return [" ".join(match.split()) for match in README_COMMAND.findall(text)]
+
+
+def usage_commands():
+    commands = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "benchmarks", "*.py"))):
+        with open(path) as f:
+            text = f.read()
+        for match in USAGE_COMMAND.findall(text):
+            command = match.replace("\\\n", " ").split("  #")[0]  # drop a trailing comment
+            commands.append(" ".join(command.split()))
+    return commands
+
+
+def parse(command):
+    """(script name, parsed args, the script's module) of a quoted command."""
+    words = shlex.split(command)
+    name = os.path.splitext(os.path.basename(words[1]))[0]
+    module = benchmark_script(name)
+    parser = module.build_parser()
+    parser.allow_abbrev = False  # a quoted flag is spelled out in full
+    try:
+        args = parser.parse_args(words[2:])
+    except SystemExit:
+        pytest.fail(f"{command!r} does not parse with benchmarks/{name}.py's options")
+    return name, args, module
+
+
+def unknown_names(name, args):
+    """The rows, methods or recipes a parsed command names that do not exist."""
+    if name in ("accuracy", "ensemble_analysis") and args.rows:
+        accuracy = benchmark_script("accuracy")
+        best_loss = getattr(args, "best_loss", accuracy.build_parser().get_default("best_loss"))
+        patterns = [p for p in args.rows.split(",") if not PLACEHOLDER.match(p)]
+        return accuracy.select_rows(accuracy.row_names(best_loss), patterns)[1]
+    if name in ("recipes", "distributed_step") and args.methods not in (None, "*"):
+        from keras_dml.models import list_methods
+
+        unknown = [m for m in args.methods.split(",") if m not in list_methods()]
+        if name == "recipes":
+            recipe = os.path.join(ROOT, "training", "configs", "{}_" + args.dataset + ".json")
+            unknown += [m for m in args.methods.split(",") if not os.path.isfile(recipe.format(m))]
+        return unknown
+    return []
+
+
+def test_the_readme_and_the_scripts_quote_commands_of_every_benchmark():
+    quoted = {parse(command)[0] for command in readme_commands() + usage_commands()}
+    scripts = set()
+    for path in glob.glob(os.path.join(ROOT, "benchmarks", "*.py")):
+        with open(path) as f:
+            if "def build_parser" in f.read():
+                scripts.add(os.path.splitext(os.path.basename(path))[0])
+    assert scripts == quoted
+    assert len(readme_commands()) >= 15
+
+
+@pytest.mark.parametrize("command", readme_commands() + usage_commands())
+def test_benchmark_command_parses_and_names_what_exists(command):
+    name, args, _ = parse(command)
+    unknown = unknown_names(name, args)
+    assert not unknown, f"{command!r} names rows, methods or recipes that do not exist: {unknown}"
+
+
+def test_a_bad_flag_an_unknown_row_and_a_missing_recipe_are_caught():
+    with pytest.raises(pytest.fail.Exception, match="does not parse"):
+        parse("python benchmarks/bier.py --image-szie 32")
+    with pytest.raises(pytest.fail.Exception, match="does not parse"):
+        parse("python benchmarks/evaluation.py --skip-naiv")
+    name, args, _ = parse("python benchmarks/accuracy.py --rows bier/proxy_nca,bier/no_such_loss")
+    assert unknown_names(name, args) == ["bier/no_such_loss"]
+    name, args, _ = parse("python benchmarks/ensemble_analysis.py --rows dc/bestt")
+    assert unknown_names(name, args) == ["dc/bestt"]
+    name, args, _ = parse("python benchmarks/recipes.py --dataset digits --methods baseline,dc")
+    assert unknown_names(name, args) == ["dc"]  # no dc_digits.json
+    name, args, _ = parse("python benchmarks/distributed_step.py --methods baseline,bierr")
+    assert unknown_names(name, args) == ["bierr"]
+
+
+def test_recipes_refuses_a_named_method_without_a_recipe(capsys):
+    """`--methods dc` on a dataset without `dc_<dataset>.json` is an error, not a shorter table."""
+    with pytest.raises(SystemExit) as stop:
+        benchmark_script("recipes").main(["--dataset", "digits", "--methods", "dc"])
+    assert stop.value.code == 2
+    assert "no recipe" in capsys.readouterr().err

@@ -1,0 +1,120 @@
+"""`benchmarks/reality_check_table.py`: keras-dml against PML per loss, XBM on/off, re-ranking."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.helpers import benchmark_script
+from tests.support.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
+
+
+def table():
+    return benchmark_script("reality_check_table")
+
+
+def record(row, seed, recall, map_at_r, rerank=None):
+    found = {
+        "row": row,
+        "seed": seed,
+        "settings": {},
+        "metrics": {"recall@1": recall, "map@r": map_at_r, "r_precision": 0.5, "nmi": 0.5},
+        "seconds": 1.0,
+    }
+    if rerank is not None:
+        found["metrics_rerank"] = rerank
+    return found
+
+
+def rows_of(records):
+    rows = {}
+    for r in records:
+        rows.setdefault(r["row"], []).append(r)
+    return rows
+
+
+def entry(rows, loss):
+    return next(e for e in table().loss_rows(rows) if e["loss"] == loss)
+
+
+def test_keras_dml_and_pml_are_compared_on_their_shared_seeds_only():
+    rows = rows_of(
+        [
+            record("baseline/ntxent", 0, 0.90, 0.50),
+            record("baseline/ntxent", 1, 0.80, 0.40),
+            record("pml/ntxent", 0, 0.70, 0.30),
+        ]
+    )
+    found = entry(rows, "ntxent")
+    assert found["seeds"] == [0]
+    assert found["keras_dml"]["recall@1"] == pytest.approx(0.90)  # seed 1 left out
+    assert found["pml"]["recall@1"] == pytest.approx(0.70)
+    line = next(x for x in table().format_table(rows) if x.startswith("ntxent "))
+    assert "+0.200" in line and "+0.200" in line.split("+0.200", 1)[1]  # R@1 and MAP@R
+
+
+def test_without_a_shared_seed_no_difference_is_taken():
+    rows = rows_of([record("baseline/supcon", 0, 0.9, 0.5), record("pml/supcon", 1, 0.7, 0.3)])
+    line = next(x for x in table().format_table(rows) if x.startswith("supcon "))
+    assert "+0.200" not in line and "-0.200" not in line
+
+
+def test_xbm_rows_are_set_against_the_same_loss_without_memory():
+    rows = rows_of(
+        [
+            record("baseline/contrastive", 0, 0.90, 0.60),
+            record("baseline/contrastive", 1, 0.92, 0.62),
+            record("baseline/contrastive+xbm", 0, 0.95, 0.70),
+            record("baseline/contrastive+xbm", 1, 0.93, 0.66),
+        ]
+    )
+    found = entry(rows, "contrastive")
+    assert found["xbm_seeds"] == [0, 1]
+    assert found["xbm"]["recall@1"] - found["no_xbm"]["recall@1"] == pytest.approx(0.03)
+    assert found["xbm"]["map@r"] - found["no_xbm"]["map@r"] == pytest.approx(0.07)
+    assert "contrastive+xbm" not in table().loss_families()
+
+
+def test_the_re_ranking_block_uses_the_best_row_with_re_ranked_metrics():
+    aqe = {"aqe": {"recall@1": 0.99, "map@r": 0.80}}
+    rows = rows_of(
+        [
+            record("baseline/arcface", 0, 0.95, 0.70, rerank=aqe),
+            record("baseline/cosface", 0, 0.90, 0.60, rerank=aqe),
+            record("baseline/margin", 0, 0.97, 0.60),  # best R@1 but not re-ranked
+        ]
+    )
+    rows["baseline/arcface"].append(record("baseline/arcface", 1, 0.5, 0.5))  # not re-ranked
+    best, seeds, results = table().rerank_rows(rows)
+    assert best == "baseline/arcface" and seeds == [0]  # only its re-ranked records count
+    assert dict(results)["aqe"]["recall@1"] == pytest.approx(0.99)
+    text = "\n".join(table().format_table(rows, markdown=True))
+    assert "| aqe | 0.990 | +0.040 | 0.800 | +0.100 |" in text
+
+
+def test_the_command_prints_the_recorded_table(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(record("baseline/margin", 0, 0.5, 0.25)) + "\n")
+    output = subprocess.run(
+        [sys.executable, "benchmarks/reality_check_table.py", str(path), "--markdown"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "| margin | 0.500 | - |" in output
+
+
+def test_a_row_measured_again_replaces_its_record_of_that_seed(tmp_path):
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    earlier = (record("baseline/margin", 0, 0.5, 0.2), record("baseline/margin", 1, 0.7, 0.4))
+    old.write_text("\n".join(json.dumps(r) for r in earlier))
+    new.write_text(json.dumps(record("baseline/margin", 0, 0.9, 0.6)))
+    rows = table().latest_per_seed([str(old), str(new)])
+    assert sorted((r["seed"], r["metrics"]["recall@1"]) for r in rows["baseline/margin"]) == [
+        (0, 0.9),
+        (1, 0.7),
+    ]

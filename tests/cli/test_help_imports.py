@@ -1,0 +1,111 @@
+"""`keras-dml --help`, every sub-command's help and usage errors import no Keras (issue 29).
+
+`keras-dml train --help` took about 10 s because it imported every method (and TensorFlow) to list
+them; the help now lists the methods and losses from `keras_dml.cli.names`, whose tables are
+checked here against the registries.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+from keras_dml.cli import build_parser, config_from_args, names
+from tests.support.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
+
+COMMAND_LINES = [
+    ["--help"],
+    ["train", "--help"],
+    ["demo", "--help"],
+    ["evaluate", "--help"],
+    ["report", "--help"],
+    ["export", "--help"],
+    ["zoo", "--help"],
+    ["search", "--help"],
+    ["backbones", "--help"],
+    ["backbones", "convert", "--help"],
+    ["train", "--no-such-flag"],
+    ["train", "--method", "dc"],  # --output missing
+    ["train", "--epochs", "three", "--output", "x"],
+    ["train", "--method", "dcc", "--output", "x"],  # misspelt names: an argument error too
+    ["train", "--method", "dc", "--loss", "contrastiv", "--output", "x"],
+]
+
+# Runs each command line through `main` in one fresh process and prints what it imported.
+SCRIPT = """
+import contextlib, io, json, sys
+from keras_dml.cli import main
+heavy = {}
+for argv in json.loads(sys.argv[1]):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            main(argv)
+        except SystemExit:
+            pass
+    heavy[" ".join(argv)] = sorted(
+        name for name in ("tensorflow", "keras", "torch", "jax") if name in sys.modules
+    )
+print(json.dumps(heavy))
+"""
+
+
+def test_help_and_usage_errors_import_no_keras_or_tensorflow():
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, json.dumps(COMMAND_LINES)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": ROOT},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    heavy = json.loads(result.stdout.strip().splitlines()[-1])
+    assert heavy == {" ".join(argv): [] for argv in COMMAND_LINES}
+
+
+def test_method_table_is_the_registry():
+    from keras_dml.models import get_method, list_methods
+    from keras_dml.models.registry import ENTRY_POINT_GROUP
+
+    # Built-in: registered by keras_dml itself (other tests may leave plug-ins registered).
+    builtin = {
+        name: text
+        for name, text in list_methods(verbose=True).items()
+        if get_method(name).build.__module__.startswith("keras_dml.")
+    }
+    assert builtin == names.BUILTIN_METHODS
+    assert names.METHOD_ENTRY_POINT_GROUP == ENTRY_POINT_GROUP
+
+
+def test_loss_and_demo_tables_are_the_registries():
+    from keras_dml.demo import demo_methods
+    from keras_dml.losses import list_losses
+
+    assert list(names.BUILTIN_LOSSES) == list_losses()
+    assert list(names.BUILTIN_DEMO_METHODS) == list(demo_methods())
+
+
+def test_train_help_lists_every_method_and_loss(capsys):
+    parser = build_parser(["train", "--help"])
+    train_help = parser._subparsers._group_actions[0].choices["train"].format_help()
+    for name in [*names.BUILTIN_METHODS, *names.BUILTIN_LOSSES]:
+        assert name in train_help, name
+
+
+def test_loss_flag_sets_the_loss_name():
+    argv = ["train", "--method", "baseline", "--dataset", "digits", "--loss", "contrastive"]
+    args = build_parser(argv).parse_args([*argv, "--output", "run"])
+    assert config_from_args(args)["loss"] == {"name": "contrastive"}
+
+
+def test_misspelt_method_or_loss_is_one_line_with_the_closest_name(capsys):
+    from keras_dml.cli import main
+
+    assert main(["train", "--method", "dcc", "--output", "x"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Unknown method 'dcc'. Did you mean 'dc'?" in err
+    assert main(["train", "--method", "dc", "--loss", "contrastiv", "--output", "x"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Unknown loss 'contrastiv'. Did you mean 'contrastive'?" in err

@@ -1,0 +1,161 @@
+"""The README is short and points into the site; the site's tables come from the records (issue 30).
+
+The README keeps what a first reader needs (what it is, the set-up commands, a Python and a
+command-line example, the headline results) and links into the documentation site for the rest:
+it stays under 200 lines, each of its links into `docs/` names a page of the site's nav (and an
+anchor that page has), and the numbers of its results table are the records' means. The site's
+tables are built by `docs/hooks.py` from `benchmarks/results/`.
+"""
+
+import importlib.util
+import os
+import re
+
+import numpy as np
+import pytest
+
+from tests.docs.test_commands import ROOT, SITE_PAGES
+
+README_LIMIT = 200
+
+
+def load_module(path, name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+hooks = load_module("docs/hooks.py", "docs_hooks")
+griffe_examples = load_module("docs/griffe_examples.py", "docs_griffe_examples")
+
+
+def read(path):
+    with open(os.path.join(ROOT, path)) as f:
+        return f.read()
+
+
+def heading_anchors(markdown):
+    """The ids MkDocs gives the headings of a page (its `toc` extension's slugs)."""
+    from markdown.extensions.toc import slugify
+
+    text = re.sub(r"^```.*?^```", "", markdown, flags=re.M | re.S)  # no headings in code
+    return {slugify(title.strip(), "-") for title in re.findall(r"^#+ (.+)$", text, re.M)}
+
+
+def broken_site_links(readme, pages):
+    """One line per link of `readme` (Markdown text) into `docs/` that names no page of
+    `pages` (paths `docs/...md`), or an anchor its page lacks, and per relative link elsewhere
+    (the README's sections moved into the site; an in-page `#anchor` is a leftover)."""
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", readme):
+        if re.match(r"^[a-z]+://", target):
+            continue
+        path, _, anchor = target.partition("#")
+        if not path.startswith("docs/") or path not in pages:
+            broken.append(f"{target}: not a page of the site (mkdocs.yml nav)")
+        elif anchor and anchor not in heading_anchors(read(path)):
+            broken.append(f"{target}: {path} has no heading with that anchor")
+    return broken
+
+
+def test_readme_is_under_200_lines():
+    lines = read("README.md").splitlines()
+    assert len(lines) < README_LIMIT, f"README.md has {len(lines)} lines; move text into docs/"
+
+
+def test_readme_links_into_the_site_name_existing_pages_and_anchors():
+    readme = read("README.md")
+    assert len(re.findall(r"\]\(docs/", readme)) >= 15
+    assert broken_site_links(readme, SITE_PAGES) == []
+
+
+def test_a_link_to_a_missing_page_or_anchor_or_a_leftover_section_is_caught():
+    pages = ("docs/index.md", "docs/cli.md")
+    good = "[a](docs/index.md#quick-start-a-keras-script) [b](docs/cli.md) [c](https://x.org/a)"
+    assert broken_site_links(good, pages) == []
+    bad = "[a](docs/nowhere.md) [b](docs/index.md#no-such-heading) [c](#search)"
+    assert [line.split(":")[0] for line in broken_site_links(bad, pages)] == [
+        "docs/nowhere.md",
+        "docs/index.md#no-such-heading",
+        "#search",
+    ]
+
+
+def readme_results():
+    """`{row: (R@1, MAP@R)}` as the README's results table prints them."""
+    table = read("README.md").split("## Results", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([^`]+)`[^|]*\| ([\d.]+) \| ([\d.]+) \|$", table, re.M)
+    return {row: (recall, map_at_r) for row, recall, map_at_r in rows}
+
+
+def test_readme_results_are_the_records_means():
+    printed = readme_results()
+    assert len(printed) >= 4
+    records = hooks.read_records(hooks.ACCURACY)
+    for row, (recall, map_at_r) in printed.items():
+        assert row in records, f"README results row {row!r} has no record"
+        means = [np.mean([r["metrics"][k] for r in records[row]]) for k in ("recall@1", "map@r")]
+        assert (recall, map_at_r) == tuple(f"{m:.3f}" for m in means), row
+
+
+def test_accuracy_tables_have_one_row_per_recorded_row():
+    records = hooks.read_records(hooks.ACCURACY)
+    table = hooks.accuracy_table().splitlines()
+    assert len(table) == 2 + len(records)
+    first = next(iter(records))
+    recall = np.mean([r["metrics"]["recall@1"] for r in records[first]])
+    assert table[2].startswith(f"| `{first}` |") and f"| {recall:.3f} |" in table[2]
+    differences = hooks.accuracy_differences().splitlines()
+    compared = [e for e in hooks.differences_from_baseline(records) if e["baseline"]]
+    assert len(differences) == 2 + len(compared) >= 20
+
+
+def test_page_markers_become_tables_and_an_unknown_marker_stops_the_build():
+    page = "Before\n\n<!-- table: configs bier -->\n\nAfter\n"
+    rendered = hooks.render_tables(page, "methods/bier.md")
+    assert "| `training/configs/bier_cub200.json` | cub200 | googlenet |" in rendered
+    assert "<!-- table" not in rendered and rendered.startswith("Before")
+    with pytest.raises(ValueError, match=r"methods/x.md: unknown table marker 'acuracy'; use one"):
+        hooks.render_tables("<!-- table: acuracy -->", "methods/x.md")
+    with pytest.raises(ValueError, match="no recipe training/configs/nosuch_"):
+        hooks.render_tables("<!-- table: configs nosuch -->")
+
+
+def test_recipe_and_speed_tables_come_from_their_records():
+    recipes = hooks.recipes_table("fashion_mnist").splitlines()
+    assert len(recipes) == 2 + 6 and recipes[2].startswith("| baseline | 0.9633 |")
+    speed = hooks.speed_table().splitlines()
+    assert "`python benchmarks/inference.py`" in speed[-1]
+    assert "the row above's" in hooks.speed_table()
+
+
+def test_every_method_page_shows_its_recipes_or_says_it_has_none():
+    for page in (p for p in SITE_PAGES if p.startswith("docs/methods/")):
+        method = os.path.basename(page)[:-3]
+        text = read(page)
+        assert f"<!-- table: configs {method} -->" in text or "No recipe file" in text, page
+        assert "::: keras_dml.models." in text, page
+
+
+def test_examples_sections_are_indented_for_the_google_parser():
+    docstring = "Summary.\n\nArgs:\n    x: int.\n\nExamples:\n>>> f(1)\n2\n\nReferences:\n    A."
+    assert griffe_examples.indent_examples(docstring) == (
+        "Summary.\n\nArgs:\n    x: int.\n\nExamples:\n    >>> f(1)\n    2\n\nReferences:\n    A."
+    )
+    indented = "Examples:\n    >>> f(1)\n"
+    assert griffe_examples.indent_examples(indented) == indented
+
+
+def test_zoo_table_lists_every_card_with_its_recorded_metrics():
+    from keras_dml import zoo
+
+    cards = zoo.list_models()
+    table = hooks.zoo_table().splitlines()
+    assert len(table) == 2 + len(cards) >= 12
+    published = next(card for card in cards if card["status"] == "published")
+    row = next(line for line in table if line.startswith(f"| `{published['name']}` |"))
+    assert row.endswith(
+        f"| {published['metrics']['recall@1']:.3f} | {published['metrics']['map@r']:.3f} |"
+    )
+    assert "<!-- table: zoo -->" in read("docs/zoo.md")

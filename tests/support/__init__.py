@@ -1,0 +1,1 @@
+"""Shared test helpers, reference implementations and subprocess scripts."""
