@@ -1,6 +1,7 @@
 """Cross-batch memory (XBM, Wang et al. 2020): a pair loss between the batch and a FIFO memory."""
 
 import keras
+import numpy as np
 from keras import ops
 
 from keras_dml.losses.argument_config import ArgumentConfig
@@ -244,12 +245,33 @@ class CrossBatchMemory(ArgumentConfig, keras.layers.Layer):
         )
         return ops.cast(loss, "float32"), ops.cast(count, "int32")
 
-    def reset_memory(self):
-        """Empties every memory (and restarts the warm-up), e.g. between training stages."""
-        self.memory_embeddings.assign(ops.zeros_like(self.memory_embeddings.value))
-        self.memory_labels.assign(ops.full_like(self.memory_labels.value, EMPTY_LABEL))
-        for variable in (self.write_index, self.filled, self.steps):
-            variable.assign(ops.zeros_like(variable.value))
+    def reset_memory(self, keys=None, restart_warmup=True):
+        """Empties memories, e.g. between training stages or after a division re-assigns the
+        learners' clusters.
+
+        Args:
+            keys: iterable of int memory keys (call sites) to empty, or `None` for every memory.
+                Defaults to `None`.
+            restart_warmup: bool. Also restart the emptied memories' warm-up (`warmup_steps`).
+                Defaults to `True`.
+        """
+        emptied = np.ones(self.num_memories, bool)
+        if keys is not None:
+            keys = [int(key) for key in keys]
+            outside = [key for key in keys if not 0 <= key < self.num_memories]
+            if outside:
+                raise ValueError(
+                    f"Memory keys must be in [0, {self.num_memories}) (num_memories="
+                    f"{self.num_memories}). Received: keys={keys}"
+                )
+            emptied = np.isin(np.arange(self.num_memories), keys)
+        rows = emptied[:, None]
+        embeddings = self.memory_embeddings.value
+        self.memory_embeddings.assign(ops.where(rows[..., None], 0.0, embeddings))
+        self.memory_labels.assign(ops.where(rows, EMPTY_LABEL, self.memory_labels.value))
+        counters = (self.write_index, self.filled) + ((self.steps,) if restart_warmup else ())
+        for variable in counters:
+            variable.assign(ops.where(emptied, 0, variable.value))
 
     def compute_output_spec(self, labels, embeddings, return_count=False, memory=0, update=True):
         loss = keras.KerasTensor((), dtype="float32")

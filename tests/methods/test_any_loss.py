@@ -58,8 +58,12 @@ def splits():
     return {s: load_dataset("digits", split=s, image_size=32) for s in ("train", "val")}
 
 
-def build_and_fit(method_name, loss, splits, steps=2):
-    """The `train()` path (fill class arguments, build, compile, prepare) and a short fit."""
+def build_and_fit(method_name, loss, splits, steps=2, with_callbacks=False):
+    """The `train()` path (fill class arguments, build, compile, prepare) and a short fit.
+
+    Returns `(model, history, class vectors before)`, and the method's callbacks last with
+    `with_callbacks`.
+    """
     config = resolve_config(
         {
             "method": method_name,
@@ -83,7 +87,7 @@ def build_and_fit(method_name, loss, splits, steps=2):
     dataset, callbacks = (method.prepare or m_per_class_batches)(config, model, splits)
     before = [keras.ops.convert_to_numpy(v).copy() for v in class_vectors(model)]
     history = model.fit(dataset, epochs=1, steps_per_epoch=steps, callbacks=callbacks, verbose=0)
-    return model, history, before
+    return (model, history, before, callbacks) if with_callbacks else (model, history, before)
 
 
 def class_vectors(model):

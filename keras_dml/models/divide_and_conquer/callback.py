@@ -206,6 +206,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         previous = self.assignment
         self.sampler.set_clusters(assignment)
         self.assignment = assignment
+        model.reset_learner_memories()
         model.division_count.assign(count + 1)
         entry = outcome.get("entry") or division_entry(epoch, count + 1, assignment, previous, num)
         if self.val_data is not None and "entry" in outcome:  # logs of the chief only

@@ -6,6 +6,7 @@ Their batches' targets are `{"labels": [B], "clusters": [B]}`; `split_targets` a
 
 from keras import ops
 
+from keras_dml.losses.cross_batch_memory import is_memory_loss
 from keras_dml.models.embedding_model import EmbeddingModel
 
 
@@ -44,6 +45,18 @@ class DivisionModel(EmbeddingModel):
         Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019;
         Sanakoyeu et al., "Improving Deep Metric Learning by Divide and Conquer", TPAMI 2021.
     """
+
+    def reset_learner_memories(self):
+        """Empties the learners' cross-batch memories (keys 1..K) after a division.
+
+        A learner's memory holds its own cluster's batches only (`loss_memory_keys`); a division
+        gives the learners other clusters, so their old entries go. The whole embedding's
+        memory (key 0) and the warm-up counters stay: the features do not restart. A no-op
+        without a `CrossBatchMemory` loss.
+        """
+        memory = self.loss_layer
+        if memory is not None and is_memory_loss(memory):
+            memory.reset_memory(keys=range(1, memory.num_memories), restart_warmup=False)
 
     def compile(self, optimizer="adam", loss=None, **kwargs):
         """`keras.Model.compile`, with the paper's margin loss when `loss` is `None`.

@@ -216,6 +216,7 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
         cluster_seconds = outcome.get("cluster_seconds", 0.0)
         nmi = None if previous is None else cluster_nmi(previous, assignment)
         self._set_assignment(assignment)
+        model.reset_learner_memories()
         model.recluster_count.assign(count + 1)
         if self.freeze_backbone:
             model.set_backbone_frozen(True)
