@@ -7,13 +7,13 @@ The arguments and their early checks live in `keras_dml.cli.arguments.train` (no
 import json
 import os
 
+from keras_dml import training
 from keras_dml.cli.arguments.train import (
     DATASET_NAMES,
     add_train_parser,
     check_names,
     methods_epilog,
 )
-from keras_dml.training import RunConfig, get_method, train
 from keras_dml.training.run_config import merge_overrides, parse_overrides, read_config_file
 
 __all__ = [
@@ -76,10 +76,10 @@ def config_from_args(args):
         if not (args.config or args.method):
             raise ValueError("--num-learners needs --method or --config.")
         method = args.method or base.get("method")
-        option = get_method(method).learners_option
+        option = training.get_method(method).learners_option
         overrides.setdefault("model", {})[option] = args.num_learners
     overrides = merge_overrides(overrides, parse_overrides(args.set))
-    return RunConfig.from_dict(merge_overrides(base, overrides))
+    return training.RunConfig.from_dict(merge_overrides(base, overrides))
 
 
 def run_train(args):
@@ -93,7 +93,9 @@ def run_train(args):
     """
     check_names(args)
     config = config_from_args(args)
-    result = train(config, args.output, verbose=0 if args.quiet else 2, report=not args.no_report)
+    result = training.train(
+        config, args.output, verbose=0 if args.quiet else 2, report=not args.no_report
+    )
     print(json.dumps(result["metrics"], indent=2))
     if result.get("output_dir", args.output) != args.output:  # a non-chief worker
         print(f"Not the chief worker: the chief saves {os.path.join(args.output, 'model.keras')}")
