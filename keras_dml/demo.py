@@ -10,10 +10,16 @@ import os
 import time
 import warnings
 
+import keras
+
 from keras_dml.demo_entries import DEMO_ENTRIES
 from keras_dml.demo_folder import check_demo_folder, clear_demo_folder
+from keras_dml.demo_progress import DemoProgress
+from keras_dml.export.onnx_model import export_onnx
+from keras_dml.export.saved_model import export_saved_model
 from keras_dml.models import get_method, list_methods
 from keras_dml.training import RunConfig, load_splits, train
+from keras_dml.utils import is_available
 
 # Short budgets for 2 CPU cores; each method's entries (`keras_dml.demo_entries`) follow its
 # paper's defaults scaled down to a 64-d embedding on 32 px images.
@@ -85,12 +91,6 @@ def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True, 
         FileExistsError: `output_dir` holds files and `overwrite` is false, or is a file.
         ValueError: a method without a demo configuration.
     """
-    import keras
-
-    from keras_dml.demo_progress import DemoProgress
-    from keras_dml.export import export_onnx, export_saved_model
-    from keras_dml.utils import is_available
-
     available = list(demo_methods())
     methods = methods or available
     unknown = [m for m in methods if m not in available]

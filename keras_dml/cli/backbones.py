@@ -1,58 +1,19 @@
-"""`keras-dml backbones convert`: PyTorch ImageNet weights -> a keras-dml backbone weights file."""
+"""`keras-dml backbones convert`: PyTorch ImageNet weights -> a keras-dml backbone weights file.
 
-from keras_dml.cli.names import BACKBONE_CONVERSIONS
+Its arguments are defined in `keras_dml.cli.arguments.backbones` (no Keras); this module is
+loaded when `backbones` runs.
+"""
 
+from keras_dml.backbones.convert import convert_state_dict
+from keras_dml.backbones.convert.sources import find_conversion
+from keras_dml.backbones.imagenet_lookup import read_sha256
+from keras_dml.cli.arguments.backbones import add_backbones_parser
 
-def add_backbones_parser(subparsers):
-    """Adds `backbones convert` to the `keras-dml` sub-commands (no Keras import).
-
-    Args:
-        subparsers: the object returned by `parser.add_subparsers(...)`.
-
-    Returns:
-        The `backbones` `argparse.ArgumentParser`.
-    """
-    backbones = subparsers.add_parser(
-        "backbones",
-        help="backbone weights: convert published PyTorch ImageNet weights",
-        description="Backbone weights for keras_dml.backbones.get.",
-    )
-    commands = backbones.add_subparsers(dest="backbones_command", metavar="{convert}")
-    commands.required = True
-    pairs = ", ".join(
-        f"{name} from {source}"
-        for name, sources in BACKBONE_CONVERSIONS.items()
-        for source in sources
-    )
-    convert = commands.add_parser(
-        "convert",
-        help="convert a PyTorch state dict into a .weights.h5 file",
-        description=(
-            "Convert a PyTorch state dict into a Keras weights file for "
-            "keras_dml.backbones.get(NAME, weights=PATH) (the file records the variant it "
-            f"fits; a PATH.sha256 is written next to it). Supported: {pairs}. Reading a .pth "
-            "file needs torch. Write to $KERAS_HOME/keras_dml/backbones/"
-            "<name>_<variant>_imagenet.weights.h5 to make weights='imagenet' find it."
-        ),
-    )
-    convert.add_argument("--backbone", required=True, choices=sorted(BACKBONE_CONVERSIONS))
-    sources = sorted({s for names in BACKBONE_CONVERSIONS.values() for s in names})
-    convert.add_argument(
-        "--from", dest="source", required=True, choices=sources, help="origin of the state dict"
-    )
-    convert.add_argument(
-        "--state-dict", required=True, help="the .pth / .pt file (--from caffe: the .caffemodel)"
-    )
-    convert.add_argument("--output", required=True, help="PATH.weights.h5 to write")
-    return backbones
+__all__ = ["add_backbones_parser", "run_backbones"]
 
 
 def run_backbones(args):
     """Runs `keras-dml backbones convert`; returns the exit code (errors propagate to `main`)."""
-    from keras_dml.backbones.convert import convert_state_dict
-    from keras_dml.backbones.convert.sources import find_conversion
-    from keras_dml.backbones.imagenet_lookup import read_sha256
-
     conversion = find_conversion(args.backbone, args.source)
     convert_state_dict(args.backbone, args.source, args.state_dict, output=args.output)
     options = "".join(f", {key}={value!r}" for key, value in conversion.options.items())

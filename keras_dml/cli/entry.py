@@ -3,13 +3,9 @@
 import sys
 import warnings
 
-from keras_dml.cli.backbones import run_backbones
-from keras_dml.cli.demo import run_demo
+from keras_dml.cli.commands import run_command
 from keras_dml.cli.errors import EXPECTED_ERRORS, error_message, print_warning
-from keras_dml.cli.evaluate import run_evaluate
 from keras_dml.cli.parser import build_parser
-from keras_dml.cli.report import run_report
-from keras_dml.cli.train import run_train
 
 
 def main(argv=None):
@@ -33,27 +29,8 @@ def main(argv=None):
         return 1
     args = parser.parse_args(argv)
     warnings.showwarning = print_warning
-    runners = {
-        "train": run_train,
-        "evaluate": run_evaluate,
-        "demo": run_demo,
-        "report": run_report,
-        "backbones": run_backbones,
-    }
     try:
-        if args.command in runners:
-            return runners[args.command](args)
-        if args.command == "export":
-            from keras_dml.export.cli import run_export
-
-            return run_export(args)
-        if args.command == "search":
-            from keras_dml.search.cli import run_search
-
-            return run_search(args)
-        from keras_dml.zoo.cli import run_zoo
-
-        return run_zoo(args)
+        return run_command(args)
     except EXPECTED_ERRORS as error:
         print(error_message(error), file=sys.stderr)
         return 1

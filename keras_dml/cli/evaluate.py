@@ -1,25 +1,18 @@
-"""`keras-dml evaluate`: retrieval metrics of a saved model on a dataset split."""
+"""`keras-dml evaluate`: retrieval metrics of a saved model on a dataset split.
+
+Its arguments are defined in `keras_dml.cli.arguments.evaluate` (no Keras); this module is loaded
+when `evaluate` runs.
+"""
 
 import json
 
-from keras_dml.cli.rerank import add_rerank_arguments, rerank_from_args
+from keras_dml import zoo
+from keras_dml.cli.arguments.evaluate import add_evaluate_parser
+from keras_dml.cli.rerank import rerank_from_args
+from keras_dml.data import load_dataset
+from keras_dml.training import evaluate_model
 
-
-def add_evaluate_parser(subparsers):
-    """Adds the `evaluate` sub-command to `keras-dml`'s sub-parsers.
-
-    Args:
-        subparsers: the `argparse` sub-parsers action of the `keras-dml` parser.
-    """
-    parser = subparsers.add_parser("evaluate", help="retrieval metrics of a saved model")
-    parser.add_argument("model", help="a .keras file, a zoo preset folder or a zoo model name")
-    parser.add_argument("--dataset", required=True, help="dataset name, e.g. digits")
-    parser.add_argument("--data-dir", help="folder holding the dataset in its official layout")
-    parser.add_argument("--split", default="test", help="test (default), val, or query (In-shop)")
-    parser.add_argument("--batch-size", type=int, default=64, help="embedding batch size")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the validation class split")
-    parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
-    add_rerank_arguments(parser)
+__all__ = ["add_evaluate_parser", "run_evaluate"]
 
 
 def run_evaluate(args):
@@ -37,10 +30,7 @@ def run_evaluate(args):
     Raises:
         ValueError: the model cannot be loaded (with the zoo's message).
     """
-    rerank = rerank_from_args(args)  # a misspelt name fails before Keras loads
-    from keras_dml import zoo
-    from keras_dml.data import load_dataset
-    from keras_dml.training import evaluate_model
+    rerank = rerank_from_args(args)
 
     try:
         model = zoo.load(args.model)

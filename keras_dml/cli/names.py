@@ -10,6 +10,9 @@ are read from the registry itself, since only importing them tells their names.
 
 import importlib.metadata
 
+from keras_dml.cli.commands import METHOD_REGISTRY, load_entry_point
+from keras_dml.cli.plugins import load_plugins
+
 # `keras_dml.models.list_methods(verbose=True)` of the built-in methods.
 BUILTIN_METHODS = {
     "abe": "ABE-M: M attention masks on a shared trunk, shared embedding G, divergence loss",
@@ -78,11 +81,8 @@ def method_descriptions(plugins=()):
     if not plugins and not has_installed_plugins():
         return dict(BUILTIN_METHODS)
     # Only importing the plug-ins and the registry (hence Keras) tells their methods.
-    from keras_dml.cli.plugins import load_plugins
-    from keras_dml.models import list_methods
-
     load_plugins(plugins)
-    return list_methods(verbose=True)
+    return load_entry_point(METHOD_REGISTRY)(verbose=True)
 
 
 # `keras_dml.backbones.convert.CONVERSIONS` as {backbone: (sources, ...)}, for `keras-dml

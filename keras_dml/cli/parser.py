@@ -3,13 +3,16 @@
 import argparse
 import sys
 
-from keras_dml.cli.backbones import add_backbones_parser
-from keras_dml.cli.demo import add_demo_parser
+from keras_dml.cli.arguments.backbones import add_backbones_parser
+from keras_dml.cli.arguments.demo import add_demo_parser
+from keras_dml.cli.arguments.evaluate import add_evaluate_parser
+from keras_dml.cli.arguments.export import add_export_parser
+from keras_dml.cli.arguments.report import add_report_parser
+from keras_dml.cli.arguments.search import add_search_parser
+from keras_dml.cli.arguments.train import add_train_parser
+from keras_dml.cli.arguments.zoo import add_zoo_parser
 from keras_dml.cli.errors import ERROR_PREFIX
-from keras_dml.cli.evaluate import add_evaluate_parser
 from keras_dml.cli.plugins import plugin_modules
-from keras_dml.cli.report import add_report_parser
-from keras_dml.cli.train import add_train_parser
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,10 +37,6 @@ def build_parser(argv=None):
     Raises:
         ValueError: a `--plugin` module of `train` cannot be imported.
     """
-    from keras_dml.export.cli import add_export_parser
-    from keras_dml.search.cli import add_search_parser
-    from keras_dml.zoo.cli import add_zoo_parser
-
     parser = _Parser(prog="keras-dml", description="Ensemble deep metric learning for Keras 3.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     # The help lists the built-in methods and losses from tables (keras_dml.cli.names): no

@@ -1,20 +1,13 @@
-"""`keras-dml report`: the HTML report of a run folder."""
+"""`keras-dml report`: the HTML report of a run folder.
 
+Its arguments are defined in `keras_dml.cli.arguments.report` (no Keras); this module is loaded
+when `report` runs.
+"""
 
-def add_report_parser(subparsers):
-    """Adds the `report` sub-command to `keras-dml`'s sub-parsers.
+from keras_dml.cli.arguments.report import add_report_parser
+from keras_dml.visualization.report import describe_report, write_report
 
-    Args:
-        subparsers: the `argparse` sub-parsers action of the `keras-dml` parser.
-    """
-    parser = subparsers.add_parser(
-        "report", help="write a run folder's HTML report (metrics, curves, retrieval, projection)"
-    )
-    parser.add_argument("run_dir", help="a run folder written by `keras-dml train`")
-    parser.add_argument("--output", help="where to write the page (default RUN_DIR/report.html)")
-    parser.add_argument("--queries", type=int, default=16, help="queries in the retrieval grid")
-    parser.add_argument("--points", type=int, default=500, help="test images sampled")
-    parser.add_argument("-k", type=int, default=5, help="neighbours per query")
+__all__ = ["add_report_parser", "run_report"]
 
 
 def run_report(args):
@@ -26,8 +19,6 @@ def run_report(args):
     Returns:
         int, the exit code (0).
     """
-    from keras_dml.visualization.report import describe_report, write_report
-
     path = write_report(
         args.run_dir,
         output=args.output,

@@ -1,27 +1,14 @@
-"""`--rerank NAME` and `--rerank-option KEY=VALUE` of `keras-dml search` and `evaluate`."""
+"""The `Reranker` of `keras-dml search` and `evaluate`'s `--rerank` arguments.
 
-# The names of `keras_dml.search.rerank.RERANKERS`, written out so that `--help` imports nothing.
-RERANK_NAMES = ("aqe", "alpha_qe", "dba", "k_reciprocal")
+The arguments themselves are defined in `keras_dml.cli.arguments.rerank` (imports nothing).
+"""
 
+from keras_dml.cli.arguments.rerank import RERANK_NAMES, add_rerank_arguments
+from keras_dml.search.rerank import parse_rerank_options, resolve_rerank
 
-def add_rerank_arguments(parser):
-    """Adds `--rerank` and `--rerank-option` to a sub-command's parser."""
-    parser.add_argument(
-        "--rerank",
-        metavar="NAME",
-        help=f"re-rank the neighbours: {', '.join(RERANK_NAMES)} (default: none)",
-    )
-    parser.add_argument(
-        "--rerank-option",
-        metavar="KEY=VALUE",
-        action="append",
-        default=[],
-        help="a re-ranking parameter, e.g. k1=20 or top_n=5 (repeat for several)",
-    )
+__all__ = ["RERANK_NAMES", "add_rerank_arguments", "rerank_from_args"]
 
 
 def rerank_from_args(args):
     """The checked `Reranker` of the parsed arguments, or `None` (bad names fail here, early)."""
-    from keras_dml.search.rerank import parse_rerank_options, resolve_rerank
-
     return resolve_rerank(parse_rerank_options(args.rerank, args.rerank_option))

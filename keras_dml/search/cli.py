@@ -1,45 +1,21 @@
 """`keras-dml search MODEL --gallery DIR --query IMAGE -k 5`: neighbours of an image.
 
-The top-level `keras-dml` command wires this in with `add_search_parser(subparsers)` and
-`run_search(args)`.
+Its arguments are defined in `keras_dml.cli.arguments.search` (no Keras, no NumPy);
+`keras-dml` loads `run_search` from here when `search` runs (`keras_dml.cli.commands`).
 """
 
 import os
 
-from keras_dml.cli.rerank import add_rerank_arguments, rerank_from_args
+from keras_dml.cli.arguments.search import add_search_parser
+from keras_dml.cli.rerank import rerank_from_args
+from keras_dml.search.gallery import list_image_folder
+from keras_dml.search.index import EmbeddingIndex
+from keras_dml.search.plot import plot_neighbors
 
-
-def add_search_parser(subparsers):
-    """Adds the `search` sub-command to the `keras-dml` parser."""
-    parser = subparsers.add_parser(
-        "search", help="nearest neighbours of query images in a gallery folder"
-    )
-    parser.add_argument(
-        "model", help="a .keras file, zoo name or preset, a SavedModel folder or a .onnx file"
-    )
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument(
-        "--gallery", help="folder of images (one sub-folder per class gives labels)"
-    )
-    source.add_argument("--load-index", metavar="DIR", help="a saved index (from --save-index)")
-    parser.add_argument(
-        "--query", required=True, nargs="+", help="query image file(s) or a folder of images"
-    )
-    parser.add_argument("-k", type=int, default=5, help="neighbours per query (default 5)")
-    parser.add_argument(
-        "--index", default="exact", choices=["exact", "flat", "ivf", "hnsw"], help="backend"
-    )
-    parser.add_argument("--learner", type=int, help="search one learner's embedding only")
-    parser.add_argument("--save-index", metavar="DIR", help="save the gallery index to DIR")
-    parser.add_argument("--plot", metavar="PNG", help="draw each query and its neighbours")
-    parser.add_argument("--batch-size", type=int, default=64, help="images per model call")
-    add_rerank_arguments(parser)
-    return parser
+__all__ = ["add_search_parser", "run_search"]
 
 
 def _query_paths(queries):
-    from keras_dml.search.gallery import list_image_folder
-
     paths = []
     for query in queries:
         if os.path.isdir(query):
@@ -53,8 +29,6 @@ def _query_paths(queries):
 
 def run_search(args):
     """Runs `keras-dml search`; prints rank, score, class and path of each neighbour."""
-    from keras_dml.search import EmbeddingIndex
-
     rerank = rerank_from_args(args)
     if args.load_index:
         index = EmbeddingIndex.load(args.load_index, model=args.model)
@@ -82,8 +56,6 @@ def run_search(args):
 
 
 def _plot(path, queries, result, names):
-    from keras_dml.search.plot import plot_neighbors
-
     if result.ids is None:
         raise ValueError("--plot needs gallery image files (build the index from --gallery DIR).")
     stem, suffix = os.path.splitext(path)

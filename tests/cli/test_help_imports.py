@@ -10,7 +10,8 @@ import os
 import subprocess
 import sys
 
-from keras_dml.cli import build_parser, config_from_args, names
+from keras_dml.cli import build_parser, names
+from keras_dml.cli.train import config_from_args
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT

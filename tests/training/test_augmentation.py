@@ -3,7 +3,8 @@
 import keras
 import pytest
 
-from keras_dml.cli import _config_from_args, build_parser, main
+from keras_dml.cli import build_parser, main
+from keras_dml.cli.train import config_from_args
 from keras_dml.data import load_dataset
 from keras_dml.data.image_dataset import ImageDataset
 from keras_dml.data.preprocessing import AUGMENTATIONS
@@ -62,11 +63,11 @@ def test_cli_flag_reaches_the_config_and_help_lists_every_value(capsys):
         ["train", "--method", "baseline", "--dataset", "digits", "--augmentation", "crop"]
         + ["--output", "unused"]
     )
-    assert _config_from_args(args)["augmentation"] == "crop"
+    assert config_from_args(args)["augmentation"] == "crop"
     default = parser.parse_args(
         ["train", "--method", "baseline", "--dataset", "digits"] + ["--output", "x"]
     )
-    assert _config_from_args(default)["augmentation"] is None
+    assert config_from_args(default)["augmentation"] is None
     with pytest.raises(SystemExit):
         parser.parse_args(["train", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())

@@ -8,7 +8,8 @@ import os
 import keras
 import pytest
 
-from keras_dml.cli import build_parser, config_from_args
+from keras_dml.cli import build_parser
+from keras_dml.cli.train import config_from_args
 from keras_dml.training import RunConfig, train
 from keras_dml.training import run as run_module
 from keras_dml.training.run_config import DEFAULTS, KNOWN_KEYS

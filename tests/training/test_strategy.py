@@ -65,13 +65,13 @@ def test_cli_choices_are_the_config_values():
 
 
 def test_cli_flags_reach_the_config(tmp_path):
-    from keras_dml.cli import _config_from_args
+    from keras_dml.cli.train import config_from_args
 
     argv = ["train", "--method", "baseline", "--dataset", "digits", "--output", str(tmp_path)]
     args = build_parser(argv).parse_args(
         [*argv, "--strategy", "mirrored", "--precision", "mixed_bfloat16"]
     )
-    config = _config_from_args(args)
+    config = config_from_args(args)
     assert (config["strategy"], config["precision"]) == ("mirrored", "mixed_bfloat16")
 
 
