@@ -1,11 +1,15 @@
 """keras_dml's files import one way: no import cycle, in-function imports never more (issue 30).
 
 Every import is an edge, one inside a function too, so a cycle cannot hide behind a deferred
-import. The in-function imports of keras_dml left are optional or heavy dependencies kept out of
-`keras-dml --help` and light commands (tests/cli/test_help_imports.py) and plugin look-ups.
+import. The in-function imports of keras_dml left each name, on their line, the dependency they
+defer: TensorFlow for the tf.data pipeline (optional on JAX and PyTorch), and Keras for the
+zoo's object registration (`keras-dml zoo list` stays Keras-free, tests/zoo/test_light_import.py).
+The command line loads its run modules from a table (keras_dml/cli/commands.py).
 """
 
+import ast
 import os
+import re
 
 from tests.support.import_graph import import_cycles, import_graph
 
@@ -13,7 +17,38 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Imports of keras_dml inside function bodies today. This number must only go down: lower it
 # when you move one to the top of its module; never raise it to hide a cycle.
-FUNCTION_IMPORTS_CEILING = 60
+FUNCTION_IMPORTS_CEILING = 3
+
+
+# What a deferred import's line must say: the dependency it keeps out of the importing module.
+DEFERRED = re.compile(r"# (noqa: F401 \()?(optional|heavy) dependency: \w+")
+
+
+def in_function_imports(root, package):
+    """`(path, line number, source line)` of every import of `package` inside a function."""
+    found = []
+    for folder, _, names in os.walk(os.path.join(root, package)):
+        for name in sorted(n for n in names if n.endswith(".py")):
+            path = os.path.join(folder, name)
+            with open(path, encoding="utf-8") as file:
+                source = file.read()
+            lines = source.splitlines()
+            functions = [
+                node
+                for node in ast.walk(ast.parse(source))
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
+            for node in {id(n): n for f in functions for n in ast.walk(f)}.values():
+                if isinstance(node, ast.ImportFrom):
+                    modules = [node.module or ""]
+                elif isinstance(node, ast.Import):
+                    modules = [alias.name for alias in node.names]
+                else:
+                    continue
+                if any(m.split(".")[0] == package for m in modules):
+                    where = os.path.relpath(path, root)
+                    found.append((where, node.lineno, lines[node.lineno - 1].strip()))
+    return sorted(found)
 
 
 def write_package(root, files):
@@ -73,3 +108,33 @@ def test_one_way_imports_have_no_cycle(tmp_path):
     )
     edges, function_imports = import_graph(str(tmp_path), "pkg")
     assert import_cycles(edges) == [] and function_imports == 1
+
+
+def test_every_deferred_import_names_the_dependency_it_defers():
+    unnamed = [
+        f"{path}:{line}: {text}"
+        for path, line, text in in_function_imports(ROOT, "keras_dml")
+        if not DEFERRED.search(text)
+    ]
+    assert not unnamed, (
+        "Imports of keras_dml inside functions must defer an optional or heavy dependency and "
+        "say which on their line (`# optional dependency: tensorflow`); import these at the top "
+        "of the module: " + "; ".join(unnamed)
+    )
+
+
+def test_the_deferred_import_check_sees_a_bare_one(tmp_path):
+    write_package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "def f():\n    from pkg import b\n",
+            "pkg/b.py": "def g():\n    import pkg.a  # optional dependency: faiss\n",
+        },
+    )
+    found = in_function_imports(str(tmp_path), "pkg")
+    assert [(p, n) for p, n, _ in found] == [
+        (os.path.join("pkg", "a.py"), 2),
+        (os.path.join("pkg", "b.py"), 2),
+    ]
+    assert [bool(DEFERRED.search(text)) for _, _, text in found] == [False, True]

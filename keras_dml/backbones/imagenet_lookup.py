@@ -19,8 +19,10 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import quote, urlparse
 
-from keras_dml.backbones.convert.sources import CONVERSIONS, conversion_for_options
+from keras_dml.backbones.conversions import CONVERSIONS, conversion_for_options
 from keras_dml.backbones.weights import WeightsUnavailableError
+from keras_dml.utils.keras_home import keras_dml_home
+from keras_dml.utils.sha256 import sha256_file
 
 WEIGHTS_ENV = "KERAS_DML_BACKBONE_WEIGHTS"
 SHA_SUFFIX = ".sha256"
@@ -41,9 +43,7 @@ def imagenet_file_name(name, options):
 
 def backbone_cache_dir():
     """`<KERAS_HOME or ~/.keras>/keras_dml/backbones` (not necessarily existing)."""
-    from keras_dml.zoo.cache import cache_root
-
-    return cache_root().parent / "backbones"
+    return keras_dml_home() / "backbones"
 
 
 def read_sha256(path):
@@ -53,8 +53,6 @@ def read_sha256(path):
 
 def write_sha256(path):
     """Writes `<path>.sha256` in `sha256sum` format and returns the digest."""
-    from keras_dml.zoo.integrity import sha256_file
-
     digest = sha256_file(path)
     Path(f"{path}{SHA_SUFFIX}").write_text(f"{digest}  {os.path.basename(path)}\n")
     return digest
@@ -62,8 +60,6 @@ def write_sha256(path):
 
 def verify_sha256(path, delete=False):
     """Checks `path` against `<path>.sha256`; returns `path` or raises a one-line error."""
-    from keras_dml.zoo.integrity import sha256_file
-
     sha_path = f"{path}{SHA_SUFFIX}"
     if not os.path.exists(sha_path):
         raise WeightsUnavailableError(

@@ -271,7 +271,7 @@ class ImageDataset:
         >>> tuple(images.shape)
         (2, 32, 32, 3)
         """
-        from keras_dml.data.pipeline import make_tf_dataset
+        from keras_dml.data.pipeline import make_tf_dataset  # optional dependency: tensorflow
 
         return make_tf_dataset(
             self,

@@ -14,6 +14,8 @@ The paper reports, for an ensemble of learners, the Recall@1 of every learner (s
 
 import numpy as np
 
+from keras_dml.evaluation.evaluate import evaluate
+
 
 def _split(embeddings, learner_dims):
     embeddings = np.asarray(embeddings, dtype=np.float64)
@@ -112,8 +114,6 @@ def ensemble_diagnostics(embeddings, labels, learner_dims, recall_at=(1,), max_p
         Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Sec. 4.1, Tables 2 and 8;
         Breiman, "Random Forests", 2001 (strength and correlation of an ensemble).
     """
-    from keras_dml.evaluation.evaluate import evaluate
-
     embeddings = np.asarray(embeddings, dtype=np.float32)
     parts = _split(embeddings, learner_dims)
     recall_at = tuple(int(k) for k in recall_at)

@@ -11,6 +11,7 @@ import os
 
 import keras
 
+import keras_dml
 from keras_dml.export.float32_model import float32_inference_model, source_difference
 from keras_dml.export.output_path import check_output_path
 from keras_dml.export.report import ExportReport, check_parity
@@ -182,8 +183,6 @@ def _name_io(proto):
 
 def _add_metadata(onnx, proto, model, image_shape, policy=None):
     """Records what a client needs beyond the graph: learner slices and the input range."""
-    import keras_dml
-
     learner_dims = _learner_dims(model)
     entries = {
         "keras_dml.version": keras_dml.__version__,

@@ -11,7 +11,12 @@ import inspect
 
 import keras
 
+from keras_dml import losses
+from keras_dml.data import MPerClassSampler, SamplerEpochCallback
+from keras_dml.losses import registry
 from keras_dml.models.batch_composition import with_batch_composition
+from keras_dml.models.registry import get_method
+from keras_dml.optimizers import with_multipliers
 from keras_dml.utils.suggestions import did_you_mean, did_you_mean_keys
 
 
@@ -39,8 +44,6 @@ def build_optimizer(config):
             "`optimizer.lr_multipliers` must map variable-path patterns to learning-rate "
             f'factors, e.g. {{"proxies$": 100.0}}. Received: lr_multipliers={multipliers!r}'
         )
-    from keras_dml.optimizers import with_multipliers
-
     return with_multipliers(optimizer, multipliers)
 
 
@@ -135,8 +138,6 @@ def build_loss(config, default=None, embedding_dim=None, num_memories=None):
         num_memories: int or `None`. The model's `loss_memory_keys`, filled in for a
             cross-batch memory loss when the config does not give it.
     """
-    from keras_dml import losses
-
     options = losses.with_class_arguments(
         dict(config["loss"] or default or DEFAULT_LOSS), embedding_dim=embedding_dim
     )
@@ -161,8 +162,6 @@ def check_loss_entry(entry):
         ValueError: for a missing or unknown name, or an argument the loss does not take; the
             message names the accepted arguments and the closest match.
     """
-    from keras_dml.losses import registry
-
     if not isinstance(entry, dict) or "name" not in entry:
         raise ValueError(
             'The `loss` entry needs a `name`, e.g. {"name": "margin", "margin": 0.2}. '
@@ -198,8 +197,6 @@ def m_per_class_batches(config, model, splits):
         the sampler's epoch, so a resumed run draws the batches the uninterrupted run drew.
     """
     train_data = splits["train"]
-    from keras_dml.data import MPerClassSampler, SamplerEpochCallback
-
     config = with_batch_composition(config, train_data.labels)
     sampler = MPerClassSampler(
         train_data.labels,
@@ -250,7 +247,5 @@ def compile_optimizer_only(config, model):
 
     The method's `method_options` are checked first (ABE, M-heads and DCML take none).
     """
-    from keras_dml.models.registry import get_method
-
     get_method(config["method"]).parse_options(config)
     model.compile(optimizer=build_optimizer(config))

@@ -1,5 +1,8 @@
 """Search backend names and the factory that builds a backend object from a name."""
 
+from keras_dml.search.faiss_backend import FaissBackend
+from keras_dml.search.numpy_backend import NumpyBackend
+
 BACKENDS = ("exact", "flat", "ivf", "hnsw")
 APPROXIMATE = ("ivf", "hnsw")
 
@@ -12,9 +15,5 @@ def make_backend(backend, dim, options):
             f"faiss HNSW). Received: backend={backend!r}"
         )
     if backend == "exact":
-        from keras_dml.search.numpy_backend import NumpyBackend
-
         return NumpyBackend(dim, **options)
-    from keras_dml.search.faiss_backend import FaissBackend
-
     return FaissBackend(backend, dim, **options)

@@ -5,7 +5,10 @@ import json
 import os
 import re
 
+import keras
 import numpy as np
+
+import keras_dml.models  # noqa: F401 (registers the model classes)
 
 RUN_FILES = ("config.json", "metrics.json", "history.json")
 
@@ -46,10 +49,6 @@ def load_run_model(run_dir):
     Raises:
         ValueError: when the folder holds neither file.
     """
-    import keras
-
-    import keras_dml.models  # noqa: F401 (registers the model classes)
-
     for name in ("model.keras", "best.keras"):
         path = os.path.join(run_dir, name)
         if os.path.isfile(path):

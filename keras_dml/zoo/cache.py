@@ -19,6 +19,7 @@ import warnings
 from pathlib import Path
 from urllib.parse import quote, urlparse
 
+from keras_dml.utils.keras_home import keras_dml_home
 from keras_dml.zoo.errors import DownloadError, IntegrityError, ModelNotPublishedError
 from keras_dml.zoo.integrity import verify_file
 from keras_dml.zoo.lock import FileLock
@@ -46,13 +47,7 @@ def cache_root(cache_dir=None):
     """
     if cache_dir is not None:
         return Path(cache_dir).expanduser()
-    base = os.environ.get("KERAS_HOME")
-    if not base:
-        base = os.path.join(os.path.expanduser("~"), ".keras")
-        parent = base if os.path.isdir(base) else os.path.dirname(base)
-        if not os.access(parent, os.W_OK):
-            base = os.path.join("/tmp", ".keras")
-    return Path(base) / "keras_dml" / "zoo"
+    return keras_dml_home() / "zoo"
 
 
 def cached_file_path(name, entry, cache_dir=None):

@@ -1,31 +1,12 @@
 """Size and sha256 verification of zoo files."""
 
 import contextlib
-import hashlib
 import os
 
+from keras_dml.utils.sha256 import sha256_file
 from keras_dml.zoo.errors import IntegrityError
 
-
-def sha256_file(path, chunk_size=1 << 20):
-    """Returns the hex sha256 of a file, read in chunks.
-
-    Args:
-        path: str or path. The file to hash.
-        chunk_size: int. Bytes per read. Defaults to 1 MiB.
-
-    Returns:
-        str, 64 lowercase hex digits.
-
-    Examples:
-    >>> sha256_file("models/files/tiny.keras")  # doctest: +SKIP
-    '9f86d08...'
-    """
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(chunk_size), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+__all__ = ["sha256_file", "verify_file"]
 
 
 def verify_file(path, sha256, size, origin=None, delete=True, filename=None):

@@ -35,8 +35,8 @@ def register_builtin_objects():
 
     Deferred to the first load so that `keras-dml zoo list` does not import TensorFlow.
     """
-    from keras_dml import backbones, layers, losses  # noqa: F401
-    from keras_dml.models import serializable  # noqa: F401
+    from keras_dml import backbones, layers, losses  # noqa: F401 (heavy dependency: Keras)
+    from keras_dml.models import serializable  # noqa: F401 (heavy dependency: Keras)
 
 
 def _reject_unsafe(path):

@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlparse
 
 from tqdm.auto import tqdm
 
+from keras_dml import __version__
 from keras_dml.zoo.errors import DownloadError
 
 _CHUNK = 1 << 16
@@ -27,8 +28,6 @@ class _RetryableError(Exception):
 
 
 def _user_agent():
-    from keras_dml import __version__
-
     return f"keras-dml/{__version__} (+model zoo)"
 
 

@@ -7,7 +7,7 @@ from its `.caffemodel` (read by `caffemodel`, without Caffe) and BN-Inception fr
 shared checks and tensor layouts.
 """
 
+from keras_dml.backbones.conversions import BACKBONES, CONVERSIONS, SOURCES
 from keras_dml.backbones.convert.convert import convert_state_dict
-from keras_dml.backbones.convert.sources import BACKBONES, CONVERSIONS, SOURCES
 
 __all__ = ["BACKBONES", "CONVERSIONS", "SOURCES", "convert_state_dict"]

@@ -5,9 +5,12 @@ weights file. A source module reads its file with its own `load_weights` when it
 import importlib
 import os
 
+from keras_dml.backbones.build import get
+from keras_dml.backbones.conversions import find_conversion
 from keras_dml.backbones.convert.mapping import check_state_dict, copy_weights
-from keras_dml.backbones.convert.sources import find_conversion
 from keras_dml.backbones.convert.state_dict import load_state_dict
+from keras_dml.backbones.imagenet_lookup import write_sha256
+from keras_dml.backbones.weights_metadata import write_weights_metadata
 
 # Small enough to build fast; the weights do not depend on the input size.
 _BUILD_SHAPE = (64, 64, 3)
@@ -61,10 +64,6 @@ def convert_state_dict(backbone, source, state_dict, output=None, input_shape=_B
         "Going Deeper with Convolutions", CVPR 2015; Ioffe & Szegedy, "Batch Normalization",
         ICML 2015.
     """
-    from keras_dml.backbones.build import get
-    from keras_dml.backbones.imagenet_lookup import write_sha256
-    from keras_dml.backbones.weights_metadata import write_weights_metadata
-
     conversion = find_conversion(backbone, source)
     output = None if output is None else _check_output(output)
     module = importlib.import_module(f"keras_dml.backbones.convert.{conversion.module}")

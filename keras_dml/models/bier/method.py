@@ -2,6 +2,7 @@
 
 import dataclasses
 
+from keras_dml import backbones
 from keras_dml.models.bier.model import BIER
 from keras_dml.models.bier.pair_losses import LOSSES
 from keras_dml.models.method_defaults import build_loss, build_optimizer
@@ -75,18 +76,35 @@ def build_bier_model(config, backbone, splits=None):
     return BIER(backbone, **model_options)
 
 
+# The keys `build_bier` reads; `resolve_config` fills every one of them in.
+_RESOLVED_KEYS = ("backbone", "image_size", "loss", "method_options", "model", "optimizer")
+
+
+def _check_resolved(config):
+    missing = [key for key in _RESOLVED_KEYS if key not in config]
+    if missing:
+        raise ValueError(
+            f"build_bier needs a resolved run configuration; missing keys {missing}: pass it "
+            "through keras_dml.training.resolve_config (load_config returns one resolved)."
+        )
+
+
 def build_bier(config, backbone=None):
     """Builds and compiles a `BIER` model from a run configuration.
 
     Args:
-        config: dict. A run configuration (`keras_dml.training.run_config` schema) with
-            `"method": "bier"`; `model` holds `BIER` keyword arguments, `optimizer` the Keras
-            optimizer, `method_options.embedding_lr_multiplier` the heads' learning-rate factor.
+        config: dict. A run configuration resolved by `keras_dml.training.resolve_config` (or
+            read by `keras_dml.training.load_config`) with `"method": "bier"`; `model` holds
+            `BIER` keyword arguments, `optimizer` the Keras optimizer,
+            `method_options.embedding_lr_multiplier` the heads' learning-rate factor.
         backbone: `keras.Model`. Defaults to `None`: built from `config["backbone"]` and
             `config["image_size"]`.
 
     Returns:
         A compiled `BIER` model, ready for `fit` on m-per-class batches.
+
+    Raises:
+        ValueError: for a configuration that was not resolved (a key missing).
 
     Examples:
     >>> from keras_dml.training import load_config
@@ -95,12 +113,8 @@ def build_bier(config, backbone=None):
     References:
         Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Sec. 4 (training setup).
     """
-    from keras_dml.training.run_config import resolve_config
-
-    config = resolve_config(config)
+    _check_resolved(config)
     if backbone is None:
-        from keras_dml import backbones
-
         options = dict(config["backbone"])
         size = config["image_size"]
         backbone = backbones.get(options.pop("name"), input_shape=(size, size, 3), **options)

@@ -2,6 +2,7 @@
 
 import numbers
 
+from keras_dml import losses
 from keras_dml.losses.cross_batch_memory import check_memory_count, with_memory_count
 
 
@@ -33,8 +34,6 @@ def resolve_loss(identifier, argument, embedding_dim):
     A loss that declares its `embedding_dim` (e.g. proxy-NCA) is checked against the size of
     what it will receive: `K * learner_dim` for `J_dis`, `learner_dim` for `J_T`.
     """
-    from keras_dml import losses
-
     if isinstance(identifier, dict):  # class-based losses get the size of what they receive
         identifier = losses.with_class_arguments(identifier, embedding_dim=embedding_dim)
     try:

@@ -6,6 +6,7 @@ call for scripts that do not use the registry.
 
 import dataclasses
 
+from keras_dml import backbones
 from keras_dml.models.divide_and_conquer.callback import DivideAndConquerCallback
 from keras_dml.models.divide_and_conquer.model import DivideAndConquer
 from keras_dml.models.division.batches import prepare_division
@@ -154,8 +155,6 @@ def build_divide_and_conquer_training(config, train_data, val_data=None, backbon
     >>> # model.fit(**fit_kwargs)
     """
     if backbone is None:
-        from keras_dml import backbones
-
         options = dict(config["backbone"])
         size = config["image_size"]
         backbone = backbones.get(options.pop("name"), input_shape=(size, size, 3), **options)

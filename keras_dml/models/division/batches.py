@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from keras_dml.data import ClusterMPerClassSampler, SamplerEpochCallback
 from keras_dml.models.batch_composition import with_batch_composition
 from keras_dml.models.method_defaults import sampled_batches
 
@@ -25,8 +26,6 @@ def cluster_batches(config, train_data, epoch_length=None):
         callback replaces its assignment) and the `tf.data.Dataset` of
         `(images, {"labels", "clusters"})` it drives.
     """
-    from keras_dml.data import ClusterMPerClassSampler
-
     config = with_batch_composition(config, train_data.labels)
     if epoch_length is None:
         epoch_length = max(1, len(train_data.labels) // config["batch_size"])
@@ -56,8 +55,6 @@ def prepare_division(config, splits, options, callback_class, **callback_options
         `(train_dataset, [callback, SamplerEpochCallback])`: the second sets the sampler's
         epoch, so a resumed run draws the batches the uninterrupted run drew.
     """
-    from keras_dml.data import SamplerEpochCallback
-
     train_data = splits["train"]
     sampler, dataset = cluster_batches(config, train_data, options.epoch_length)
     callback = callback_class(

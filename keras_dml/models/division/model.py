@@ -7,6 +7,7 @@ Their batches' targets are `{"labels": [B], "clusters": [B]}`; `split_targets` a
 from keras import ops
 
 from keras_dml.losses.cross_batch_memory import is_memory_loss
+from keras_dml.losses.margin import MarginLoss
 from keras_dml.models.embedding_model import EmbeddingModel
 
 
@@ -21,8 +22,6 @@ def default_division_loss():
         Sec. 4.2 (the margin loss of Wu et al., ICCV 2017, initialised with beta 1.2); margin 0.2
         and the distance-weighted negatives as in the reference code (METHOD_NOTES).
     """
-    from keras_dml.losses.margin import MarginLoss
-
     return MarginLoss(beta=1.2, margin=0.2, sampling="distance_weighted")
 
 
