@@ -25,6 +25,7 @@ An unknown marker stops the build with one line naming the markers that exist.
 """
 
 import glob
+import html
 import json
 import os
 import re
@@ -124,7 +125,8 @@ def recipes_provenance(dataset, results=RESULTS):
             f"Source: `benchmarks/results/recipes_{dataset}.json`, written by `{record['command']}`"
             f" on {record['date']}, {describe_machine(record['machine'])}."
         )
-    return f"Source: `benchmarks/results/recipes_{dataset}.json`, {record['source']}."
+    source = html.escape(record["source"], quote=False)
+    return f"Source: `benchmarks/results/recipes_{dataset}.json`, {source}."
 
 
 def recipes_table(dataset, results=RESULTS):
@@ -201,7 +203,12 @@ def speed_sources(results=RESULTS):
             name = record_name(row["command"])
             groups.setdefault(name, (script_of(row["command"]), []))
         groups[name][1].append(row)
-    copied_from = f"`speed.json`, measured on {copied['machine']}: {copied['source']}"
+    # A record's free text is escaped: Markdown passes raw HTML, and a `<script>` in it (as in
+    # "speed_<script>.json") would open a script element that swallows the rest of the page.
+    copied_from = (
+        f"`speed.json`, measured on {html.escape(copied['machine'], quote=False)}: "
+        f"{html.escape(copied['source'], quote=False)}"
+    )
     sources = []
     for script in SPEED_SCRIPTS:
         names = [name for name, (owner, _) in groups.items() if owner == script]

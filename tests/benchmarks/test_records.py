@@ -283,6 +283,9 @@ def test_the_site_shows_where_every_speed_and_recipe_row_comes_from():
     assert "Sources of the rows above (`benchmarks/results/`):" in rendered
     assert "copied from the README's table" in rendered
     assert "Source: `benchmarks/results/recipes_fashion_mnist.json`, copied from" in rendered
+    # a record's free text is escaped: speed.json's "speed_<script>.json" once opened a script
+    # element in the page that hid every later heading from the browser
+    assert "<script" not in rendered and "speed_&lt;script&gt;.json" in rendered
     with open(os.path.join(RESULTS, "speed.json")) as f:
         copied = json.load(f)
     for row in copied["rows"]:

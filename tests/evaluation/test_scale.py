@@ -121,7 +121,7 @@ def test_memmap_embed_equals_in_memory(tmp_path):
 
 
 @needs_faiss
-def test_scale_benchmark_runs_small(capsys):
+def test_scale_benchmark_runs_small(capsys, tmp_path):
     """The README's scale benchmark command, at a size that runs in seconds."""
     import importlib.util
     import os
@@ -131,7 +131,9 @@ def test_scale_benchmark_runs_small(capsys):
     spec = importlib.util.spec_from_file_location("evaluation_scale", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.main(["--num-samples", "3000", "--tile-size", "1024", "--approximate", "ivf,hnsw"])
+    record = str(tmp_path / "record.json")  # never benchmarks/results/, the repository's records
+    arguments = ["--num-samples", "3000", "--tile-size", "1024", "--approximate", "ivf,hnsw"]
+    module.main([*arguments, "--record", record])
     out = capsys.readouterr().out
     assert "compute bound (matmul only, blocks 32768 x 1024)" in out
     assert "x the compute bound" in out and "peak RSS" in out
@@ -139,7 +141,7 @@ def test_scale_benchmark_runs_small(capsys):
 
 
 @needs_faiss
-def test_scale_benchmark_query_sample_runs_small(capsys):
+def test_scale_benchmark_query_sample_runs_small(capsys, tmp_path):
     """`--num-queries`: the first rows query the others; the all-rows cost is extrapolated."""
     import importlib.util
     import os
@@ -159,6 +161,8 @@ def test_scale_benchmark_query_sample_runs_small(capsys):
             "1024",
             "--approximate",
             "",
+            "--record",
+            str(tmp_path / "record.json"),
         ]
     )
     out = capsys.readouterr().out
