@@ -57,25 +57,36 @@ def find_optimizer_class(name, entry):
     Raises:
         ValueError: for an unknown name, with the closest known one.
     """
-    try:
-        return type(keras.optimizers.get(name))
-    except ValueError as error:
+    # Looked up by name, never built: building an optimizer creates its `iterations` variable,
+    # which starts TensorFlow's runtime, and a `MultiWorkerMirroredStrategy` created after that
+    # fails ("Collective ops must be configured at program startup").
+    found = keras.saving.get_registered_object(name) if isinstance(name, str) else None
+    if found is None and isinstance(name, str):
+        found = optimizer_classes().get(name.lower())
+    if found is None:
         raise ValueError(
             f"Unknown optimizer {name!r} in the run configuration."
             f"{did_you_mean(name, optimizer_names())} Use any keras.optimizers name, e.g. "
             f"'adam', 'adamw', 'sgd'. Received: optimizer={entry}"
-        ) from error
+        )
+    return found
 
 
-def optimizer_names():
-    """The names `keras.optimizers.get` takes: its optimizer classes' names in lower case."""
-    return sorted(
-        name.lower()
+def optimizer_classes():
+    """`{lower-case name: class}` of the optimizers `keras.optimizers` exports (the names
+    `keras.optimizers.get` takes)."""
+    return {
+        name.lower(): value
         for name, value in vars(keras.optimizers).items()
         if isinstance(value, type)
         and issubclass(value, keras.optimizers.Optimizer)
         and value not in (keras.optimizers.Optimizer, keras.optimizers.LossScaleOptimizer)
-    )
+    }
+
+
+def optimizer_names():
+    """The names `keras.optimizers.get` takes: its optimizer classes' names in lower case."""
+    return sorted(optimizer_classes())
 
 
 def accepted_arguments(callable_):
