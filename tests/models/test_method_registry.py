@@ -169,6 +169,7 @@ def test_user_method_trains_through_the_cli_plugin_and_shows_in_help(toy_module,
     assert "no_such_plugin_module" in capsys.readouterr().err
 
 
+@pytest.mark.tf_only("the export parity test exports SavedModel / ONNX through TensorFlow")
 def test_entry_point_method_is_covered_by_the_export_parity_test(tmp_path):
     """Installed as a `keras_dml.methods` entry point, the toy joins the parity families."""
     (tmp_path / "toy_dml_method.py").write_text(TOY_MODULE)
