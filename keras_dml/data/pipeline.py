@@ -28,13 +28,13 @@ import numpy as np
 import tensorflow as tf
 
 from keras_dml.data.preprocessing import (
-    check_augmentation,
     decode_image,
     image_size_hw,
     preprocess_for_eval,
     preprocess_for_train,
 )
 from keras_dml.data.sampler_epochs import SamplerEpochs, has_fixed_length
+from keras_dml.data.transform_options import checked_pipeline_arguments
 
 AUTOTUNE = tf.data.AUTOTUNE
 
@@ -96,20 +96,9 @@ def make_tf_dataset(
     >>> [int(b[1].shape[0]) for b in make_tf_dataset(data, batch_size=2)]
     [2, 1]
     """
-    if augmentation is None:
-        augmentation = getattr(dataset, "augmentation", None) or "crop_flip"
-    check_augmentation(augmentation)
-    if sampler is None and (not isinstance(batch_size, int | np.integer) or batch_size < 1):
-        raise ValueError(f"`batch_size` must be a positive int. Received: batch_size={batch_size}")
-    if with_clusters and not getattr(sampler, "yields_clusters", False):
-        raise ValueError(
-            "`with_clusters=True` needs a cluster-conditioned sampler (one with "
-            "`yields_clusters=True`, e.g. ClusterMPerClassSampler). "
-            f"Received: sampler={type(sampler).__name__ if sampler is not None else None}"
-        )
-    if len(dataset) == 0:
-        raise ValueError(f"{dataset!r} has no images; nothing to build a pipeline from.")
-    dataset.verify()
+    augmentation = checked_pipeline_arguments(
+        dataset, batch_size, sampler, with_clusters, augmentation
+    )
     crop_hw = image_size_hw(image_size or dataset.image_size)
     resize_size = resize_size or dataset.resize_size
     calls = AUTOTUNE if num_parallel_calls is None else num_parallel_calls

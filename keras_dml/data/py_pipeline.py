@@ -44,7 +44,7 @@ import numpy as np
 from keras_dml.data.batch_loading import BatchLoader, load_in_worker, start_worker
 from keras_dml.data.sampler_epochs import SamplerEpochs
 from keras_dml.data.samplers.epoch_seeds import batch_seed, check_seed, epoch_generator
-from keras_dml.data.transform_options import check_augmentation, image_size_hw
+from keras_dml.data.transform_options import checked_pipeline_arguments, image_size_hw
 
 
 def make_py_dataset(
@@ -103,20 +103,9 @@ def make_py_dataset(
     >>> [len(batches[step][1]) for step in range(len(batches))]
     [2, 1]
     """
-    if augmentation is None:
-        augmentation = getattr(dataset, "augmentation", None) or "crop_flip"
-    check_augmentation(augmentation)
-    if sampler is None and (not isinstance(batch_size, int | np.integer) or batch_size < 1):
-        raise ValueError(f"`batch_size` must be a positive int. Received: batch_size={batch_size}")
-    if with_clusters and not getattr(sampler, "yields_clusters", False):
-        raise ValueError(
-            "`with_clusters=True` needs a cluster-conditioned sampler (one with "
-            "`yields_clusters=True`, e.g. ClusterMPerClassSampler). "
-            f"Received: sampler={type(sampler).__name__ if sampler is not None else None}"
-        )
-    if len(dataset) == 0:
-        raise ValueError(f"{dataset!r} has no images; nothing to build a pipeline from.")
-    dataset.verify()
+    augmentation = checked_pipeline_arguments(
+        dataset, batch_size, sampler, with_clusters, augmentation
+    )
     crop_hw = image_size_hw(image_size or dataset.image_size)
     per_image = None
     batch_augmentation = None

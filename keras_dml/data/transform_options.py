@@ -4,6 +4,8 @@ Augmentation names, crop size and shorter-side size are validated here, with no 
 `ImageDataset` and the backend-free pipeline (`keras_dml.data.py_pipeline`) use them too.
 """
 
+import numpy as np
+
 AUGMENTATIONS = ("none", "flip", "crop", "crop_flip", "resized_crop", "resized_crop_flip")
 
 
@@ -73,3 +75,37 @@ def checked_resize_size(crop_hw, resize_size):
             f"{max(crop_hw)}. Received: resize_size={resize_size}"
         )
     return int(resize_size)
+
+
+def checked_pipeline_arguments(dataset, batch_size, sampler, with_clusters, augmentation):
+    """The checks both input pipelines (tf.data and the PyDataset) run before building.
+
+    Refuses, in one line each, an invalid `augmentation`, a `batch_size` that is not a positive
+    int (without a sampler), `with_clusters` without a cluster-conditioned sampler and an empty
+    dataset; then verifies the dataset's files (`dataset.verify()`).
+
+    Args:
+        dataset: the `ImageDataset`.
+        batch_size: int. Batch size without a sampler.
+        sampler: batch sampler or `None`.
+        with_clusters: bool.
+        augmentation: str, callable or `None` (the dataset's, else `"crop_flip"`).
+
+    Returns:
+        The augmentation to apply.
+    """
+    if augmentation is None:
+        augmentation = getattr(dataset, "augmentation", None) or "crop_flip"
+    check_augmentation(augmentation)
+    if sampler is None and (not isinstance(batch_size, int | np.integer) or batch_size < 1):
+        raise ValueError(f"`batch_size` must be a positive int. Received: batch_size={batch_size}")
+    if with_clusters and not getattr(sampler, "yields_clusters", False):
+        raise ValueError(
+            "`with_clusters=True` needs a cluster-conditioned sampler (one with "
+            "`yields_clusters=True`, e.g. ClusterMPerClassSampler). "
+            f"Received: sampler={type(sampler).__name__ if sampler is not None else None}"
+        )
+    if len(dataset) == 0:
+        raise ValueError(f"{dataset!r} has no images; nothing to build a pipeline from.")
+    dataset.verify()
+    return augmentation
