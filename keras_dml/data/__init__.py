@@ -108,6 +108,7 @@ __all__ = [
 # Modules of the package, reachable as attributes (`keras_dml.data.samplers`) as when eager.
 _SUBMODULES = (
     "batch_loading",
+    "batch_streams",
     "datasets",
     "image_dataset",
     "numpy_preprocessing",

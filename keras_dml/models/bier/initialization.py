@@ -2,9 +2,9 @@
 
 import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
+from keras_dml.data.batch_streams import is_batch_stream, iterate_batches
 from keras_dml.models.bier.diversity import get_diversity
 
 
@@ -34,9 +34,9 @@ class _DiversityFit(keras.Model):
 
 def _features_of(model, data, batch_size):
     """Pooled backbone features `[N, h]` of precomputed features, images or a dataset."""
-    if isinstance(data, tf.data.Dataset):
+    if is_batch_stream(data):
         chunks = []
-        for element in data:
+        for element in iterate_batches(data):
             images = element[0] if isinstance(element, (tuple, list)) else element
             chunks.append(ops.convert_to_numpy(model.features(images, training=False)))
         if not chunks:
@@ -57,7 +57,7 @@ def _features_of(model, data, batch_size):
         ]
         return np.concatenate(chunks).astype("float32")
     raise ValueError(
-        "`features_or_dataset` must be features [N, h], images [N, H, W, 3] or a tf.data.Dataset "
+        "`features_or_dataset` must be features [N, h], images [N, H, W, 3] or a batched dataset "
         f"of images or (images, labels). Received an array of shape {data.shape}."
     )
 
@@ -85,7 +85,8 @@ def initialize_bier_embedding(
     Args:
         model: a `BIER` model (any `EmbeddingModel` with two or more heads works).
         features_or_dataset: pooled features `[N, h]` (e.g. from `model.features`), raw images
-            `[N, H, W, 3]`, or a `tf.data.Dataset` yielding images or `(images, labels)`.
+            `[N, H, W, 3]`, or a batched dataset (`tf.data.Dataset`, `keras.utils.PyDataset`)
+            yielding images or `(images, labels)`.
         diversity: str. `"activation"` (Eq. 6) or `"adversarial"` (Eq. 9). When it matches the
             model's own `diversity`, the model's layer (and its regressors) is trained; otherwise
             a temporary one is used. Defaults to `"activation"`.

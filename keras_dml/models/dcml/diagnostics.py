@@ -1,8 +1,9 @@
 """Diagnostics of a trained DCML model: how its compositors weight the learners (Fig. 4)."""
 
 import numpy as np
-import tensorflow as tf
 from keras import ops
+
+from keras_dml.data.batch_streams import is_batch_stream
 
 
 def average_compositor_weights(model, images, batch_size=128):
@@ -10,8 +11,9 @@ def average_compositor_weights(model, images, batch_size=128):
 
     Args:
         model: `DCML`. The model whose compositors are analysed.
-        images: raw-pixel images `[N, H, W, 3]` (array or tensor) or a `tf.data.Dataset`
-            yielding images or `(images, labels)` batches.
+        images: raw-pixel images `[N, H, W, 3]` (array or tensor) or a batched dataset
+            (`tf.data.Dataset`, `keras.utils.PyDataset`) yielding images or `(images, labels)`
+            batches.
         batch_size: int. Batch size for arrays and for the compositor pass. Defaults to `128`.
 
     Returns:
@@ -23,7 +25,7 @@ def average_compositor_weights(model, images, batch_size=128):
     References:
         Zheng et al., "Deep Compositional Metric Learning", CVPR 2021, Sec. 4.3, Fig. 4.
     """
-    if isinstance(images, tf.data.Dataset):
+    if is_batch_stream(images):
         embeddings = model.predict(images, verbose=0)
     else:
         embeddings = model.predict(images, batch_size=batch_size, verbose=0)

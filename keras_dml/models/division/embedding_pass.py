@@ -2,7 +2,6 @@
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from keras_dml.evaluation.evaluate import evaluate
 from keras_dml.losses.pairwise import l2_normalize
@@ -15,6 +14,8 @@ class Forward:
     def __init__(self, fn):
         self.fn = fn
         if keras.backend.backend() == "tensorflow":
+            import tensorflow as tf  # optional/heavy dependency: tensorflow (its backend only)
+
             self.predict_on_batch = lambda images: fn(tf.convert_to_tensor(images, tf.float32))
         else:  # JAX, PyTorch: Keras tensors in, NumPy out
             self.predict_on_batch = lambda images: keras.ops.convert_to_numpy(
@@ -47,6 +48,8 @@ def compiled_forward(model, features):
             return model(images, training=False)
 
         return Forward(forward)
+
+    import tensorflow as tf  # optional/heavy dependency: tensorflow (its backend only)
 
     @tf.function(reduce_retracing=True)
     def compiled(images):
