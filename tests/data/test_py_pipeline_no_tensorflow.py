@@ -1,42 +1,14 @@
 """The PyDataset pipeline runs on JAX and PyTorch with `import tensorflow` blocked (issue 27).
 
-Each check runs in a fresh interpreter whose `sitecustomize` (loaded before anything else, in
-the pipeline's worker processes too) puts a `sys.meta_path` finder first that raises
-`ImportError` for `tensorflow` and `tensorflow.*`: an import hook, not an uninstall.
+Each check runs in a fresh interpreter with `import tensorflow` blocked by an import hook
+(`tests.support.no_tensorflow`), in the pipeline's worker processes too.
 """
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-from tests.support.paths import REPO_ROOT
-
-ROOT = REPO_ROOT
-
-BLOCKER = textwrap.dedent(
-    """
-    import importlib.machinery
-    import sys
-
-    class BlockTensorFlow:
-        # Finds `tensorflow` (so `importlib.util.find_spec` probes, as torch._dynamo's, still
-        # answer) with a loader whose import raises ImportError.
-        def find_spec(self, name, path=None, target=None):
-            if name == "tensorflow" or name.startswith("tensorflow."):
-                return importlib.machinery.ModuleSpec(name, self)
-
-        def create_module(self, spec):
-            raise ImportError(f"{spec.name} is blocked by the test's import hook")
-
-        def exec_module(self, module):
-            raise ImportError(f"{module.__name__} is blocked by the test's import hook")
-
-    sys.meta_path.insert(0, BlockTensorFlow())
-    """
-)
+from tests.support.no_tensorflow import run_blocked
 
 PIPELINE_RUN = textwrap.dedent(
     """
@@ -92,16 +64,6 @@ PIPELINE_RUN = textwrap.dedent(
     print("PIPELINE-RAN-WITHOUT-TENSORFLOW")
     """
 )
-
-
-def run_blocked(tmp_path, backend, code):
-    """Runs `code` in a fresh interpreter on `backend` with `tensorflow` imports blocked."""
-    (tmp_path / "sitecustomize.py").write_text(BLOCKER)
-    env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
-    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    return subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
-    )
 
 
 @pytest.mark.parametrize("backend", ["jax", "torch"])

@@ -1,0 +1,62 @@
+"""Runs code in a fresh interpreter where `import tensorflow` fails (an import hook, no uninstall).
+
+The interpreter's `sitecustomize` (loaded before anything else, in worker processes too) puts a
+`sys.meta_path` finder first that raises `ImportError` for `tensorflow` and `tensorflow.*`. Tests
+of the TensorFlow-free paths (issue 27) run their code through `run_blocked` and assert that it
+printed a marker line and that `"tensorflow" not in sys.modules` at the end.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from tests.support.paths import REPO_ROOT
+
+BLOCKER = textwrap.dedent(
+    """
+    import importlib.machinery
+    import sys
+
+    class BlockTensorFlow:
+        # Finds `tensorflow` (so `importlib.util.find_spec` probes, as torch._dynamo's, still
+        # answer) with a loader whose import raises ImportError.
+        def find_spec(self, name, path=None, target=None):
+            if name == "tensorflow" or name.startswith("tensorflow."):
+                return importlib.machinery.ModuleSpec(name, self)
+
+        def create_module(self, spec):
+            raise ImportError(f"{spec.name} is blocked by the test's import hook")
+
+        def exec_module(self, module):
+            raise ImportError(f"{module.__name__} is blocked by the test's import hook")
+
+    sys.meta_path.insert(0, BlockTensorFlow())
+    """
+)
+
+
+def run_blocked(tmp_path, backend, code, timeout=300, cwd=None):
+    """Runs `code` in a fresh interpreter on `backend` with `tensorflow` imports blocked.
+
+    Args:
+        tmp_path: a folder for the `sitecustomize.py` that installs the hook.
+        backend: `"jax"` or `"torch"` (`KERAS_BACKEND`).
+        code: str. Python source run with `python -c`.
+        timeout: float. Seconds before the run is killed. Defaults to `300`.
+        cwd: folder the code runs in. Defaults to the current one.
+
+    Returns:
+        `subprocess.CompletedProcess` with text `stdout` and `stderr`.
+    """
+    (tmp_path / "sitecustomize.py").write_text(BLOCKER)
+    env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO_ROOT}")
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+    )
