@@ -11,6 +11,11 @@ import os
 import zipfile
 from pathlib import Path
 
+# Imported for their registrations: the serializable layers, losses and models a `.keras` file or
+# a card's config names. This module loads on the first `zoo.load` (keras_dml/zoo/__init__.py),
+# so `keras-dml zoo list` imports none of them.
+from keras_dml import backbones, layers, losses  # noqa: F401
+from keras_dml.models import serializable  # noqa: F401
 from keras_dml.zoo.cache import fetch_file, primary_filename
 from keras_dml.zoo.card import read_card
 from keras_dml.zoo.errors import UnsafeFormatError
@@ -28,15 +33,6 @@ _UNSAFE_SUFFIXES = {
     ".h5": "a legacy Keras HDF5 model (can embed Lambda bytecode)",
     ".hdf5": "a legacy Keras HDF5 model (can embed Lambda bytecode)",
 }
-
-
-def register_builtin_objects():
-    """Imports the keras_dml modules whose import registers serializable layers, losses, models.
-
-    Deferred to the first load so that `keras-dml zoo list` does not import TensorFlow.
-    """
-    from keras_dml import backbones, layers, losses  # noqa: F401 (heavy dependency: Keras)
-    from keras_dml.models import serializable  # noqa: F401 (heavy dependency: Keras)
 
 
 def _reject_unsafe(path):
@@ -79,7 +75,6 @@ def _load_keras_archive(path, compile):
     with zipfile.ZipFile(path) as archive:
         if "config.json" not in archive.namelist():
             raise UnsafeFormatError(f"{path} is a zip archive without config.json, not a .keras")
-    register_builtin_objects()
     try:
         model = keras.saving.load_model(path, compile=compile, safe_mode=True)
     except ValueError as error:
@@ -98,7 +93,6 @@ def _load_weights_only(card, weights_path):
     import keras
     import numpy as np
 
-    register_builtin_objects()
     config = card.data["model"]["config"]
     try:
         model = keras.saving.deserialize_keras_object(config, safe_mode=True)

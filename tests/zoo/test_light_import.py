@@ -1,5 +1,5 @@
 """`import keras_dml.zoo` and listing the zoo import no Keras: the zoo's registering import of
-layers, losses and models waits for the first load (`register_builtin_objects`)."""
+layers, losses and models waits for the first `zoo.load`, which imports `keras_dml.zoo.loading`."""
 
 import os
 import subprocess
