@@ -129,17 +129,40 @@ def mutation_row(job):
     return {"id": record["id"], "outcome": outcome, "seconds": job.elapsed, "detail": detail}
 
 
-def run_baseline(records, launcher, timeout, work_root):
-    """Runs every listed test once on an unmutated copy; returns `None` or a failure message."""
+def baseline_shares(nodes, workers):
+    """`nodes` in `workers` shares, each test file whole in one share (its module set up once).
+
+    Files go, largest first, to the share with the fewest nodes so far.
+    """
+    by_file = {}
+    for node in nodes:
+        by_file.setdefault(node.split("::")[0], []).append(node)
+    shares = [[] for _ in range(max(1, min(workers, len(by_file))))]
+    for file_nodes in sorted(by_file.values(), key=len, reverse=True):
+        min(shares, key=len).extend(file_nodes)
+    return [sorted(share) for share in shares if share]
+
+
+def run_baseline(records, launcher, workers, timeout, work_root):
+    """Runs every listed test once on unmutated copies, in `workers` parallel shares.
+
+    Returns `None` or a failure message.
+    """
     nodes = sorted({node for record in records for node in record["tests"]})
-    done = []
-    run_jobs([Job("baseline", nodes, work_root)], launcher, 1, timeout, done.append)
-    job = done[0]
+    shares = baseline_shares(nodes, workers)
+    jobs = [Job(f"baseline{index}", share, work_root) for index, share in enumerate(shares)]
+    start, done = time.perf_counter(), []
+    run_jobs(jobs, launcher, workers, timeout, done.append)
     print(
-        f"baseline: {len(nodes)} test nodes on the unmutated tree, {job.elapsed:.1f} s", flush=True
+        f"baseline: {len(nodes)} test nodes on the unmutated tree in {len(shares)} share(s), "
+        f"{time.perf_counter() - start:.1f} s",
+        flush=True,
     )
-    if job.code != 0:
-        return f"The listed tests fail on the unmutated tree (pytest exit {job.code}): {job.tail}"
+    for job in done:
+        if job.code != 0:
+            return (
+                f"The listed tests fail on the unmutated tree (pytest exit {job.code}): {job.tail}"
+            )
     return None
 
 
@@ -197,7 +220,7 @@ def main(argv=None):
 
     try:
         if not args.no_baseline:
-            failure = run_baseline(records, launcher, args.timeout * 2, work_root)
+            failure = run_baseline(records, launcher, args.jobs, args.timeout * 2, work_root)
             if failure:
                 print(failure)
                 return 1
