@@ -1,0 +1,227 @@
+"""Training speed of every method on TensorFlow, JAX and PyTorch, side by side in one run.
+
+Issue 27: images per second of a training epoch for the baseline and each ensemble method at the
+accuracy benchmark's budget (`benchmarks/accuracy_rows.py`: `BUDGET`, the `<method>/paper` rows
+and `baseline/margin`), on each Keras backend of this machine.
+
+Keras reads `KERAS_BACKEND` once, at import, so every (backend, row) pair trains in its own worker
+process: `keras_dml.training.train` for 2 epochs, timed by a callback. Each worker reports
+
+- `first_epoch`: images/s of epoch 1 from its start, so tracing and compilation (JAX's XLA,
+  TensorFlow's graph) are in it;
+- `steady`: images/s between the first and the last training step of epoch 2, the figure the
+  backends are compared on;
+- `epoch2`: images/s of epoch 2 from the last step of epoch 1, so the work between epochs (the
+  division passes of D&C and hierarchical D&C) is in it;
+- `pipeline`: images/s of one epoch of the training batches alone (sampler, decoding, augmentation;
+  no model), which tells a slow input pipeline from a slow training step.
+
+The backends take turns within each row (TensorFlow, JAX, PyTorch for the first row, then the
+next), so load from other processes falls on all of them alike. The table gives each backend's
+`steady` figure and its ratio to TensorFlow's (issue 27's target: JAX's time per image at most
+1.2x TensorFlow's, i.e. `jax/tf` >= 0.83).
+
+Usage:
+    python benchmarks/backend_speed.py                                   # hangul, every row
+    python benchmarks/backend_speed.py --dataset digits --classes 10 --rows baseline/margin
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from accuracy_rows import BUDGET, METHODS, keras_config  # noqa: E402
+from records import add_record_option, write_record  # noqa: E402
+
+BACKENDS = ("tensorflow", "jax", "torch")
+ROWS = ("baseline/margin", *(f"{method}/paper" for method in METHODS))
+RESULT_PREFIX = "BACKEND-SPEED "
+
+
+def build_parser():
+    """The command-line options (the docs' commands are parsed with it in the tests)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="hangul", help="registered dataset (default hangul)")
+    parser.add_argument("--rows", nargs="+", default=list(ROWS), help="accuracy benchmark rows")
+    parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
+    parser.add_argument(
+        "--classes",
+        type=int,
+        default=None,
+        help="train on the first N training classes only (a shorter epoch; default: all)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a budget entry, e.g. --set batch_size=32 (as benchmarks/accuracy.py)",
+    )
+    parser.add_argument("--output", default="runs/backend_speed", help="folder of the runs")
+    parser.add_argument("--worker", nargs=2, metavar=("BACKEND", "ROW"), help=argparse.SUPPRESS)
+    add_record_option(parser, "backend_speed.json")
+    return parser
+
+
+def budget_of(overrides):
+    budget = dict(BUDGET)
+    for item in overrides:
+        key, _, value = item.partition("=")
+        if key not in BUDGET:
+            raise SystemExit(f"--set {item}: unknown budget entry; choose from {sorted(BUDGET)}")
+        budget[key] = type(BUDGET[key])(value)
+    return budget
+
+
+def run_worker(args):
+    """Trains one row on this process's backend and prints its timings as one JSON line."""
+    import keras
+
+    from keras_dml.data.batch_streams import iterate_batches
+    from keras_dml.data.samplers import MPerClassSampler
+    from keras_dml.models.method_defaults import sampled_batches
+    from keras_dml.training import load_splits, resolve_config, train
+
+    backend, row = args.worker
+    assert keras.backend.backend() == backend, (keras.backend.backend(), backend)
+    budget = budget_of(args.set)
+    config = keras_config(row, args.dataset, budget, "margin", seed=0)
+    config.update(epochs=2, eval_every=2)
+    resolved = resolve_config(config)
+    splits = load_splits(resolved)
+    if args.classes:
+        train_data = splits["train"]
+        kept = sorted(set(train_data.labels.tolist()))[: args.classes]
+        splits = {**splits, "train": train_data.subset(_indices_of(train_data.labels, kept))}
+
+    sampler = MPerClassSampler(
+        splits["train"].labels, resolved["m_per_class"], resolved["batch_size"], seed=0
+    )
+    start, images = time.perf_counter(), 0
+    for batch in iterate_batches(sampled_batches(resolved, splits["train"], sampler)):
+        images += len(batch[1])
+    pipeline = images / (time.perf_counter() - start)
+
+    timer = epoch_timer(keras.callbacks.Callback)
+    folder = os.path.join(args.output, backend, row.replace("/", "_"))
+    run = train(config, folder, verbose=0, extra_callbacks=[timer], splits=splits, report=False)
+    del run  # the timings are the callback's
+    result = {"row": row, "pipeline": pipeline, **timer.rates(resolved["batch_size"])}
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
+
+
+def _indices_of(labels, kept):
+    import numpy as np
+
+    return np.flatnonzero(np.isin(labels, kept))
+
+
+def epoch_timer(base):
+    """A callback timing each epoch's steps (`base`: `keras.callbacks.Callback`, imported late)."""
+
+    class Timer(base):
+        def __init__(self):
+            super().__init__()
+            self.epochs = []
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.epochs.append({"begin": time.perf_counter(), "steps": []})
+
+        def on_train_batch_end(self, batch, logs=None):
+            self.epochs[-1]["steps"].append(time.perf_counter())
+
+        def rates(self, batch_size):
+            """images/s: `first_epoch`, `steady` (epoch 2's steps) and `epoch2`."""
+            first, second = self.epochs[0], self.epochs[1]
+            steps = second["steps"]
+            return {
+                "batch_size": batch_size,
+                "steps_per_epoch": len(steps),
+                "first_epoch": len(first["steps"])
+                * batch_size
+                / (first["steps"][-1] - first["begin"]),
+                "steady": (len(steps) - 1) * batch_size / (steps[-1] - steps[0]),
+                "epoch2": len(steps) * batch_size / (steps[-1] - first["steps"][-1]),
+            }
+
+    return Timer()
+
+
+def run_one(args, backend, row):
+    """Runs the worker of (backend, row) in a fresh interpreter; returns its result dict."""
+    command = [sys.executable, os.path.abspath(__file__), "--worker", backend, row]
+    command += ["--dataset", args.dataset, "--output", args.output]
+    command += [f"--set={item}" for item in args.set]
+    if args.classes:
+        command += ["--classes", str(args.classes)]
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run(command, env=env, capture_output=True, text=True)
+    lines = [line for line in result.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
+    if result.returncode != 0 or not lines:
+        tail = " | ".join(result.stderr.strip().splitlines()[-3:])
+        raise SystemExit(f"{backend} {row} failed (exit {result.returncode}): {tail}")
+    return json.loads(lines[-1][len(RESULT_PREFIX) :])
+
+
+def print_table(results, backends):
+    head = f"{'row':<18}" + "".join(f"{b + ' img/s':>17}" for b in backends)
+    others = [b for b in backends if b != "tensorflow"]
+    if "tensorflow" in backends:
+        head += "".join(f"{b + '/tf':>10}" for b in others)
+    head += "".join(f"{b[:5] + ' pipe':>12}" for b in backends)
+    print(head)
+    for row, by_backend in results.items():
+        line = f"{row:<18}" + "".join(f"{by_backend[b]['steady']:17.1f}" for b in backends)
+        if "tensorflow" in backends:
+            tf_rate = by_backend["tensorflow"]["steady"]
+            line += "".join(f"{by_backend[b]['steady'] / tf_rate:10.2f}" for b in others)
+        line += "".join(f"{by_backend[b]['pipeline']:12.0f}" for b in backends)
+        print(line)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.worker:
+        run_worker(args)
+        return
+    results = {}
+    for row in args.rows:
+        results[row] = {}
+        for backend in args.backends:
+            print(f"[backend_speed] {row} on {backend}", flush=True)
+            results[row][backend] = run_one(args, backend, row)
+    print_table(results, args.backends)
+    rows = []
+    if "tensorflow" in args.backends:
+        for row, by_backend in results.items():
+            for backend in args.backends:
+                if backend == "tensorflow":
+                    continue
+                ratio = by_backend[backend]["steady"] / by_backend["tensorflow"]["steady"]
+                rows.append(
+                    {
+                        "what": f"training images/s, {backend} / TensorFlow, {row}",
+                        "result": f"{ratio:.2f}x",
+                        "target": ">= 0.83x (JAX at most 1.2x TensorFlow's time per image)"
+                        if backend == "jax"
+                        else "reported",
+                    }
+                )
+    write_record(
+        args.record,
+        "backend_speed",
+        argv,
+        results,
+        rows,
+        dataset=args.dataset,
+        classes=args.classes,
+        budget=budget_of(args.set),
+    )
+
+
+if __name__ == "__main__":
+    main()

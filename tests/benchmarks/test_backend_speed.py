@@ -1,0 +1,59 @@
+"""benchmarks/backend_speed.py: every method's training images/s on each backend (issue 27).
+
+The worker trains one row on this process's backend (TensorFlow here) at a tiny size and prints
+its timings; the parent's table and record are checked on timings given to it, since each real
+worker is a process of its own backend (tests/methods/test_backends.py trains on JAX and
+PyTorch).
+"""
+
+import json
+
+import pytest
+
+from tests.support.helpers import benchmark_script
+
+TINY = ["--dataset", "digits", "--set", "batch_size=32", "--set", "m_per_class=8"]
+TINY += ["--set", "image_size=16", "--set", "backbone=convnet"]
+
+
+def test_the_worker_times_two_epochs_and_the_input_pipeline(tmp_path, capsys):
+    script = benchmark_script("backend_speed")
+    script.main([*TINY, "--output", str(tmp_path), "--worker", "tensorflow", "baseline/margin"])
+    output = capsys.readouterr().out.splitlines()
+    (line,) = [x for x in output if x.startswith(script.RESULT_PREFIX)]
+    result = json.loads(line[len(script.RESULT_PREFIX) :])
+    assert result["row"] == "baseline/margin" and result["batch_size"] == 32
+    assert result["steps_per_epoch"] > 1
+    for name in ("pipeline", "first_epoch", "steady", "epoch2"):
+        assert result[name] > 0, name
+
+
+def test_timer_rates_come_from_the_step_times():
+    script = benchmark_script("backend_speed")
+    timer = script.epoch_timer(object)
+    timer.epochs = [
+        {"begin": 0.0, "steps": [10.0, 11.0, 12.0]},  # compilation in the first step
+        {"begin": 12.5, "steps": [14.0, 14.5, 15.0]},
+    ]
+    rates = timer.rates(batch_size=4)
+    assert rates["first_epoch"] == pytest.approx(12 / 12.0)
+    assert rates["steady"] == pytest.approx(8 / 1.0)
+    assert rates["epoch2"] == pytest.approx(12 / 3.0)
+
+
+def test_the_record_gives_each_backend_against_tensorflow(tmp_path, monkeypatch):
+    script = benchmark_script("backend_speed")
+    steady = {"tensorflow": 100.0, "jax": 90.0, "torch": 40.0}
+
+    def fake_run_one(args, backend, row):
+        return {"row": row, "pipeline": 500.0, "steady": steady[backend]}
+
+    monkeypatch.setattr(script, "run_one", fake_run_one)
+    record_path = tmp_path / "record.json"
+    script.main([*TINY, "--rows", "baseline/margin", "--record", str(record_path)])
+    record = json.loads(record_path.read_text())
+    assert record["measured"]["baseline/margin"]["jax"]["steady"] == 90.0
+    jax_row, torch_row = record["rows"]
+    assert jax_row["what"] == "training images/s, jax / TensorFlow, baseline/margin"
+    assert jax_row["result"] == "0.90x" and torch_row["result"] == "0.40x"
+    assert jax_row["target"].startswith(">= 0.83x")
