@@ -159,6 +159,7 @@ def test_every_registered_method_is_covered():
     assert set(list_methods()) <= set(METHOD_MODELS) | {"toy"}, sorted(list_methods())
 
 
+@pytest.mark.backend_semantics
 @pytest.mark.parametrize("method_name", ["dc", "bier", "abe"])
 def test_learner_k_trains_only_its_own_columns_of_the_class_vectors(method_name, splits):
     """Per-learner proxies are column slices: learner k's loss moves only its columns."""

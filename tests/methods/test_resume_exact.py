@@ -83,6 +83,7 @@ def interrupt():
     raise CrashError()
 
 
+@pytest.mark.backend_semantics
 def test_run_interrupted_in_process_resumes_exactly(tmp_path):
     # The default suite's short form: 2 epochs of 3 batches (divisions at epochs 0 and 1), the
     # crash an exception after 1 batch of epoch 1, the resume a new model, sampler, pipeline

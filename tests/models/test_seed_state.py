@@ -7,10 +7,14 @@ from `BackupAndRestore` and drew other negatives than the uninterrupted run.
 
 import keras
 import numpy as np
+import pytest
 
 from keras_dml import backbones, losses
 from keras_dml.models import EmbeddingModel
 from tests.support.helpers import tiny_images, tiny_labels
+
+# Seed states carried through each backend's stateless step: the JAX line runs these.
+pytestmark = pytest.mark.backend_semantics
 
 
 def trained_model(steps, loss=None):

@@ -134,6 +134,7 @@ def test_contrastive_loss_matches_eq10_loop():
     np.testing.assert_allclose(float(abe_contrastive_loss(labels, e)), np.mean(terms), rtol=1e-5)
 
 
+@pytest.mark.backend_semantics
 @pytest.mark.parametrize("pairs", ["self", "all"])
 def test_divergence_loss_matches_eq9_loop(pairs):
     rng = np.random.default_rng(1)

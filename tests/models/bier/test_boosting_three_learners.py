@@ -14,6 +14,9 @@ import pytest
 from keras_dml.models.bier import boosted_learner_losses, get_loss_form
 from tests.support.backend_utils import to_numpy
 
+# The boosting recursion's running score on each backend: the JAX line runs these.
+pytestmark = pytest.mark.backend_semantics
+
 ALPHA, BETA, COST = 2.0, 0.5, 25.0
 
 

@@ -141,6 +141,7 @@ def test_triplet_loss_matches_a_naive_loop():
     np.testing.assert_allclose(to_numpy(value), np.mean(terms), rtol=1e-5)
 
 
+@pytest.mark.backend_semantics
 @pytest.mark.parametrize("diversity", ["activation", "adversarial"])
 def test_diversity_loss_never_reaches_the_backbone(diversity):
     model = BIER(tiny_backbone(), group_sizes=(4, 6, 8), diversity=diversity, regressor_units=16)

@@ -53,6 +53,7 @@ def test_check_model_and_saved_compositors():
     assert model.learner_dims == (D,) * K
 
 
+@pytest.mark.backend_semantics
 def test_gradient_routing_of_every_term():
     model = make_model(loss=ContrastiveLoss(), subtask_loss=ContrastiveLoss())
     images, labels = tiny_images(8), tiny_labels(8)
@@ -69,6 +70,7 @@ def test_gradient_routing_of_every_term():
     assert dis["weighting"] == dis["sign"] == 0.0
 
 
+@pytest.mark.backend_semantics
 def test_subtask_loss_does_not_reach_learners_through_the_compositor_input():
     model = make_model(loss=ContrastiveLoss(), subtask_loss=ContrastiveLoss())
     rng = np.random.default_rng(0)
@@ -97,6 +99,7 @@ def test_subtask_loss_does_not_reach_learners_through_the_compositor_input():
     assert float(np.linalg.norm(grad_kernel)) > 0
 
 
+@pytest.mark.backend_semantics
 def test_objective_is_equation_8():
     lambdas = [0.5, 1.0, 2.0, 0.0]
     model = make_model(

@@ -49,6 +49,7 @@ def test_check_model_and_config():
         model.set_stage("merge")
 
 
+@pytest.mark.backend_semantics
 @pytest.mark.parametrize("learner_dims", [None, (2, 6, 4, 4)])
 def test_cluster_step_gives_gradients_only_to_backbone_and_its_head(learner_dims):
     model = make_model(learner_dims=learner_dims)

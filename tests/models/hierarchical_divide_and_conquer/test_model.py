@@ -34,6 +34,7 @@ def cluster_batch(cluster, n=16):
     }
 
 
+@pytest.mark.backend_semantics
 def test_check_model_round_trip_keeps_masks_and_state():
     model = HierarchicalDivideAndConquer(tiny_backbone(), embedding_dim=16, max_learners=4)
     assert model.learner_dims == (16,) and model.active_learners == 1
