@@ -313,26 +313,23 @@ def describe_normalization(arguments):
     }.get(mode, str(mode))
 
 
-def _keras_dml():
+def _use_this_checkout():
     if ROOT not in sys.path:  # keras_dml of this checkout (MkDocs' plugins reset sys.path)
         sys.path.insert(0, ROOT)
-    import keras_dml.backbones
-
-    return keras_dml.backbones
 
 
 def paper_backbones_table():
     """Each paper recipe's backbone, as built from its `backbone` entry."""
+    _use_this_checkout()
+    from keras_dml.backbones import registry
     from keras_dml.backbones.expected_source import ExpectedSource
-    from keras_dml.backbones.registry import get_spec
 
-    _keras_dml()
     rows = []
     for name, config in paper_recipes().items():
         backbone = config["backbone"]
         options = {k: v for k, v in backbone.items() if k not in ("name", "weights")}
         options.pop("freeze_batchnorm", None)
-        normalization = get_spec(backbone["name"]).resolve_normalization(**options)
+        normalization = registry.get_spec(backbone["name"]).resolve_normalization(**options)
         rows.append(
             [
                 f"`{name}`",
@@ -350,11 +347,11 @@ def paper_backbones_table():
 
 def paper_weights_table():
     """Each source file the paper recipes expect, its digest and the command converting it."""
+    _use_this_checkout()
     from keras_dml.backbones.conversions import conversion_for_options
     from keras_dml.backbones.expected_source import ExpectedSource
     from keras_dml.backbones.imagenet_lookup import imagenet_file_name
 
-    _keras_dml()
     rows = {}
     for config in paper_recipes().values():
         backbone = config["backbone"]
