@@ -214,6 +214,27 @@ def test_recipes_start_from_the_papers_imagenet_backbone(method):
         assert not {"lrn", "batchnorm"} & set(config["backbone"]), config["backbone"]
 
 
+# Training crops the papers state: resize the shorter side to 256, random 224 crop and flip
+# (keras-dml's "crop_flip") for ABE (Sec. 4.1), A-BIER (Sec. 4), D&C (Sec. 4.2) and hierarchical
+# D&C (Sec. 4.2); DCML (Sec. 4.2): random resized 224 crops and flips.
+PAPER_AUGMENTATION = {
+    "abe": "crop_flip",
+    "bier": "crop_flip",
+    "dc": "crop_flip",
+    "hdc": "crop_flip",
+    "dcml": "resized_crop_flip",
+}
+
+
+@pytest.mark.parametrize("method", sorted(PAPER_AUGMENTATION))
+def test_recipes_train_on_the_papers_crops(method):
+    for config in recipes(method).values():
+        # Without an `augmentation` key, image-file datasets train on "crop_flip"
+        # (keras_dml.data.ImageDataset).
+        augmentation = config.get("augmentation", "crop_flip")
+        assert augmentation == PAPER_AUGMENTATION[method], (config["dataset"], augmentation)
+
+
 @pytest.mark.parametrize("method", sorted(PAPER_BACKBONES))
 def test_recipe_descriptions_name_the_expected_weights_file(method):
     for config in recipes(method).values():
