@@ -13,6 +13,10 @@ A page asks for a table with a marker line, replaced when the site is built:
 - `<!-- table: speed -->`: `benchmarks/results/speed.json`;
 - `<!-- table: configs METHOD -->`: the recipes `training/configs/METHOD_*.json` and their
   settings;
+- `<!-- table: paper-backbones -->`: every paper recipe's backbone, variant, image size,
+  preprocessing, frozen BatchNorm and the ImageNet weights file it expects (its `backbone`
+  entry); `<!-- table: paper-weights -->`: each expected file with its digest and the
+  `keras-dml backbones convert` command that makes the weights from it;
 - `<!-- table: zoo -->`: the model cards of `models/` (`keras_dml.zoo.list_models`) with the test
   metrics they record.
 
@@ -281,6 +285,93 @@ def configs_table(method):
     return markdown_table(header, rows)
 
 
+def paper_recipes():
+    """`{file name: config}` of the recipes whose backbone names its expected ImageNet weights."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "training", "configs", "*.json"))):
+        with open(path) as f:
+            config = json.load(f)
+        if isinstance(config.get("backbone", {}).get("weights"), dict):
+            found[os.path.basename(path)] = config
+    if not found:
+        raise ValueError("no recipe in training/configs/ names its ImageNet weights file")
+    return found
+
+
+def describe_normalization(arguments):
+    """The input preprocessing an `ImageNormalization` configuration computes, in words."""
+    mode = arguments.get("mode")
+    if mode == "custom":
+        mean = tuple(arguments["mean"])
+        if arguments.get("reverse_channels"):
+            return f"BGR minus mean {tuple(int(v) if v == int(v) else v for v in mean[::-1])}"
+        return f"RGB minus mean {mean}"
+    return {
+        "torch": "RGB / 255, ImageNet mean/std",
+        "tf": "RGB scaled to [-1, 1]",
+        "caffe": "BGR minus the VGG mean",
+    }.get(mode, str(mode))
+
+
+def _use_this_checkout():
+    if ROOT not in sys.path:  # keras_dml of this checkout (MkDocs' plugins reset sys.path)
+        sys.path.insert(0, ROOT)
+
+
+def paper_backbones_table():
+    """Each paper recipe's backbone, as built from its `backbone` entry."""
+    _use_this_checkout()
+    from keras_dml.backbones import registry
+    from keras_dml.backbones.expected_source import ExpectedSource
+
+    rows = []
+    for name, config in paper_recipes().items():
+        backbone = config["backbone"]
+        options = {k: v for k, v in backbone.items() if k not in ("name", "weights")}
+        options.pop("freeze_batchnorm", None)
+        normalization = registry.get_spec(backbone["name"]).resolve_normalization(**options)
+        rows.append(
+            [
+                f"`{name}`",
+                backbone["name"],
+                backbone.get("variant", "default"),
+                config["image_size"],
+                describe_normalization(normalization),
+                "yes" if backbone.get("freeze_batchnorm") else "no",
+                ExpectedSource.from_entry(backbone["weights"]).describe(),
+            ]
+        )
+    header = ["recipe", "backbone", "variant", "image size", "preprocessing", "frozen BN"]
+    return markdown_table(header + ["expected weights (source file)"], rows)
+
+
+def paper_weights_table():
+    """Each source file the paper recipes expect, its digest and the command converting it."""
+    _use_this_checkout()
+    from keras_dml.backbones.conversions import conversion_for_options
+    from keras_dml.backbones.expected_source import ExpectedSource
+    from keras_dml.backbones.imagenet_lookup import imagenet_file_name
+
+    rows = {}
+    for config in paper_recipes().values():
+        backbone = config["backbone"]
+        expected = ExpectedSource.from_entry(backbone["weights"])
+        options = {k: v for k, v in backbone.items() if k == "variant"}
+        conversion = conversion_for_options(backbone["name"], options)
+        command = (
+            f"`keras-dml backbones convert --backbone {backbone['name']} --from "
+            f"{conversion.source} --state-dict {expected.file} --output ~/.keras/keras_dml/"
+            f"backbones/{imagenet_file_name(backbone['name'], options)}`"
+        )
+        rows[expected.file] = [
+            f"`{expected.file}`",
+            expected.describe_digests(),
+            conversion.download.split(" ")[0],
+            command,
+        ]
+    return markdown_table(["source file", "digest", "download", "conversion"], list(rows.values()))
+
+
 def zoo_table():
     """Every model card of the zoo: what it is and, when published, its recorded test metrics."""
     if ROOT not in sys.path:  # keras_dml of this checkout (MkDocs' plugins reset sys.path)
@@ -310,6 +401,8 @@ TABLES = {
     "recipes": lambda dataset: recipes_table(dataset) + "\n\n" + recipes_provenance(dataset),
     "speed": lambda _: speed_table() + "\n\n" + speed_provenance(),
     "configs": configs_table,
+    "paper-backbones": lambda _: paper_backbones_table(),
+    "paper-weights": lambda _: paper_weights_table(),
     "zoo": lambda _: zoo_table(),
 }
 

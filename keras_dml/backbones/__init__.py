@@ -5,7 +5,9 @@ returns the sub-model between two of them, `list_backbones()` lists the names.
 `keras_dml.backbones.convert.convert_state_dict` (CLI: `keras-dml backbones convert`) turns
 published ImageNet weights (torchvision GoogLeNet and ResNet-50 v1.5, the `bninception` port,
 Caffe's `bvlc_googlenet.caffemodel`) into weights files that
-`get(name, weights=PATH or "imagenet")` loads.
+`get(name, weights=PATH or "imagenet")` loads; a paper recipe's `weights` object also names
+the published file they must be converted from (`check_backbone_weights` checks it before a
+run loads data).
 """
 
 # Importing the backbone modules registers them.
@@ -28,11 +30,13 @@ from keras_dml.backbones.registry import (
     split_points,
 )
 from keras_dml.backbones.weights import WeightsUnavailableError
+from keras_dml.backbones.weights_resolution import check_backbone_weights
 
 __all__ = [
     "BackboneSpec",
     "LocalResponseNormalization",
     "WeightsUnavailableError",
+    "check_backbone_weights",
     "cut",
     "freeze_batchnorm",
     "get",

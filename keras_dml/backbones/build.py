@@ -8,10 +8,9 @@ from keras_dml.backbones.batchnorm import (
     set_batchnorm_momentum,
 )
 from keras_dml.backbones.batchnorm import freeze_batchnorm as _freeze_batchnorm
-from keras_dml.backbones.imagenet_lookup import find_imagenet_weights
 from keras_dml.backbones.registry import get_spec
-from keras_dml.backbones.weights import check_weights_argument, load_weights_file
-from keras_dml.backbones.weights_metadata import options_from_weights, read_weights_metadata
+from keras_dml.backbones.weights import load_weights_file
+from keras_dml.backbones.weights_resolution import resolve_weights
 from keras_dml.layers.image_normalization import ImageNormalization
 from keras_dml.utils.suggestions import did_you_mean_keys
 
@@ -71,8 +70,10 @@ def get(
             `"imagenet"` is a Keras download for `resnet50` (v1) and `mobilenet_v2`, and the
             converted file `keras_dml.backbones.imagenet_lookup` finds for `googlenet`
             (variants "caffe" and "torchvision"), `resnet50` variant "v1.5" and
-            `bn_inception`. Defaults
-            to `None`.
+            `bn_inception`. A recipe's `weights` object, `{"pretrained": "imagenet",
+            "source_file": ..., "source_sha256": ...}` (or `"source_sha1"`), is `"imagenet"`
+            for a converted file that must have been converted from that published file
+            (`keras_dml.backbones.expected_source`). Defaults to `None`.
         input_shape: tuple `(height, width, channels)`; height/width may be `None` for the
             Keras application backbones. Defaults to `(224, 224, 3)`.
         freeze_batchnorm: bool. Set every BatchNormalization layer to `trainable=False`
@@ -96,7 +97,8 @@ def get(
             another backbone or variant.
         FileNotFoundError: when `weights` is a path that does not exist.
         WeightsUnavailableError: when ImageNet weights cannot be downloaded or found (the
-            message says how to pass or convert a local file instead).
+            message says how to pass or convert a local file instead), or were converted from
+            another file than a `weights` object expects.
 
     Examples:
     >>> backbone = get("convnet", input_shape=(32, 32, 3))
@@ -117,15 +119,9 @@ def get(
             f"{did_you_mean_keys(unknown, spec.options)} Its options (with defaults): "
             f"{dict(spec.options) or 'none'}."
         )
-    weights = check_weights_argument(weights)
     shape = _check_input_shape(spec, input_shape)
     batchnorm_momentum = check_momentum(batchnorm_momentum)
-    if weights == "imagenet" and spec.uses_converted_imagenet(**kwargs):
-        weights = find_imagenet_weights(name, {**spec.options, **kwargs})
-    if weights not in (None, "imagenet"):
-        record = read_weights_metadata(weights)
-        if record is not None:
-            kwargs = options_from_weights(name, weights, record, kwargs)
+    weights, kwargs = resolve_weights(name, weights, kwargs)
 
     images = keras.Input(shape=shape, name="images")
     normalization = spec.resolve_normalization(**kwargs)

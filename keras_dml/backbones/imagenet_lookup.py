@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import quote, urlparse
 
 from keras_dml.backbones.conversions import CONVERSIONS, conversion_for_options
+from keras_dml.backbones.expected_source import check_converted_source
 from keras_dml.backbones.weights import WeightsUnavailableError
 from keras_dml.utils.keras_home import keras_dml_home
 from keras_dml.utils.sha256 import sha256_file
@@ -109,24 +110,33 @@ def _convertible():
     )
 
 
-def find_imagenet_weights(name, options):
-    """Path of the verified converted ImageNet weights of `name` built with `options`.
+def convert_command(name, options, source_file=None):
+    """The `keras-dml backbones convert` line that writes the file `find_imagenet_weights` wants.
 
     Args:
         name: str. Backbone name.
-        options: dict. Its build options (`variant` chooses the file).
+        options: dict. Its build options (`variant` chooses the conversion and the file name).
+        source_file: str or None. The downloaded file's name (None: `<downloaded file>`).
 
     Returns:
-        str path of a `.weights.h5` file whose sha256 matches its `.sha256` file.
-
-    Raises:
-        WeightsUnavailableError: one line saying where it looked and the `keras-dml backbones
-            convert` command that produces the file, or that the sha256 does not match.
+        str, or `None` when keras-dml converts nothing into this backbone variant.
 
     Examples:
-    >>> find_imagenet_weights("resnet50", {"variant": "v1.5"})  # doctest: +SKIP
-    '/root/.keras/keras_dml/backbones/resnet50_v1.5_imagenet.weights.h5'
+    >>> convert_command("resnet50", {"variant": "v1.5"}, "r.pth").split(" --output")[0]
+    'keras-dml backbones convert --backbone resnet50 --from torchvision --state-dict r.pth'
     """
+    conversion = conversion_for_options(name, options)
+    if conversion is None:
+        return None
+    return (
+        f"keras-dml backbones convert --backbone {name} --from {conversion.source} "
+        f"--state-dict {source_file or '<downloaded file>'} "
+        f"--output {backbone_cache_dir() / imagenet_file_name(name, options)}"
+    )
+
+
+def _locate(name, options):
+    """`(verified path or None, the places looked in)`."""
     filename = imagenet_file_name(name, options)
     cached = backbone_cache_dir() / filename
     configured = os.environ.get(WEIGHTS_ENV)
@@ -134,25 +144,58 @@ def find_imagenet_weights(name, options):
     if configured:
         if urlparse(configured).scheme in ("http", "https", "file"):
             if cached.exists() and Path(f"{cached}{SHA_SUFFIX}").exists():
-                return verify_sha256(cached, delete=True)
-            return _from_mirror(configured, filename)
+                return verify_sha256(cached, delete=True), looked
+            return _from_mirror(configured, filename), looked
         candidate = Path(configured).expanduser() / filename
         if candidate.exists():
-            return verify_sha256(candidate)
+            return verify_sha256(candidate), looked
         looked.append(str(candidate))
     if cached.exists():
-        return verify_sha256(cached)
+        return verify_sha256(cached), looked
     looked.append(str(cached))
+    return None, looked
+
+
+def find_imagenet_weights(name, options, expected=None):
+    """Path of the verified converted ImageNet weights of `name` built with `options`.
+
+    Args:
+        name: str. Backbone name.
+        options: dict. Its build options (`variant` chooses the file).
+        expected: `keras_dml.backbones.expected_source.ExpectedSource` or None. The published
+            file the weights must have been converted from (a recipe's `weights` object);
+            None: any source.
+
+    Returns:
+        str path of a `.weights.h5` file whose sha256 matches its `.sha256` file (and, with
+        `expected`, converted from a file with the expected digest).
+
+    Raises:
+        WeightsUnavailableError: one line saying where it looked and the `keras-dml backbones
+            convert` command that produces the file, or that the sha256 or the source file
+            does not match.
+
+    Examples:
+    >>> find_imagenet_weights("resnet50", {"variant": "v1.5"})  # doctest: +SKIP
+    '/root/.keras/keras_dml/backbones/resnet50_v1.5_imagenet.weights.h5'
+    """
     conversion = conversion_for_options(name, options)
+    command = convert_command(name, options, expected.file if expected else None)
+    path, looked = _locate(name, options)
+    if path is not None:
+        if expected is None:
+            return path
+        return check_converted_source(path, expected, command)
     if conversion is None:
         variant = options.get("variant")
         raise WeightsUnavailableError(
             f"No ImageNet weights for backbone {name!r} variant {variant!r}: keras-dml converts "
             f"none for it (looked in {', '.join(looked)}); convertible: {_convertible()}."
         )
+    wanted = conversion.download
+    if expected is not None:
+        wanted = f"{conversion.download.split(' ')[0]} ({expected.describe_digests()})"
     raise WeightsUnavailableError(
         f"No converted ImageNet weights for backbone {name!r} (looked in "
-        f"{', '.join(looked)}): download {conversion.download} and run `keras-dml backbones "
-        f"convert --backbone {name} --from {conversion.source} --state-dict <downloaded file> "
-        f"--output {cached}`."
+        f"{', '.join(looked)}): download {wanted} and run `{command}`."
     )

@@ -69,8 +69,9 @@ def check_weights_argument(weights):
         return weights
     if not isinstance(weights, (str, os.PathLike)):
         raise ValueError(
-            "`weights` must be None (random initialisation), 'imagenet' or the path of a "
-            f"weights file ({', '.join(WEIGHTS_SUFFIXES)}). Received: weights={weights!r}"
+            "`weights` must be None (random initialisation), 'imagenet', a recipe's weights "
+            "object (pretrained, source_file, source_sha256) or the path of a weights file "
+            f"({', '.join(WEIGHTS_SUFFIXES)}). Received: weights={weights!r}"
         )
     path = os.fspath(weights)
     if not os.path.exists(path):

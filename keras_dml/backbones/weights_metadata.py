@@ -10,14 +10,19 @@ import json
 ATTRIBUTE = "keras_dml_conversion"
 
 
-def write_weights_metadata(path, backbone, options, source):
-    """Records in a `.weights.h5` file the backbone and options it was converted for.
+def write_weights_metadata(path, backbone, options, source, source_file=None):
+    """Records in a `.weights.h5` file the backbone and options it was converted for, and from
+    which file.
 
     Args:
         path: str. A weights file written by `model.save_weights`.
         backbone: str. Registry name, e.g. `"resnet50"`.
         options: dict. Build options of `keras_dml.backbones.get`, e.g. `{"variant": "v1.5"}`.
         source: str. Where the weights come from, e.g. `"torchvision"`.
+        source_file: dict or None. The converted file's `name`, `sha256` and `sha1`
+            (`keras_dml.backbones.expected_source.source_file_record`), which a recipe's
+            `weights` object checks; None when the weights came from memory. Defaults to
+            `None`.
 
     Examples:
     >>> options = {"variant": "v1.5"}
@@ -25,7 +30,12 @@ def write_weights_metadata(path, backbone, options, source):
     """
     import h5py
 
-    record = {"backbone": backbone, "options": dict(options), "source": source}
+    record = {
+        "backbone": backbone,
+        "options": dict(options),
+        "source": source,
+        "source_file": None if source_file is None else dict(source_file),
+    }
     with h5py.File(path, "a") as handle:
         handle.attrs[ATTRIBUTE] = json.dumps(record, sort_keys=True)
 
@@ -38,7 +48,8 @@ def read_weights_metadata(path):
             output, Keras 2 `.h5` downloads) return `None`.
 
     Returns:
-        dict with `"backbone"`, `"options"` and `"source"`, or `None`.
+        dict with `"backbone"`, `"options"`, `"source"` and `"source_file"` (missing in files
+        converted before keras-dml recorded it), or `None`.
 
     Examples:
     >>> read_weights_metadata("r.weights.h5")["options"]  # doctest: +SKIP

@@ -159,3 +159,86 @@ def test_dcml_recipes_follow_the_paper():
                 "loss.name": "margin",
             },
         )
+
+
+# The ImageNet weights each paper starts from, as the recipes' `backbone.weights` name them.
+# ResNet-50: torchvision's IMAGENET1K_V1 file, whose name carries the first 8 hex digits of its
+# sha256 (torch.hub checks that prefix); Caffe GoogLeNet: the BVLC model zoo's
+# bvlc_googlenet.caffemodel with the sha1 its readme publishes.
+TORCHVISION_RESNET50 = {
+    "pretrained": "imagenet",
+    "source_file": "resnet50-0676ba61.pth",
+    "source_sha256": "0676ba61",
+}
+BVLC_GOOGLENET = {
+    "pretrained": "imagenet",
+    "source_file": "bvlc_googlenet.caffemodel",
+    "source_sha1": "405fc5acd08a3bb12de8ee5e23a96bec22f08204",
+}
+PAPER_BACKBONES = {
+    # method: (backbone, variant, expected weights, frozen BatchNorm or None when the paper and
+    # the reference code say nothing, in which case the recipe's choice is not pinned)
+    # ABE, ECCV 2018 Sec. 4 and 4.1: GoogLeNet in Caffe, initialised from ImageNet, 224 crops,
+    # ImageNet mean subtracted (no BatchNorm in the Caffe GoogLeNet).
+    "abe": ("googlenet", "caffe", BVLC_GOOGLENET, None),
+    # A-BIER, TPAMI 2020 Sec. 4 (implementation details): GoogLeNet with weights dumped from the
+    # Caffe model, 224 crops, ImageNet mean subtracted.
+    "bier": ("googlenet", "caffe", BVLC_GOOGLENET, None),
+    # D&C, CVPR 2019 Sec. 4.2: ResNet-50 after Wu et al.'s PyTorch code, 224 crops; the reference
+    # code freezes the BatchNorm statistics (METHOD_NOTES).
+    "dc": ("resnet50", "v1.5", TORCHVISION_RESNET50, True),
+    # Hierarchical D&C, TPAMI Sec. 4.2: ResNet-50 pretrained on ImageNet, PyTorch, 224 crops; it
+    # extends the D&C code, which freezes BatchNorm.
+    "hdc": ("resnet50", "v1.5", TORCHVISION_RESNET50, True),
+    # DCML, CVPR 2021 Sec. 4.2: PyTorch, ImageNet-pretrained ResNet-50, random resized 224 crops.
+    "dcml": ("resnet50", "v1.5", TORCHVISION_RESNET50, None),
+}
+
+
+@pytest.mark.parametrize("method", sorted(PAPER_BACKBONES))
+def test_recipes_start_from_the_papers_imagenet_backbone(method):
+    name, variant, weights, frozen = PAPER_BACKBONES[method]
+    found = recipes(method)
+    assert found
+    for config in found.values():
+        expected = {
+            "image_size": 224,
+            "backbone.name": name,
+            "backbone.variant": variant,
+            "backbone.weights": weights,
+        }
+        if frozen is not None:
+            expected["backbone.freeze_batchnorm"] = frozen
+        check(config, expected)
+        # The Caffe GoogLeNet keeps its LRN and has no BatchNorm: no option may change that.
+        assert not {"lrn", "batchnorm"} & set(config["backbone"]), config["backbone"]
+
+
+# Training crops the papers state: resize the shorter side to 256, random 224 crop and flip
+# (keras-dml's "crop_flip") for ABE (Sec. 4.1), A-BIER (Sec. 4), D&C (Sec. 4.2) and hierarchical
+# D&C (Sec. 4.2); DCML (Sec. 4.2): random resized 224 crops and flips.
+PAPER_AUGMENTATION = {
+    "abe": "crop_flip",
+    "bier": "crop_flip",
+    "dc": "crop_flip",
+    "hdc": "crop_flip",
+    "dcml": "resized_crop_flip",
+}
+
+
+@pytest.mark.parametrize("method", sorted(PAPER_AUGMENTATION))
+def test_recipes_train_on_the_papers_crops(method):
+    for config in recipes(method).values():
+        # Without an `augmentation` key, image-file datasets train on "crop_flip"
+        # (keras_dml.data.ImageDataset).
+        augmentation = config.get("augmentation", "crop_flip")
+        assert augmentation == PAPER_AUGMENTATION[method], (config["dataset"], augmentation)
+
+
+@pytest.mark.parametrize("method", sorted(PAPER_BACKBONES))
+def test_recipe_descriptions_name_the_expected_weights_file(method):
+    for config in recipes(method).values():
+        weights = config["backbone"]["weights"]
+        digest = weights.get("source_sha256") or weights["source_sha1"]
+        assert weights["source_file"] in config["description"], config["description"]
+        assert digest in config["description"], config["description"]

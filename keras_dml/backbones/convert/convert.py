@@ -9,6 +9,7 @@ from keras_dml.backbones.build import get
 from keras_dml.backbones.conversions import find_conversion
 from keras_dml.backbones.convert.mapping import check_state_dict, copy_weights
 from keras_dml.backbones.convert.state_dict import load_state_dict
+from keras_dml.backbones.expected_source import source_file_record
 from keras_dml.backbones.imagenet_lookup import write_sha256
 from keras_dml.backbones.weights_metadata import write_weights_metadata
 
@@ -43,7 +44,9 @@ def convert_state_dict(backbone, source, state_dict, output=None, input_shape=_B
             `source="caffe"`, or a dict of arrays/tensors.
         output: str or None. Path of a `.weights.h5` file to write, with the backbone and
             variant it was converted for recorded inside (see
-            `keras_dml.backbones.weights_metadata`) and its sha256 in `<output>.sha256`.
+            `keras_dml.backbones.weights_metadata`), with the name, sha256 and sha1 of the
+            `state_dict` file (which a recipe's expected source is checked against), and its
+            own sha256 in `<output>.sha256`.
             Defaults to `None` (nothing written).
         input_shape: tuple. Input shape of the returned model. Defaults to `(64, 64, 3)`.
 
@@ -75,6 +78,9 @@ def convert_state_dict(backbone, source, state_dict, output=None, input_shape=_B
     if output is not None:
         os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
         model.save_weights(output)
-        write_weights_metadata(output, backbone, conversion.options, source)
+        source_file = (
+            source_file_record(state_dict) if isinstance(state_dict, (str, os.PathLike)) else None
+        )
+        write_weights_metadata(output, backbone, conversion.options, source, source_file)
         write_sha256(output)
     return model
