@@ -111,13 +111,25 @@ def preset_config(name, fixed_masks=False):
             f"Hierarchical D&C (TPAMI 2021, Tab. 9) on {name}: ResNet-50 (frozen BN), d=512, "
             f"K_max={preset['max_learners']}, E={preset['division_every']}, "
             f"lambda={preset['orthogonality_weight']}, margin loss, Adam "
-            f"{preset['learning_rate']}. GPU run."
+            f"{preset['learning_rate']}. GPU run. Backbone: torchvision's ResNet-50 v1.5 "
+            "(ImageNet mean/std on RGB in [0, 1]), converted from torchvision's IMAGENET1K_V1 "
+            "file resnet50-0676ba61.pth (sha256 prefix 0676ba61, from its published file name; "
+            "the full digest is not published)."
         ),
         "paper": "divide_and_conquer_hierarchical_tpami",
         "method": "hdc",
         "dataset": name,
         "image_size": preset["image_size"],
-        "backbone": {"name": "resnet50", "weights": "imagenet", "freeze_batchnorm": True},
+        "backbone": {
+            "name": "resnet50",
+            "variant": "v1.5",
+            "weights": {
+                "pretrained": "imagenet",
+                "source_file": "resnet50-0676ba61.pth",
+                "source_sha256": "0676ba61",
+            },
+            "freeze_batchnorm": True,
+        },
         "model": {
             "embedding_dim": preset["embedding_dim"],
             "max_learners": preset["max_learners"],
