@@ -21,9 +21,15 @@ next), so load from other processes falls on all of them alike. The table gives 
 `steady` figure and its ratio to TensorFlow's (issue 27's target: JAX's time per image at most
 1.2x TensorFlow's, i.e. `jax/tf` >= 0.83).
 
+`--dataset synthetic` trains on random images held in memory (`--steps` batches an epoch, every
+class `m_per_class` images), so only the training step and the batch assembly are timed: what
+`benchmarks/gpu_speed.py` compares with PyTorch at 224 px, where no dataset is at hand.
+
 Usage:
     python benchmarks/backend_speed.py                                   # hangul, every row
     python benchmarks/backend_speed.py --dataset digits --classes 10 --rows baseline/margin
+    python benchmarks/backend_speed.py --dataset synthetic --steps 20 --set image_size=224 \
+        --set backbone=resnet50 --set batch_size=64 --precision mixed_bfloat16 --backends jax
 """
 
 import argparse
@@ -61,6 +67,18 @@ def build_parser():
         metavar="KEY=VALUE",
         help="override a budget entry, e.g. --set batch_size=32 (as benchmarks/accuracy.py)",
     )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=16,
+        help="batches an epoch with --dataset synthetic (default 16)",
+    )
+    parser.add_argument(
+        "--precision",
+        default="float32",
+        choices=("float32", "mixed_float16", "mixed_bfloat16"),
+        help="the run's dtype policy (default float32)",
+    )
     parser.add_argument("--output", default="runs/backend_speed", help="folder of the runs")
     parser.add_argument("--worker", nargs=2, metavar=("BACKEND", "ROW"), help=argparse.SUPPRESS)
     add_record_option(parser, "backend_speed.json")
@@ -89,10 +107,14 @@ def run_worker(args):
     backend, row = args.worker
     assert keras.backend.backend() == backend, (keras.backend.backend(), backend)
     budget = budget_of(args.set)
-    config = keras_config(row, args.dataset, budget, "margin", seed=0)
-    config.update(epochs=2, eval_every=2)
+    dataset = "digits" if args.dataset == "synthetic" else args.dataset  # a registered name
+    config = keras_config(row, dataset, budget, "margin", seed=0)
+    config.update(epochs=2, eval_every=2, precision=args.precision)
     resolved = resolve_config(config)
-    splits = load_splits(resolved)
+    if args.dataset == "synthetic":
+        splits = synthetic_splits(budget, args.steps)
+    else:
+        splits = load_splits(resolved)
     if args.classes:
         train_data = splits["train"]
         kept = sorted(set(train_data.labels.tolist()))[: args.classes]
@@ -111,7 +133,45 @@ def run_worker(args):
     run = train(config, folder, verbose=0, extra_callbacks=[timer], splits=splits, report=False)
     del run  # the timings are the callback's
     result = {"row": row, "pipeline": pipeline, **timer.rates(resolved["batch_size"])}
+    result["versions"] = backend_versions(backend)
     print(RESULT_PREFIX + json.dumps(result), flush=True)
+
+
+def backend_versions(backend):
+    """Keras, the backend's library and the device it trains on."""
+    import importlib
+
+    import keras
+
+    module = importlib.import_module(backend)
+    versions = {"keras": keras.__version__, backend: module.__version__}
+    if backend == "jax":
+        versions["device"] = str(module.devices()[0].device_kind)
+    elif backend == "torch":
+        versions["device"] = module.cuda.get_device_name() if module.cuda.is_available() else "cpu"
+    else:
+        gpus = module.config.list_physical_devices("GPU")
+        versions["device"] = gpus[0].name if gpus else "cpu"
+    return versions
+
+
+def synthetic_splits(budget, steps, seed=0):
+    """Random uint8 images in memory: `steps` full batches of `m_per_class` images per class for
+    training, and two batches each for validation and test (their own classes)."""
+    import numpy as np
+
+    from keras_dml.data import ImageDataset
+
+    rng = np.random.default_rng(seed)
+    size, batch, m = budget["image_size"], budget["batch_size"], budget["m_per_class"]
+
+    def split(num_images, first_class):
+        labels = first_class + np.arange(num_images) // m
+        images = rng.integers(0, 256, (num_images, size, size, 3), dtype=np.uint8)
+        return ImageDataset(labels - first_class, images=images, image_size=size)
+
+    train = split(steps * batch, 0)
+    return {"train": train, "val": split(2 * batch, 0), "test": split(2 * batch, 0)}
 
 
 def _indices_of(labels, kept):
@@ -154,7 +214,8 @@ def epoch_timer(base):
 def run_one(args, backend, row):
     """Runs the worker of (backend, row) in a fresh interpreter; returns its result dict."""
     command = [sys.executable, os.path.abspath(__file__), "--worker", backend, row]
-    command += ["--dataset", args.dataset, "--output", args.output]
+    command += ["--dataset", args.dataset, "--output", args.output, "--steps", str(args.steps)]
+    command += ["--precision", args.precision]
     command += [f"--set={item}" for item in args.set]
     if args.classes:
         command += ["--classes", str(args.classes)]
@@ -219,6 +280,7 @@ def main(argv=None):
         rows,
         dataset=args.dataset,
         classes=args.classes,
+        precision=args.precision,
         budget=budget_of(args.set),
     )
 

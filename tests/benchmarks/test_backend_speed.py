@@ -8,6 +8,7 @@ PyTorch).
 
 import json
 
+import numpy as np
 import pytest
 
 from tests.support.helpers import benchmark_script
@@ -57,3 +58,13 @@ def test_the_record_gives_each_backend_against_tensorflow(tmp_path, monkeypatch)
     assert jax_row["what"] == "training images/s, jax / TensorFlow, baseline/margin"
     assert jax_row["result"] == "0.90x" and torch_row["result"] == "0.40x"
     assert jax_row["target"].startswith(">= 0.83x")
+
+
+def test_synthetic_splits_fill_whole_batches_of_m_images_per_class():
+    script = benchmark_script("backend_speed")
+    budget = {"image_size": 8, "batch_size": 6, "m_per_class": 3}
+    splits = script.synthetic_splits(budget, steps=4)
+    train = splits["train"]
+    assert len(train) == 24 and train.num_classes == 8
+    assert (np.bincount(train.labels) == 3).all()
+    assert len(splits["val"]) == len(splits["test"]) == 12
