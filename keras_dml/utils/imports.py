@@ -12,6 +12,9 @@ _EXTRAS = {
     "matplotlib.pyplot": ("vis", "matplotlib"),
     "tf_keras_vis": ("vis", "tf-keras-vis"),
     "tensorflow_datasets": ("tfds", "tensorflow-datasets"),
+    "tensorflow": ("tensorflow", "tensorflow"),
+    "jax": ("jax", "jax[cpu]"),
+    "torch": ("torch", "torch"),
 }
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from keras_dml.cli import main
+from keras_dml.cli.errors import configured_backend, error_message
 from keras_dml.training import list_methods
 
 TRAIN = ["train", "--dataset", "digits", "--quiet"]
@@ -286,3 +287,30 @@ def test_nmi_reports_the_kmeans_that_gave_it(backend):
     embeddings = np.random.default_rng(0).normal(size=(40, 4)).astype("float32")
     metrics = evaluate(embeddings, np.arange(40) % 4, backend=backend, seed=3, kmeans_nredo=2)
     assert metrics["nmi_kmeans"] == "keras-dml k-means (NumPy), seed 3, 20 iterations, best of 2"
+
+
+def test_a_missing_keras_backend_names_the_extra_that_installs_it(monkeypatch):
+    missing = ModuleNotFoundError("No module named 'tensorflow'", name="tensorflow")
+    monkeypatch.setenv("KERAS_BACKEND", "tensorflow")
+    message = error_message(missing)
+    assert message.startswith("keras-dml: error: Keras' backend 'tensorflow' is not installed")
+    assert 'pip install "keras-dml[tensorflow]"' in message
+    assert 'KERAS_BACKEND=jax with pip install "keras-dml[jax]"' in message
+    assert "\n" not in message
+
+
+def test_tensorflow_missing_under_another_backend_names_the_feature_extra(monkeypatch):
+    missing = ModuleNotFoundError("No module named 'tensorflow'", name="tensorflow")
+    monkeypatch.setenv("KERAS_BACKEND", "jax")
+    assert error_message(missing) == (
+        "keras-dml: error: `tensorflow` is needed for this command but is not installed: "
+        'pip install "keras-dml[tensorflow]".'
+    )
+
+
+def test_the_backend_comes_from_keras_json_without_importing_keras(monkeypatch, tmp_path):
+    monkeypatch.delenv("KERAS_BACKEND", raising=False)
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    assert configured_backend() == "tensorflow"  # Keras' default
+    (tmp_path / "keras.json").write_text('{"backend": "torch"}')
+    assert configured_backend() == "torch"
