@@ -19,9 +19,9 @@ _LAZY = {
     "ExportParityError": "keras_dml.export.report",
     "ExportReport": "keras_dml.export.report",
     "export_saved_model": "keras_dml.export.saved_model",
-    "INPUT_NAME": "keras_dml.export.signature",
-    "OUTPUT_NAME": "keras_dml.export.signature",
-    "ExportError": "keras_dml.export.signature",
+    "INPUT_NAME": "keras_dml.export.contract",
+    "OUTPUT_NAME": "keras_dml.export.contract",
+    "ExportError": "keras_dml.export.contract",
 }
 
 __all__ = [
