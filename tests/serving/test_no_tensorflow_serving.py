@@ -45,7 +45,8 @@ SERVING_RUN = textwrap.dedent(
     images = rng.integers(0, 256, (12, 32, 32, 3)).astype(np.uint8)
     expected = keras.ops.convert_to_numpy(model(images.astype("float32"), training=False))
     dataset = data.ImageDataset(labels, images=images, image_size=32)
-    batches = dataset.as_dataset(training=False, batch_size=5)
+    # Batches of 4 everywhere: one input shape, so JAX compiles the model once.
+    batches = dataset.as_dataset(training=False, batch_size=4)
     assert type(batches).__name__ == "ImageBatches", type(batches)
 
     # embed: an ImageDataset, its PyDataset and (images, labels) give the model's own rows.
@@ -55,7 +56,7 @@ SERVING_RUN = textwrap.dedent(
         np.testing.assert_array_equal(found, labels)
     streamed, _ = embed(model, batches, verbose=False, out_path=os.path.join(root, "e.npy"))
     np.testing.assert_allclose(streamed, expected, atol=1e-5)
-    metrics = evaluate_model(model, {"test": dataset}, batch_size=5)
+    metrics = evaluate_model(model, {"test": dataset}, batch_size=4)
     assert metrics == evaluate(expected, labels), (metrics, evaluate(expected, labels))
 
     # EmbeddingIndex over an image folder (lossless PNG: each image finds itself first).
@@ -64,13 +65,13 @@ SERVING_RUN = textwrap.dedent(
         os.makedirs(os.path.join(folder, f"c{label}"), exist_ok=True)
         Image.fromarray(image).save(os.path.join(folder, f"c{label}", f"{i}.png"))
     index = EmbeddingIndex(model=model_path)
-    index.add(folder)
-    result = index.search(images[:3], k=1)
-    assert [os.path.basename(i) for i in result.ids[:, 0]] == ["0.png", "1.png", "2.png"]
+    index.add(folder, batch_size=4)
+    result = index.search(images[:4], k=1, batch_size=4)
+    assert [os.path.basename(i) for i in result.ids[:, 0]] == ["0.png", "1.png", "2.png", "3.png"]
     # ... over an ImageDataset, searched with its PyDataset.
     index = EmbeddingIndex(model=model)
-    index.add(dataset)
-    result = index.search(batches, k=1)
+    index.add(dataset, batch_size=4)
+    result = index.search(batches, k=1, batch_size=4)
     np.testing.assert_array_equal(result.indices[:, 0], np.arange(12))
 
     # keras-dml evaluate / search on the saved model.
