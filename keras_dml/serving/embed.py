@@ -3,11 +3,10 @@
 import functools
 import os
 
-import keras
 import numpy as np
 from tqdm.auto import tqdm
 
-from keras_dml.data.batch_streams import is_batch_stream, iterate_batches
+from keras_dml.serving.batch_streams import is_batch_stream, iterate_batches, stream_length
 from keras_dml.serving.embedder import Embedder
 from keras_dml.serving.input_contract import ImageContract
 
@@ -45,14 +44,6 @@ def _stream_batches(stream):
         yield np.asarray(images), (None if labels is None else np.asarray(labels))
 
 
-def _stream_length(stream):
-    """Batches in one pass of `stream` when known without iterating, else None."""
-    if isinstance(stream, keras.utils.PyDataset):
-        return len(stream)
-    cardinality = int(stream.cardinality())
-    return cardinality if cardinality >= 0 else None
-
-
 def _batches(data, batch_size):
     """Yields `(images, labels or None)` batches and the number of batches (or None)."""
     if _is_image_dataset(data):
@@ -64,7 +55,7 @@ def _batches(data, batch_size):
                 f"Got {images.shape[0]} images but {labels.shape[0]} labels in (images, labels)."
             )
     elif is_batch_stream(data):
-        return _stream_batches(data), _stream_length(data)
+        return _stream_batches(data), stream_length(data)
     else:
         images, labels = np.asarray(data), None
     if images.ndim < 2:
