@@ -14,7 +14,9 @@ exporter (which needs `onnxscript`, not a keras-dml dependency) only for fully s
 and otherwise calls this same TorchScript exporter; calling it on our own module gives the
 export contract and keeps the batch dynamic. Only the weights `call` reads become initializers:
 the export reports as read the float weights its output has a gradient path to (training-only
-parts, such as BIER's regressors, have none).
+parts, such as BIER's regressors, have none). Integer state variables have no gradient: one that
+`call` reads (hierarchical D&C's active-learner count) is traced into the graph as a constant, its
+value at export, and the report lists it as left out where the TensorFlow export counts it read.
 """
 
 import io
