@@ -36,7 +36,7 @@ SERVING_RUN = textwrap.dedent(
         raise AssertionError("the command did not exit")
 
     root = tempfile.mkdtemp()
-    built = get_method("bier").tiny(backbones.get("convnet", input_shape=(32, 32, 3)))
+    built = get_method("baseline").tiny(backbones.get("convnet", input_shape=(32, 32, 3)))
     model_path = os.path.join(root, "model.keras")
     built.save(model_path)
     model = keras.saving.load_model(model_path)
@@ -75,10 +75,18 @@ SERVING_RUN = textwrap.dedent(
     np.testing.assert_array_equal(result.indices[:, 0], np.arange(12))
 
     # keras-dml evaluate / search on the saved model.
-    code, out, err = cli("evaluate", model_path, "--dataset", "digits", "--json")
+    code, out, err = cli(
+        "evaluate", model_path, "--dataset", "image_folder", "--data-dir", folder, "--json"
+    )
     assert code == 0, err
-    scores = json.loads(out)
-    assert 0.0 <= scores["recall@1"] <= 1.0 and 0.0 <= scores["map@r"] <= 1.0, scores
+    split = data.load_dataset("image_folder", split="test", data_dir=folder, image_size=32)
+    scores, expected_scores = json.loads(out), evaluate_model(model, {"test": split})
+    assert sorted(scores) == sorted(expected_scores), scores
+    for key, value in expected_scores.items():
+        if isinstance(scores[key], float):
+            assert abs(scores[key] - float(value)) <= 1e-6, (key, scores[key], value)
+        else:
+            assert scores[key] == value, (key, scores[key], value)
     query = os.path.join(folder, "c1", "4.png")
     code, out, err = cli("search", model_path, "--gallery", folder, "--query", query, "-k", "2")
     assert code == 0, err
