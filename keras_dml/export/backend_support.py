@@ -1,10 +1,10 @@
 """Which Keras backend exports which format, and the one-line error where it cannot.
 
-| backend      | ONNX                                                   | SavedModel |
-|--------------|--------------------------------------------------------|------------|
-| `tensorflow` | tf2onnx on the traced serving function (`onnx_tensorflow`) | yes    |
-| `torch`      | `torch.onnx.export` of the serving module (`onnx_torch`), no TensorFlow | no |
-| `jax`        | no: Keras converts JAX through jax2onnx, not a keras-dml dependency | no |
+- TensorFlow: ONNX through tf2onnx on the traced serving function (`onnx_tensorflow`), and
+  SavedModel.
+- PyTorch: ONNX through `torch.onnx.export` of the serving module (`onnx_torch`), without
+  TensorFlow; no SavedModel.
+- JAX: neither (Keras converts JAX to ONNX with jax2onnx, which keras-dml does not install).
 
 A `.keras` file loads on every backend, so the fix for a refused export is the backend that
 exports it (`KERAS_BACKEND=torch` for ONNX without TensorFlow).
