@@ -22,6 +22,7 @@ TORCH_EXPORT_RUN = textwrap.dedent(
     from keras_dml import backbones
     from keras_dml.export import ExportError, export_onnx, export_saved_model
     from keras_dml.models import get_method
+    from keras_dml.search import EmbeddingIndex
 
     def cli(*argv):
         # `python -m keras_dml.cli ARGV` in this interpreter (so the import hook applies).
@@ -75,6 +76,12 @@ TORCH_EXPORT_RUN = textwrap.dedent(
         os.path.join(root, "model_float32.onnx"), providers=["CPUExecutionProvider"]
     ).run(["embedding"], {"images": nan_images})
     assert np.isnan(exported[1]).all() and np.isfinite(np.delete(exported, 1, axis=0)).all()
+
+    # The exported file serves search like the TensorFlow export's (onnxruntime, no TensorFlow).
+    index = EmbeddingIndex(model=os.path.join(root, "model_uint8.onnx"))
+    assert index.embedder.learner_slices == [(0, 4), (4, 12), (12, 24)]
+    index.add(pixels.astype("uint8"))
+    np.testing.assert_array_equal(index.search(pixels[:2], k=1).indices[:, 0], [0, 1])
 
     try:
         export_saved_model(model, os.path.join(root, "saved_model"))
