@@ -1,7 +1,8 @@
 """`keras-dml evaluate`: retrieval metrics of a saved model on a dataset split.
 
 Its arguments are defined in `keras_dml.cli.arguments.evaluate` (no Keras); this module is loaded
-when `evaluate` runs.
+when `evaluate` runs. It needs no TensorFlow on JAX and PyTorch (the splits are embedded through
+`keras_dml.evaluation.model_evaluation`, not the training package).
 """
 
 import json
@@ -10,7 +11,7 @@ from keras_dml import zoo
 from keras_dml.cli.arguments.evaluate import add_evaluate_parser
 from keras_dml.cli.rerank import rerank_from_args
 from keras_dml.data import load_dataset
-from keras_dml.training import evaluate_model
+from keras_dml.evaluation.model_evaluation import evaluate_model
 
 __all__ = ["add_evaluate_parser", "run_evaluate"]
 

@@ -2,7 +2,9 @@
 
 Every exported artifact takes `images` (raw pixels `[N, H, W, C]` in [0, 255], `float32` or
 `uint8`, dynamic batch, the model's fixed input size) and returns `embedding` (`[N, D]`), with the
-model's own preprocessing inside and training-only parts left out.
+model's own preprocessing inside and training-only parts left out. ONNX exports on the TensorFlow
+backend (tf2onnx) and on PyTorch without TensorFlow (`torch.onnx.export`); SavedModel is a
+TensorFlow feature and refuses in one line elsewhere (`keras_dml.export.backend_support`).
 
 Examples:
 >>> from keras_dml.export import export_onnx, export_saved_model
@@ -19,9 +21,9 @@ _LAZY = {
     "ExportParityError": "keras_dml.export.report",
     "ExportReport": "keras_dml.export.report",
     "export_saved_model": "keras_dml.export.saved_model",
-    "INPUT_NAME": "keras_dml.export.signature",
-    "OUTPUT_NAME": "keras_dml.export.signature",
-    "ExportError": "keras_dml.export.signature",
+    "INPUT_NAME": "keras_dml.export.contract",
+    "OUTPUT_NAME": "keras_dml.export.contract",
+    "ExportError": "keras_dml.export.contract",
 }
 
 __all__ = [

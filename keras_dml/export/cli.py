@@ -15,10 +15,10 @@ from keras_dml.cli.arguments.export import (
     add_export_parser,
     check_export_args,
 )
+from keras_dml.export.contract import ExportError
 from keras_dml.export.onnx_model import export_onnx
 from keras_dml.export.report import ExportParityError
 from keras_dml.export.saved_model import export_saved_model
-from keras_dml.export.signature import ExportError
 from keras_dml.utils import MissingDependencyError
 
 __all__ = [

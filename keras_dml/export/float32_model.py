@@ -18,7 +18,7 @@ import tempfile
 
 import keras
 
-from keras_dml.export.signature import ExportError, keras_embeddings
+from keras_dml.export.contract import ExportError, keras_embeddings
 
 SIXTEEN_BIT = ("float16", "bfloat16")
 FLOAT_POLICY_CLASSES = ("DTypePolicy", "FloatDTypePolicy")

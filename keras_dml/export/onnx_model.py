@@ -1,10 +1,11 @@
 """Export to ONNX: one graph `images -> embedding`, checked with onnx and onnxruntime.
 
-Conversion goes through `tf2onnx.convert.from_function` on the same traced serving function the
-SavedModel export uses, which is what `keras.Model.export(format="onnx")` does internally
-(`tf2onnx.convert.from_keras` is unreliable with Keras 3). Tracing our own function gives the
-graph its input name `images` (from the `tf.TensorSpec`) and output name `embedding` (from the
-returned dict) and lets the graph take uint8 pixels.
+The conversion depends on the Keras backend (`keras_dml.export.backend_support`): on TensorFlow,
+tf2onnx on the traced serving function (`keras_dml.export.onnx_tensorflow`); on PyTorch,
+`torch.onnx.export` of the same serving function as a `torch.nn.Module`, without TensorFlow
+(`keras_dml.export.onnx_torch`); JAX is refused in one line. Both graphs have the same contract
+(input `images`, uint8 or float32, dynamic batch, fixed `H, W, C`; output `embedding`; NaN rows
+for non-finite images), metadata and parity check, done here.
 """
 
 import os
@@ -12,26 +13,27 @@ import os
 import keras
 
 import keras_dml
-from keras_dml.export.float32_model import float32_inference_model, source_difference
-from keras_dml.export.output_path import check_output_path
-from keras_dml.export.report import ExportReport, check_parity
-from keras_dml.export.signature import (
+from keras_dml.export.backend_support import check_onnx_backend
+from keras_dml.export.contract import (
     INPUT_NAME,
     OUTPUT_NAME,
-    captured_variables,
     check_exportable,
     check_input_dtype,
-    excluded_weights,
-    input_spec,
     keras_embeddings,
     resolve_image_shape,
     sample_images,
-    serving_function,
 )
+from keras_dml.export.float32_model import float32_inference_model, source_difference
+from keras_dml.export.onnx_tensorflow import tensorflow_onnx_graph
+from keras_dml.export.onnx_torch import BATCH_DIM_NAME, torch_onnx_graph
+from keras_dml.export.output_path import check_output_path
+from keras_dml.export.report import ExportReport, check_parity
 from keras_dml.utils import optional_import
 
 DEFAULT_OPSET = 17
-BATCH_DIM_NAME = "batch"
+
+# Keras backend -> `(model, image_shape, dtype, opset) -> (proto, num_variables, excluded)`.
+CONVERTERS = {"tensorflow": tensorflow_onnx_graph, "torch": torch_onnx_graph}
 
 
 def export_onnx(
@@ -57,6 +59,8 @@ def export_onnx(
     weights for the export (metadata `keras_dml.trained_dtype_policy`), and parity is checked
     against that rebuild (`report.max_abs_diff_source`: the distance to the 16-bit model).
 
+    It runs on the TensorFlow backend (tf2onnx) and on the PyTorch backend without TensorFlow
+    (`torch.onnx.export`), with the same contract; on JAX it raises `ExportError` naming them.
     The model is checked with `onnx.checker.check_model`; with `verify=True` it is also run in
     onnxruntime on random images and compared with the Keras model.
 
@@ -77,9 +81,10 @@ def export_onnx(
         `ExportReport` describing the file (shapes, variable counts, opset, parity).
 
     Raises:
-        ExportError: the model is not built, its input size is unknown, or `input_dtype` is bad.
-        MissingDependencyError: onnx / tf2onnx (or onnxruntime with `verify=True`) is missing;
-            install `keras-dml[onnx]`.
+        ExportError: the model is not built, its input size is unknown, `input_dtype` is bad,
+            or the Keras backend is JAX.
+        MissingDependencyError: onnx, tf2onnx on TensorFlow (or onnxruntime with
+            `verify=True`) is missing; install `keras-dml[onnx]`.
         ExportParityError: `verify=True` and onnxruntime's output differs from Keras.
         OSError: `path` cannot be written (a folder, under a file, in a read-only folder),
             raised before any work on the model (`keras_dml.export.output_path`).
@@ -95,23 +100,18 @@ def export_onnx(
     (3, 64)
     """
     check_output_path(path, "file")  # before any work on the model
+    converter = CONVERTERS[check_onnx_backend()]
     onnx = optional_import("onnx", feature="ONNX export")
-    tf2onnx = optional_import("tf2onnx", feature="ONNX export")
     check_exportable(model)
     (dtype,) = check_input_dtype(input_dtype)
     image_shape = resolve_image_shape(model, image_size)
     opset = int(opset)
     if opset < 13:
-        raise ValueError(f"`opset` must be >= 13 (tf2onnx and ONNX Runtime). Received: {opset}")
+        raise ValueError(f"`opset` must be >= 13 (the converters, ONNX Runtime). Received: {opset}")
     path = os.fspath(path)
 
     source, (model, policy) = model, float32_inference_model(model)
-    function = serving_function(model, image_shape, dtype)
-    variables = captured_variables([function])
-    _patch_tf2onnx(tf2onnx)
-    proto, _ = tf2onnx.convert.from_function(
-        function, input_signature=[input_spec(image_shape, dtype)], opset=opset
-    )
+    proto, num_variables, excluded = converter(model, image_shape, dtype, opset)
     _name_io(proto)
     _add_metadata(onnx, proto, model, image_shape, policy)
     onnx.checker.check_model(proto)
@@ -127,9 +127,9 @@ def export_onnx(
         image_shape=list(image_shape),
         embedding_dim=_output_dim(proto),
         learner_dims=_learner_dims(model),
-        num_variables=len(variables),
+        num_variables=num_variables,
         num_model_weights=len(model.weights),
-        excluded_weights=list(excluded_weights(model, variables)),
+        excluded_weights=excluded,
         opset=opset,
         source_dtype_policy=policy,
     )
@@ -144,18 +144,6 @@ def export_onnx(
         if policy is not None:
             report.max_abs_diff_source[dtype] = source_difference(actual, source, images)
     return report
-
-
-def _patch_tf2onnx(tf2onnx):
-    """Applies Keras's numpy>=2 fixes to tf2onnx releases before 1.17 (1.17 has them)."""
-    version = tuple(int(p) for p in tf2onnx.__version__.split(".")[:2] if p.isdigit())
-    if version >= (1, 17):
-        return
-    try:
-        from keras.src.export.tf2onnx_lib import patch_tf2onnx
-    except ImportError:  # A Keras without the patch: tf2onnx is used as installed.
-        return
-    patch_tf2onnx()
 
 
 def _name_io(proto):

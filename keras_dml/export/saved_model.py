@@ -1,10 +1,13 @@
-"""Export to a TensorFlow SavedModel that serves `images -> embedding`."""
+"""Export to a TensorFlow SavedModel that serves `images -> embedding`.
+
+A TensorFlow feature: on the JAX and PyTorch backends, and where TensorFlow is not installed,
+`export_saved_model` refuses in one line before importing TensorFlow
+(`keras_dml.export.backend_support`) and names ONNX export as the alternative.
+"""
 
 import os
 
-import tensorflow as tf
-from keras.export import ExportArchive
-
+from keras_dml.export.backend_support import check_saved_model_backend
 from keras_dml.export.float32_model import float32_inference_model, source_difference
 from keras_dml.export.output_path import check_output_path
 from keras_dml.export.report import ExportReport, check_parity
@@ -71,7 +74,8 @@ def export_saved_model(
         `ExportReport` describing the artifact (shapes, variable counts, parity).
 
     Raises:
-        ExportError: the model is not built, its input size is unknown, or `input_dtype` is bad.
+        ExportError: the model is not built, its input size is unknown, `input_dtype` is bad,
+            or the Keras backend is not TensorFlow (`SavedModel export needs TensorFlow ...`).
         ExportParityError: `verify=True` and the reloaded SavedModel differs from Keras.
         OSError: `path` cannot be written (a file, under a file, in a read-only folder), raised
             before any work on the model (`keras_dml.export.output_path.check_output_path`).
@@ -87,6 +91,10 @@ def export_saved_model(
     TensorShape([2, 64])
     """
     check_output_path(path, "directory")  # before any work on the model
+    check_saved_model_backend()  # before TensorFlow is imported
+    import tensorflow as tf
+    from keras.export import ExportArchive
+
     check_exportable(model)
     dtypes = check_input_dtype(input_dtype, allowed=("float32", "uint8", "both"))
     image_shape = resolve_image_shape(model, image_size)

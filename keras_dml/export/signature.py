@@ -1,4 +1,4 @@
-"""The serving signature shared by every export format: `images` in, `embedding` out.
+"""The TensorFlow serving function of the SavedModel and tf2onnx exports: `images` -> `embedding`.
 
 Every exported graph takes raw pixels `[N, H, W, C]` (dynamic batch, fixed spatial size = the
 model's input size) as `uint8` or `float32`, casts them to float32, runs the model's own `call`
@@ -7,132 +7,49 @@ and returns `{"embedding": [N, D]}`. It follows the input contract (`keras_dml.s
 shape is refused at run time, and an image with a NaN / Inf pixel gets a NaN embedding row.
 Only variables that `call(images, training=False)` reads are captured, so training-only parts
 (BIER regressors, DCML compositors, gradient-reversal branches) never reach the exported artifact.
+TensorFlow is imported when a function is called, so the PyTorch export path, which shares the
+names below (from `keras_dml.export.contract`), imports this package without it.
 """
 
 import keras
-import numpy as np
-import tensorflow as tf
 
+# The names and checks shared with the other export paths live in `contract` (no TensorFlow);
+# they stay importable from here.
+from keras_dml.export.contract import (
+    INPUT_DTYPES,
+    INPUT_NAME,
+    OUTPUT_NAME,
+    ExportError,
+    check_exportable,
+    check_input_dtype,
+    keras_embeddings,
+    resolve_image_shape,
+    sample_images,
+)
 from keras_dml.serving.input_contract import nan_rows_for_nonfinite_images
 
-INPUT_NAME = "images"
-OUTPUT_NAME = "embedding"
-INPUT_DTYPES = ("float32", "uint8")
-
-
-class ExportError(ValueError):
-    """The model cannot be exported as asked (not built, unknown input size, bad output...)."""
-
-
-def check_exportable(model):
-    """Checks that `model` is a built Keras model with one `[N, D]` output.
-
-    Args:
-        model: `keras.Model`. A keras_dml embedding model (or any single-input Keras model).
-
-    Raises:
-        ExportError: if the model is not a `keras.Model` or was never built.
-    """
-    if not isinstance(model, keras.Model):
-        raise ExportError(
-            "Export needs a `keras.Model` (e.g. `keras_dml.models.EmbeddingModel` or a model "
-            f"loaded with `keras.saving.load_model`). Received: model={model!r}"
-        )
-    if not model.built:
-        raise ExportError(
-            f"Model '{model.name}' was never built, so its weights do not exist yet. Build it "
-            "first: call it once on a batch of images (`model(images)`) or call "
-            "`model.build((None, H, W, 3))`, then export."
-        )
-
-
-def resolve_image_shape(model, image_size=None):
-    """Returns the `(H, W, C)` input shape the exported graph will accept.
-
-    The spatial size is taken from the model (`model.image_shape` for keras_dml models, else the
-    shape of its first input, else the shape it was built on); `image_size` fills it in when
-    the model accepts any size and must agree with it otherwise.
-
-    Args:
-        model: `keras.Model`. A built model.
-        image_size: int or `(height, width)`. Spatial size of the exported input. Defaults to
-            `None` (use the model's own input size).
-
-    Returns:
-        tuple `(height, width, channels)` of ints.
-
-    Raises:
-        ExportError: if the size is unknown or contradicts the model.
-
-    Examples:
-    >>> resolve_image_shape(model)  # doctest: +SKIP
-    (32, 32, 3)
-    """
-    shape = getattr(model, "image_shape", None)
-    if shape is None:
-        shape = _declared_input_shape(model)
-    if shape is None or len(shape) != 3:
-        raise ExportError(
-            f"Cannot tell the input shape of model '{model.name}'. Export expects an image "
-            "model taking `[N, H, W, C]` raw pixels; keras_dml models expose `image_shape`, "
-            f"functional models their `inputs`. Received input shape: {shape}"
-        )
-    height, width, channels = shape
-    if image_size is not None:
-        size = (image_size, image_size) if np.isscalar(image_size) else tuple(image_size)
-        if len(size) != 2 or min(int(s) for s in size) < 1:
-            raise ExportError(
-                "`image_size` must be an int or a (height, width) pair of positive ints. "
-                f"Received: image_size={image_size!r}"
-            )
-        for name, declared, requested in (("height", height, size[0]), ("width", width, size[1])):
-            if declared is not None and int(declared) != int(requested):
-                raise ExportError(
-                    f"`image_size` {tuple(size)} contradicts the model's input {name} "
-                    f"{declared} (model input shape {tuple(shape)}). Drop `image_size` or "
-                    "rebuild the model at the size you want to serve."
-                )
-        height, width = int(size[0]), int(size[1])
-    if height is None or width is None or channels is None:
-        raise ExportError(
-            f"Model '{model.name}' accepts images of any size ({tuple(shape)}); exported graphs "
-            "have a fixed spatial size. Pass `image_size=(height, width)` (CLI: --image-size)."
-        )
-    return int(height), int(width), int(channels)
-
-
-def _declared_input_shape(model):
-    """`(H, W, C)` from a functional model's input or the shape a subclassed model was built on."""
-    try:
-        return tuple(model.inputs[0].shape[1:])
-    except (AttributeError, IndexError, TypeError, ValueError):
-        pass
-    build_config = model.get_build_config() or {}
-    shape = build_config.get("input_shape")
-    if shape is not None and len(shape) == 4 and not isinstance(shape[0], (list, tuple)):
-        return tuple(shape[1:])
-    return None
-
-
-def check_input_dtype(input_dtype, allowed=INPUT_DTYPES):
-    """Returns the list of input dtypes that `input_dtype` stands for.
-
-    Args:
-        input_dtype: str. One of `allowed`, or `"both"` when `"both"` is allowed.
-        allowed: tuple of str. Accepted values. Defaults to `("float32", "uint8")`.
-
-    Returns:
-        list of str, e.g. `["float32", "uint8"]` for `"both"`.
-    """
-    if input_dtype == "both" and "both" in allowed:
-        return ["float32", "uint8"]
-    if input_dtype not in allowed or input_dtype == "both":
-        raise ExportError(f"`input_dtype` must be one of {allowed}. Received: {input_dtype!r}")
-    return [input_dtype]
+__all__ = [
+    "INPUT_DTYPES",
+    "INPUT_NAME",
+    "OUTPUT_NAME",
+    "ExportError",
+    "captured_variables",
+    "check_exportable",
+    "check_input_dtype",
+    "checked_images",
+    "excluded_weights",
+    "input_spec",
+    "keras_embeddings",
+    "resolve_image_shape",
+    "sample_images",
+    "serving_function",
+]
 
 
 def input_spec(image_shape, dtype):
     """The `tf.TensorSpec` of the exported `images` input: dynamic batch, fixed H, W, C."""
+    import tensorflow as tf
+
     return tf.TensorSpec((None, *image_shape), tf.as_dtype(dtype), name=INPUT_NAME)
 
 
@@ -150,6 +67,8 @@ def serving_function(model, image_shape, dtype="float32"):
     Raises:
         ExportError: if the model does not return one `[N, D]` tensor.
     """
+    import tensorflow as tf
+
     spec = input_spec(image_shape, dtype)
 
     # `autograph=False` as in Keras's own export endpoints: `call` is traced as written.
@@ -187,6 +106,8 @@ def checked_images(images, image_shape):
     Returns:
         `images`, with the check as a control dependency.
     """
+    import tensorflow as tf
+
     expected = tf.constant(image_shape, tf.int32)
     shape = tf.shape(images)
     padded = tf.concat([shape, tf.fill([4], -1)], axis=0)
@@ -240,16 +161,3 @@ def _handle_key(variable):
     if isinstance(variable, keras.Variable):
         variable = variable.value
     return id(variable)
-
-
-def sample_images(image_shape, n=4, dtype="float32", seed=0):
-    """Random raw-pixel images `[n, H, W, C]` in [0, 255] for parity checks."""
-    rng = np.random.default_rng(seed)
-    pixels = rng.integers(0, 256, size=(n, *image_shape))
-    return pixels.astype(dtype)
-
-
-def keras_embeddings(model, images):
-    """The Keras model's embeddings of `images` (cast to float32) as a numpy array."""
-    outputs = model(tf.constant(np.asarray(images, dtype="float32")), training=False)
-    return np.asarray(keras.ops.convert_to_numpy(outputs), dtype="float32")

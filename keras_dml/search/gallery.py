@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
+from keras_dml.serving.batch_streams import is_batch_stream
 from keras_dml.serving.embed import embed
 from keras_dml.serving.input_contract import ImageContract, decode_image
 
@@ -92,8 +93,9 @@ def resolve_gallery(data, embedder, batch_size=64):
 
     Args:
         data: float array `[N, D]` (embeddings), float/uint8 array `[N, H, W, C]` (raw pixels,
-            needs a model), an `ImageDataset` (needs a model), a folder of images or an image
-            file path (needs a model), or a list of image paths.
+            needs a model), an `ImageDataset` or a batched `tf.data.Dataset` /
+            `keras.utils.PyDataset` of `(images, labels)` (needs a model), a folder of images or
+            an image file path (needs a model), or a list of image paths.
         embedder: an `Embedder` or None.
         batch_size: int. Images per model call.
 
@@ -111,11 +113,15 @@ def resolve_gallery(data, embedder, batch_size=64):
         else:
             paths, labels, classes = list_image_folder(data)
         return embed_paths(embedder, paths, batch_size), labels, paths, classes
-    if hasattr(data, "as_tf_dataset"):
+    if hasattr(data, "as_dataset") or hasattr(data, "as_tf_dataset"):
         _need_model(embedder, "an ImageDataset")
         embeddings, labels = embed(embedder, data, batch_size=batch_size, verbose=False)
         paths = None if getattr(data, "paths", None) is None else [str(p) for p in data.paths]
         return embeddings, labels, paths, list(getattr(data, "class_names", None) or []) or None
+    if is_batch_stream(data):
+        _need_model(embedder, "a dataset of images")
+        embeddings, labels = embed(embedder, data, verbose=False)
+        return embeddings, labels, None, None
     array = data if isinstance(data, np.memmap) else np.asarray(data)
     if array.ndim == 2:
         return array, None, None, None
@@ -123,7 +129,8 @@ def resolve_gallery(data, embedder, batch_size=64):
         _need_model(embedder, "images")
         return embed_images(embedder, array, batch_size), None, None, None
     raise ValueError(
-        "Pass embeddings [N, D], images [N, H, W, C], an ImageDataset or a folder of images. "
+        "Pass embeddings [N, D], images [N, H, W, C], an ImageDataset, a batched dataset of "
+        "images or a folder of images. "
         f"Received an array of shape {array.shape}."
     )
 

@@ -6,6 +6,7 @@ import os
 import numpy as np
 from tqdm.auto import tqdm
 
+from keras_dml.serving.batch_streams import is_batch_stream, iterate_batches, stream_length
 from keras_dml.serving.embedder import Embedder
 from keras_dml.serving.input_contract import ImageContract
 
@@ -25,27 +26,36 @@ def _split_element(element):
     return element, None
 
 
+def _image_batches(data, batch_size):
+    """An `ImageDataset` (anything with `as_dataset`, or only `as_tf_dataset`) as batches.
+
+    `as_dataset` is the backend's pipeline: `tf.data` on TensorFlow, a `keras.utils.PyDataset`
+    on JAX and PyTorch, which never imports TensorFlow.
+    """
+    make = getattr(data, "as_dataset", None) or data.as_tf_dataset
+    return make(training=False, batch_size=batch_size)
+
+
+def _stream_batches(stream):
+    """Yields `(images, labels or None)` NumPy batches of a `tf.data.Dataset` or a PyDataset."""
+    # NumPy batches: the JAX and torch backends' predict functions do not take TF tensors.
+    for element in iterate_batches(stream):
+        images, labels = _split_element(element)
+        yield np.asarray(images), (None if labels is None else np.asarray(labels))
+
+
 def _batches(data, batch_size):
     """Yields `(images, labels or None)` batches and the number of batches (or None)."""
-    if hasattr(data, "as_tf_dataset"):
-        data = data.as_tf_dataset(training=False, batch_size=batch_size)
-    if isinstance(data, tuple) and len(data) == 2 and not hasattr(data[0], "element_spec"):
+    if _is_image_dataset(data):
+        data = _image_batches(data, batch_size)
+    if isinstance(data, tuple) and len(data) == 2 and not is_batch_stream(data[0]):
         images, labels = np.asarray(data[0]), np.asarray(data[1])
         if labels.shape[0] != images.shape[0]:
             raise ValueError(
                 f"Got {images.shape[0]} images but {labels.shape[0]} labels in (images, labels)."
             )
-    elif hasattr(data, "element_spec"):
-        cardinality = int(data.cardinality())
-        total = cardinality if cardinality >= 0 else None
-
-        def generate():
-            # NumPy batches: the JAX and torch backends' predict functions do not take TF tensors.
-            for element in data.as_numpy_iterator():
-                images, labels = _split_element(element)
-                yield images, (None if labels is None else np.asarray(labels))
-
-        return generate(), total
+    elif is_batch_stream(data):
+        return _stream_batches(data), stream_length(data)
     else:
         images, labels = np.asarray(data), None
     if images.ndim < 2:
@@ -60,6 +70,11 @@ def _batches(data, batch_size):
         ),
         len(starts),
     )
+
+
+def _is_image_dataset(data):
+    """Whether `data` builds its own batches (an `ImageDataset`: `as_dataset` / `as_tf_dataset`)."""
+    return hasattr(data, "as_dataset") or hasattr(data, "as_tf_dataset")
 
 
 class _MemmapWriter:
@@ -130,11 +145,11 @@ class _MemmapWriter:
 
 def _known_rows(data):
     """The number of rows `data` will yield when known without iterating, else None."""
-    if isinstance(data, tuple) and len(data) == 2 and not hasattr(data[0], "element_spec"):
+    if isinstance(data, tuple) and len(data) == 2 and not is_batch_stream(data[0]):
         return len(data[0])
-    if hasattr(data, "as_tf_dataset"):
+    if _is_image_dataset(data):
         return len(data)
-    if hasattr(data, "element_spec"):
+    if is_batch_stream(data):
         return None
     return len(data)
 
@@ -174,11 +189,13 @@ def embed(model, data, batch_size=256, verbose=True, out_path=None):
 
     Args:
         model: a `keras.Model` (or any callable) mapping a batch of inputs to one tensor [B, D].
-        data: a `tf.data.Dataset` of batched `(images, labels)` (or images only, or dicts with
-            `images`/`labels` keys), an object with `as_tf_dataset(training, batch_size)` (an
-            `ImageDataset`), a tuple `(images, labels)` of arrays, or an array of inputs.
-        batch_size: int. Batch size for arrays and `ImageDataset`s; a `tf.data.Dataset` keeps its
-            own batching. Defaults to `256`.
+        data: a batched `tf.data.Dataset` or `keras.utils.PyDataset` of `(images, labels)` (or
+            images only, or dicts with `images`/`labels` keys), an `ImageDataset` (embedded
+            through `as_dataset(training=False, batch_size)`: `tf.data` on TensorFlow, a
+            PyDataset without TensorFlow on JAX and PyTorch), a tuple `(images, labels)` of
+            arrays, or an array of inputs.
+        batch_size: int. Batch size for arrays and `ImageDataset`s; a dataset keeps its own
+            batching. Defaults to `256`.
         verbose: bool. Show a tqdm progress bar. Defaults to `True`.
         out_path: str or None. A `.npy` file to stream the embeddings to, batch by batch, instead
             of holding them in memory; the result is then a read-only memory map of it (open it

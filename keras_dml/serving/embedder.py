@@ -4,7 +4,8 @@ Every keras-dml model and export takes raw RGB pixels in [0, 255] `[N, H, W, 3]`
 concatenated per-learner L2-normalised embedding `[N, D]`; the embedder also knows the input size
 (to resize image files) and the learner slices (from `model.learner_slices()`, or the ONNX
 metadata `keras_dml.learner_dims`). TensorFlow, Keras and onnxruntime are imported only for the
-kind of model given.
+kind of model given: a `.keras` model and an ONNX file run on JAX and PyTorch without TensorFlow,
+a SavedModel needs it (and says so in one line when it is missing).
 """
 
 import os
@@ -13,7 +14,15 @@ import numpy as np
 
 from keras_dml import zoo
 from keras_dml.serving.input_contract import ImageContract
-from keras_dml.utils import optional_import
+from keras_dml.utils import MissingDependencyError, optional_import
+
+
+def saved_model_needs_tensorflow(path):
+    """The one-line error for a SavedModel folder given where TensorFlow is not installed."""
+    return (
+        f"{path} is a TensorFlow SavedModel, and loading it needs TensorFlow: pip install "
+        "tensorflow, or pass the .keras model or its ONNX export (keras-dml export --format onnx)."
+    )
 
 
 def _slices_from_dims(dims):
@@ -113,7 +122,10 @@ class Embedder:
         self._run = run
 
     def _load_saved_model(self, path):
-        import tensorflow as tf
+        try:
+            import tensorflow as tf
+        except ImportError as error:
+            raise MissingDependencyError(saved_model_needs_tensorflow(path)) from error
 
         loaded = tf.saved_model.load(path)
         signatures = loaded.signatures
