@@ -15,8 +15,6 @@ import pytest
 
 from tests.support.no_tensorflow import run_blocked
 
-BACKENDS = ["jax", "torch"]
-
 DIVIDE_AND_CONQUER_RUN = textwrap.dedent(
     """
     import json, math, os, sys, tempfile
@@ -78,7 +76,7 @@ DIVIDE_AND_CONQUER_RUN = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", ["jax", "torch"])
 def test_divide_and_conquer_crashes_and_resumes_from_the_cli_with_tensorflow_blocked(
     tmp_path, backend
 ):
@@ -122,7 +120,7 @@ EVERY_METHOD_RUN = textwrap.dedent(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", ["jax", "torch"])
 def test_every_method_trains_with_tensorflow_blocked(tmp_path, backend):
     result = run_blocked(tmp_path, backend, EVERY_METHOD_RUN, timeout=900)
     assert "EVERY-METHOD-TRAINED-WITHOUT-TENSORFLOW" in result.stdout, (
