@@ -21,7 +21,9 @@ DIVIDE_AND_CONQUER_RUN = textwrap.dedent(
     import numpy as np
     import keras
     from keras_dml.cli import main
-    from keras_dml.training import train
+    from keras_dml.models.division.embedding_pass import (
+        cached_inputs, compiled_forward, embed_training_set)
+    from keras_dml.training import load_splits, train
     from keras_dml.training.strategy import make_strategy
     from tests.support.resume_script import CONFIG, kill_switch
 
@@ -64,6 +66,18 @@ DIVIDE_AND_CONQUER_RUN = textwrap.dedent(
     reloaded = keras.saving.load_model(os.path.join(run, "model.keras"), safe_mode=True)
     images = np.random.default_rng(0).uniform(0, 255, (4, 32, 32, 3)).astype("float32")
     assert np.isfinite(reloaded.predict(images, verbose=0)).all()
+
+    # The embedding pass keeps a small training set as arrays and re-reads a large one.
+    train_data = load_splits(json.load(open(os.path.join(run, "config.json"))))["train"]
+    forward = compiled_forward(reloaded, features=False)
+    cached = cached_inputs(train_data, 256)
+    streamed = cached_inputs(train_data, 256, cache_bytes=0)
+    assert isinstance(cached, tuple) and isinstance(streamed, keras.utils.PyDataset)
+    np.testing.assert_allclose(
+        embed_training_set(forward, streamed, train_data.labels),
+        embed_training_set(forward, cached, train_data.labels),
+        atol=1e-6,
+    )
 
     try:
         make_strategy("mirrored")
