@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+from tqdm.auto import tqdm
 
 from keras_dml.data.batch_streams import iterate_batches
 from keras_dml.evaluation.evaluate import evaluate
@@ -132,7 +133,7 @@ def embed_in_batches(model, data, batch_size, verbose=False):
     if not isinstance(data, keras.utils.PyDataset):
         return embed(model, data, batch_size=batch_size, verbose=verbose)
     vectors, labels = [], []
-    for batch in iterate_batches(data):
+    for batch in tqdm(iterate_batches(data), total=len(data), disable=not verbose, desc="embed"):
         images, batch_labels = batch if isinstance(batch, (tuple, list)) else (batch, None)
         vectors.append(embed(model, np.asarray(images), len(images), verbose=False)[0])
         if batch_labels is not None:
