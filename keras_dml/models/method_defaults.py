@@ -204,7 +204,8 @@ def m_per_class_batches(config, model, splits):
     """Class-balanced training batches: `batch_size / m_per_class` classes x `m_per_class`.
 
     Returns:
-        `(tf.data.Dataset, [SamplerEpochCallback])` over `splits["train"]`: the callback sets
+        `(batches, [SamplerEpochCallback])` over `splits["train"]` (a `tf.data.Dataset` on
+        TensorFlow, a `keras.utils.PyDataset` on JAX and PyTorch): the callback sets
         the sampler's epoch, so a resumed run draws the batches the uninterrupted run drew.
     """
     train_data = splits["train"]
@@ -219,7 +220,7 @@ def m_per_class_batches(config, model, splits):
 
 
 def build_augmentation(config):
-    """The training augmentation of `config["augmentation"]` for `ImageDataset.as_tf_dataset`.
+    """The training augmentation of `config["augmentation"]` for `ImageDataset.as_dataset`.
 
     Returns:
         `None` (the dataset's default), a name, or the Keras pipeline deserialized from its
@@ -232,7 +233,10 @@ def build_augmentation(config):
 
 
 def sampled_batches(config, train_data, sampler, with_clusters=False):
-    """The augmented training `tf.data.Dataset` of `train_data` in `sampler`'s batch order.
+    """The augmented training batches of `train_data` in `sampler`'s batch order.
+
+    `train_data.as_dataset`: a `tf.data.Dataset` on TensorFlow, a `keras.utils.PyDataset` on
+    JAX and PyTorch (fit it with `shuffle=False`, as `train` does, to keep the sampler's order).
 
     Args:
         config: resolved run configuration (`batch_size`, `image_size`, `seed`,
@@ -242,7 +246,7 @@ def sampled_batches(config, train_data, sampler, with_clusters=False):
         with_clusters: bool. Targets `{"labels", "clusters"}` (cluster samplers). Defaults to
             `False`.
     """
-    return train_data.as_tf_dataset(
+    return train_data.as_dataset(
         training=True,
         batch_size=config["batch_size"],
         sampler=sampler,

@@ -12,12 +12,13 @@ import keras
 from keras_dml import backbones
 from keras_dml.data.run_splits import QUERY_GALLERY_DATASETS as QUERY_GALLERY_DATASETS
 from keras_dml.data.run_splits import load_splits
-from keras_dml.evaluation import RetrievalEvaluation, embed, evaluate
+from keras_dml.evaluation import RetrievalEvaluation, evaluate
 from keras_dml.losses.class_weights import (
     with_class_arguments,
     with_recommended_lr_multipliers,
 )
 from keras_dml.models import get_method
+from keras_dml.models.division.embedding_pass import embed_in_batches, stream_arrays
 from keras_dml.models.method_defaults import (
     check_loss_entry,
     compile_with_config,
@@ -35,6 +36,7 @@ from keras_dml.training.strategy import (
     strategy_scope,
     worker_output_dir,
 )
+from keras_dml.training.tensorboard_logs import tensorboard_callbacks
 from keras_dml.visualization.report import report_after_training
 
 
@@ -55,8 +57,8 @@ def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0, rer
     """
 
     def embeddings_of(data):
-        dataset = data.as_tf_dataset(training=False, batch_size=batch_size, image_size=image_size)
-        return embed(model, dataset, verbose=verbose)
+        dataset = data.as_dataset(training=False, batch_size=batch_size, image_size=image_size)
+        return embed_in_batches(model, dataset, batch_size, verbose=verbose)
 
     if "query" in splits:
         gallery, gallery_labels = embeddings_of(splits["gallery"])
@@ -80,7 +82,8 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
     on held-out training classes, `keras_dml.training.resumable.SELECTION_METRIC`; the test
     split is never used for model selection) with `best.keras.json` (its value and epoch),
     `history.json` (one entry per epoch, written as it ends), `metrics.json` (test metrics of
-    the final model), `logs/` (TensorBoard) and `backup/` (`keras.callbacks.BackupAndRestore`).
+    the final model), `logs/` (TensorBoard, where TensorFlow is installed) and `backup/`
+    (`keras.callbacks.BackupAndRestore`).
     Running the same command again resumes an interrupted run: weights, optimizer, epoch, method
     state, the best value and the history carry over, and the run ends with the weights and
     metrics of an uninterrupted run with the same seed (same batches, crops and random draws;
@@ -187,9 +190,7 @@ def _train(config, output_dir, verbose, extra_callbacks, splits):
     (method.compile or compile_with_config)(config, model)
     train_dataset, method_callbacks = (method.prepare or m_per_class_batches)(config, model, splits)
 
-    val_dataset = splits["val"].as_tf_dataset(
-        training=False, batch_size=config["batch_size"], image_size=config["image_size"]
-    )
+    val_dataset = validation_inputs(splits["val"], config["batch_size"], config["image_size"])
     history_file = HistoryFile(os.path.join(output_dir, "history.json"))
     # The backup is written at every epoch's end, not every N steps: Keras' BackupAndRestore
     # restores a mid-epoch backup's weights but runs that epoch again from its first batch, so
@@ -202,7 +203,7 @@ def _train(config, output_dir, verbose, extra_callbacks, splits):
         *method_callbacks,
         BestCheckpoint(os.path.join(output_dir, "best.keras")),
         keras.callbacks.BackupAndRestore(backup_dir),
-        keras.callbacks.TensorBoard(os.path.join(output_dir, "logs"), write_graph=False),
+        *tensorboard_callbacks(output_dir),
         history_file,
         *extra_callbacks,
     ]
@@ -227,6 +228,27 @@ def _train(config, output_dir, verbose, extra_callbacks, splits):
         "seconds": seconds,
         "splits": splits,
     }
+
+
+def validation_inputs(data, batch_size, image_size):
+    """The validation split in a form `RetrievalEvaluation` embeds on every backend.
+
+    The `tf.data.Dataset` of `data.as_dataset` on TensorFlow; on JAX and PyTorch the images and
+    labels of its `keras.utils.PyDataset` as `(images, labels)` arrays, which
+    `keras_dml.serving.embed` takes without TensorFlow.
+
+    Args:
+        data: the validation `ImageDataset`.
+        batch_size: int. Batch size of the pipeline.
+        image_size: int. Evaluation crop size.
+
+    Returns:
+        A batched `tf.data.Dataset` of `(images, labels)`, or `(images, labels)` arrays.
+    """
+    dataset = data.as_dataset(training=False, batch_size=batch_size, image_size=image_size)
+    if isinstance(dataset, keras.utils.PyDataset):
+        return stream_arrays(dataset)
+    return dataset
 
 
 def _start_fresh(output_dir):

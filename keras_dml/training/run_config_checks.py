@@ -10,7 +10,7 @@ import keras
 
 from keras_dml import backbones  # noqa: F401 (importing it registers the built-in backbones)
 from keras_dml.backbones.registry import get_spec
-from keras_dml.data.preprocessing import AUGMENTATIONS
+from keras_dml.data.transform_options import AUGMENTATIONS
 from keras_dml.models.method_defaults import accepted_arguments, find_optimizer_class
 from keras_dml.utils.suggestions import closest, did_you_mean
 
@@ -132,7 +132,7 @@ def check_config_augmentation(augmentation):
     """Validates the `augmentation` entry; a Keras layer is stored in its serialized form.
 
     Args:
-        augmentation: `None`, a name of `keras_dml.data.preprocessing.AUGMENTATIONS`, a Keras
+        augmentation: `None`, a name of `keras_dml.data.transform_options.AUGMENTATIONS`, a Keras
             preprocessing layer or pipeline (e.g. `keras.Sequential` of random layers), or its
             `keras.saving.serialize_keras_object` dict.
 

@@ -9,6 +9,7 @@ import keras
 import numpy as np
 
 import keras_dml.models  # noqa: F401 (registers the model classes)
+from keras_dml.data.batch_streams import iterate_batches
 
 RUN_FILES = ("config.json", "metrics.json", "history.json")
 
@@ -79,8 +80,8 @@ def sample_images(data, count, image_size, seed=0, batch_size=64):
     subset = data.subset(positions)
     images = [
         np.asarray(batch[0], dtype=np.float32)
-        for batch in subset.as_tf_dataset(
-            training=False, batch_size=batch_size, image_size=image_size
+        for batch in iterate_batches(
+            subset.as_dataset(training=False, batch_size=batch_size, image_size=image_size)
         )
     ]
     return np.concatenate(images), subset.labels.astype(np.int64), positions.astype(np.int64)

@@ -93,8 +93,8 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
     Examples:
     >>> # sampler = ClusterMPerClassSampler(train.labels, np.zeros(len(train)), m=4, batch_size=80)
     >>> # callback = DivideAndConquerCallback(train, train.labels, sampler, recluster_every=2)
-    >>> # model.fit(train.as_tf_dataset(True, 80, sampler=sampler, with_clusters=True),
-    >>> #           epochs=40, callbacks=[callback])
+    >>> # model.fit(train.as_dataset(True, 80, sampler=sampler, with_clusters=True),
+    >>> #           epochs=40, callbacks=[callback], shuffle=False)
 
     References:
         Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019,
@@ -256,7 +256,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         if key not in self._forward:
             # One compiled function per model and mode, reused by every division.
             self._forward[key] = compiled_forward(self.model, bool(features))
-        if hasattr(data, "as_tf_dataset"):
+        if hasattr(data, "as_dataset"):  # an ImageDataset
             if id(data) not in self._inputs:
                 self._inputs[id(data)] = cached_inputs(data, self.batch_size)
             data = self._inputs[id(data)]

@@ -2,7 +2,9 @@
 
 import keras
 import numpy as np
+from tqdm.auto import tqdm
 
+from keras_dml.data.batch_streams import iterate_batches
 from keras_dml.evaluation.evaluate import evaluate
 from keras_dml.losses.pairwise import l2_normalize
 from keras_dml.serving.embed import embed
@@ -71,6 +73,8 @@ def cached_inputs(data, batch_size, cache_bytes=CACHE_BYTES):
     The training images and their evaluation preprocessing (resize, center crop) do not change
     between divisions, so decoding and resizing them once saves most of the embedding pass's
     input cost on small images. Larger datasets (e.g. SOP at 224 px) are re-read every time.
+    On TensorFlow the `tf.data` pipeline is cached (`Dataset.cache`); on JAX and PyTorch the
+    images of the `keras.utils.PyDataset` are kept as one NumPy array.
 
     Args:
         data: an `ImageDataset`.
@@ -78,13 +82,63 @@ def cached_inputs(data, batch_size, cache_bytes=CACHE_BYTES):
         cache_bytes: int. Largest float32 image tensor cached. Defaults to 1 GiB.
 
     Returns:
-        A batched `tf.data.Dataset` of `(images, labels)` in index order.
+        A batched `tf.data.Dataset` of `(images, labels)` in index order (TensorFlow), or on
+        the other backends `(images, labels)` NumPy arrays (small data) or the
+        `keras.utils.PyDataset` of `data.as_dataset` (large data).
+
+    Examples:
+    >>> inputs = cached_inputs(train_data, batch_size=256)  # doctest: +SKIP
     """
-    dataset = data.as_tf_dataset(training=False, batch_size=batch_size)
+    dataset = data.as_dataset(training=False, batch_size=batch_size)
+    if isinstance(dataset, keras.utils.PyDataset):
+        height, width = dataset[0][0].shape[1:3]
+        if len(data) * height * width * 3 * 4 <= cache_bytes:
+            return stream_arrays(dataset)
+        return dataset
     height, width = dataset.element_spec[0].shape[1:3]
     if height and width and len(data) * height * width * 3 * 4 <= cache_bytes:
         dataset = dataset.cache()
     return dataset
+
+
+def stream_arrays(stream):
+    """The `(images, labels)` of every batch of a `keras.utils.PyDataset`, as two arrays.
+
+    Args:
+        stream: a `keras.utils.PyDataset` of `(images, labels)` batches.
+
+    Returns:
+        `(images float32 [N, H, W, 3], labels [N])` in the stream's order.
+    """
+    batches = list(iterate_batches(stream))
+    images = np.concatenate([np.asarray(images, np.float32) for images, _ in batches])
+    return images, np.concatenate([np.asarray(labels) for _, labels in batches])
+
+
+def embed_in_batches(model, data, batch_size, verbose=False):
+    """`keras_dml.serving.embed` of `data`, a `keras.utils.PyDataset` too (one batch at a time).
+
+    Args:
+        model: a model or a `Forward` (anything `embed` takes).
+        data: what `embed` takes, or a `keras.utils.PyDataset` of images or `(images, labels)`;
+            an `ImageDataset` is embedded through its `as_dataset(training=False)` pipeline.
+        batch_size: int. Batch size for arrays and `ImageDataset`s.
+        verbose: bool. Progress bar of `embed`. Defaults to `False`.
+
+    Returns:
+        `(embeddings float32 [N, D], labels [N] or None)`, as `embed` returns them.
+    """
+    if hasattr(data, "as_dataset"):
+        data = data.as_dataset(training=False, batch_size=batch_size)
+    if not isinstance(data, keras.utils.PyDataset):
+        return embed(model, data, batch_size=batch_size, verbose=verbose)
+    vectors, labels = [], []
+    for batch in tqdm(iterate_batches(data), total=len(data), disable=not verbose, desc="embed"):
+        images, batch_labels = batch if isinstance(batch, (tuple, list)) else (batch, None)
+        vectors.append(embed(model, np.asarray(images), len(images), verbose=False)[0])
+        if batch_labels is not None:
+            labels.append(np.asarray(batch_labels).reshape(-1))
+    return np.concatenate(vectors), (np.concatenate(labels) if labels else None)
 
 
 def embed_vectors(forward, data, batch_size, with_labels=False):
@@ -92,8 +146,9 @@ def embed_vectors(forward, data, batch_size, with_labels=False):
 
     Args:
         forward: a `Forward` from `compiled_forward`.
-        data: an `ImageDataset`, an unshuffled batched `tf.data.Dataset` (of images or
-            `(images, labels)`) or an array of images.
+        data: an `ImageDataset`, an unshuffled batched `tf.data.Dataset` or
+            `keras.utils.PyDataset` (of images or `(images, labels)`), `(images, labels)`
+            arrays or an array of images.
         batch_size: int. Batch size for `ImageDataset`s and arrays.
         with_labels: bool. Also return the labels carried by `data`. Defaults to `False`.
 
@@ -103,7 +158,7 @@ def embed_vectors(forward, data, batch_size, with_labels=False):
     Raises:
         ValueError: when `with_labels` and `data` carries no labels.
     """
-    vectors, labels = embed(forward, data, batch_size=batch_size, verbose=False)
+    vectors, labels = embed_in_batches(forward, data, batch_size)
     vectors = np.asarray(vectors, np.float32)
     if with_labels:
         if labels is None:
@@ -160,8 +215,8 @@ def embed_training_set(forward, data, labels, batch_size=256):
 
     Args:
         forward: callable from `compiled_forward`.
-        data: an `ImageDataset` (or the dataset `cached_inputs` made of it), an unshuffled
-            batched `tf.data.Dataset` or an array of images.
+        data: an `ImageDataset` (or what `cached_inputs` made of it), an unshuffled batched
+            `tf.data.Dataset` or `keras.utils.PyDataset`, or an array of images.
         labels: 1-D array aligned with `data`.
         batch_size: int. Batch size for `ImageDataset`s and arrays. Defaults to `256`.
 
@@ -171,7 +226,7 @@ def embed_training_set(forward, data, labels, batch_size=256):
     Raises:
         ValueError: when the number of vectors differs from the number of labels.
     """
-    vectors, _ = embed(forward, data, batch_size=batch_size, verbose=False)
+    vectors, _ = embed_in_batches(forward, data, batch_size)
     if vectors.shape[0] != len(labels):
         raise ValueError(
             f"`train_data` gave {vectors.shape[0]} vectors for {len(labels)} labels; "

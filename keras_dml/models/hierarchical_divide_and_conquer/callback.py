@@ -84,8 +84,8 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
     >>> # sampler = ClusterMPerClassSampler(train.labels, np.zeros(len(train), int), m=4,
     >>> #                                   batch_size=128, epoch_length=len(train) // 128)
     >>> # callback = HierarchicalDivideAndConquerCallback(train, train.labels, sampler)
-    >>> # model.fit(train.as_tf_dataset(True, 128, sampler=sampler, with_clusters=True),
-    >>> #           epochs=120, callbacks=[callback])
+    >>> # model.fit(train.as_dataset(True, 128, sampler=sampler, with_clusters=True),
+    >>> #           epochs=120, callbacks=[callback], shuffle=False)
 
     References:
         Sanakoyeu et al., "Improving Deep Metric Learning by Divide and Conquer", TPAMI 2021,
@@ -281,6 +281,6 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
             self._forward = compiled_forward(self.model, features=self.cluster_on == "features")
             # Evaluation-preprocessed training images stay in memory between divisions.
             self._train_inputs = self.train_data
-            if hasattr(self.train_data, "as_tf_dataset"):
+            if hasattr(self.train_data, "as_dataset"):  # an ImageDataset
                 self._train_inputs = cached_inputs(self.train_data, self.batch_size)
         return embed_training_set(self._forward, self._train_inputs, self.labels, self.batch_size)
