@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from keras_dml.serving.batch_streams import is_batch_stream
+from keras_dml.data.batch_streams import is_batch_stream
 from keras_dml.serving.embed import embed
 from keras_dml.serving.input_contract import ImageContract, decode_image
 

@@ -6,7 +6,7 @@ import os
 import numpy as np
 from tqdm.auto import tqdm
 
-from keras_dml.serving.batch_streams import is_batch_stream, iterate_batches, stream_length
+from keras_dml.data.batch_streams import is_batch_stream, iterate_batches, stream_length
 from keras_dml.serving.embedder import Embedder
 from keras_dml.serving.input_contract import ImageContract
 

@@ -12,13 +12,13 @@ import keras
 from keras_dml import backbones
 from keras_dml.data.run_splits import QUERY_GALLERY_DATASETS as QUERY_GALLERY_DATASETS
 from keras_dml.data.run_splits import load_splits
-from keras_dml.evaluation import RetrievalEvaluation, evaluate
+from keras_dml.evaluation import RetrievalEvaluation
+from keras_dml.evaluation.model_evaluation import evaluate_model
 from keras_dml.losses.class_weights import (
     with_class_arguments,
     with_recommended_lr_multipliers,
 )
 from keras_dml.models import get_method
-from keras_dml.models.division.embedding_pass import embed_in_batches, stream_arrays
 from keras_dml.models.method_defaults import (
     check_loss_entry,
     compile_with_config,
@@ -38,40 +38,6 @@ from keras_dml.training.strategy import (
 )
 from keras_dml.training.tensorboard_logs import tensorboard_callbacks
 from keras_dml.visualization.report import report_after_training
-
-
-def evaluate_model(model, splits, batch_size=64, image_size=None, verbose=0, rerank=None):
-    """Retrieval metrics of `model` on the test protocol in `splits`.
-
-    Args:
-        model: keras model returning one embedding per image.
-        splits: dict from `load_splits` (uses `test`, or `query` and `gallery`).
-        batch_size: int. Embedding batch size.
-        image_size: int. Evaluation crop size; defaults to the model's input size.
-        verbose: int. 1 shows progress bars.
-        rerank: re-ranking of the neighbours (see `keras_dml.search.rerank`). Defaults to
-            `None`.
-
-    Returns:
-        dict of metrics (`recall@K`, `map@r`, `r_precision`, `nmi`, counts).
-    """
-
-    def embeddings_of(data):
-        dataset = data.as_dataset(training=False, batch_size=batch_size, image_size=image_size)
-        return embed_in_batches(model, dataset, batch_size, verbose=verbose)
-
-    if "query" in splits:
-        gallery, gallery_labels = embeddings_of(splits["gallery"])
-        query, query_labels = embeddings_of(splits["query"])
-        return evaluate(
-            gallery,
-            gallery_labels,
-            query_embeddings=query,
-            query_labels=query_labels,
-            rerank=rerank,
-        )
-    embeddings, labels = embeddings_of(splits["test"])
-    return evaluate(embeddings, labels, rerank=rerank)
 
 
 def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report=True):
@@ -160,6 +126,8 @@ def _train(config, output_dir, verbose, extra_callbacks, splits):
     warn_unreached_stages(options, config["epochs"])
     if config["loss"] is not None:
         check_loss_entry(config["loss"])
+    # A recipe's converted ImageNet weights are found and checked before any data loads.
+    backbones.check_backbone_weights(config["backbone"])
     splits = splits or load_splits(config)
     fit_to_data(config, method, splits["train"].labels)
     # Class-based losses (proxies, class weights) need the number of training classes; filled in
@@ -190,7 +158,9 @@ def _train(config, output_dir, verbose, extra_callbacks, splits):
     (method.compile or compile_with_config)(config, model)
     train_dataset, method_callbacks = (method.prepare or m_per_class_batches)(config, model, splits)
 
-    val_dataset = validation_inputs(splits["val"], config["batch_size"], config["image_size"])
+    val_dataset = splits["val"].as_dataset(
+        training=False, batch_size=config["batch_size"], image_size=config["image_size"]
+    )
     history_file = HistoryFile(os.path.join(output_dir, "history.json"))
     # The backup is written at every epoch's end, not every N steps: Keras' BackupAndRestore
     # restores a mid-epoch backup's weights but runs that epoch again from its first batch, so
@@ -228,27 +198,6 @@ def _train(config, output_dir, verbose, extra_callbacks, splits):
         "seconds": seconds,
         "splits": splits,
     }
-
-
-def validation_inputs(data, batch_size, image_size):
-    """The validation split in a form `RetrievalEvaluation` embeds on every backend.
-
-    The `tf.data.Dataset` of `data.as_dataset` on TensorFlow; on JAX and PyTorch the images and
-    labels of its `keras.utils.PyDataset` as `(images, labels)` arrays, which
-    `keras_dml.serving.embed` takes without TensorFlow.
-
-    Args:
-        data: the validation `ImageDataset`.
-        batch_size: int. Batch size of the pipeline.
-        image_size: int. Evaluation crop size.
-
-    Returns:
-        A batched `tf.data.Dataset` of `(images, labels)`, or `(images, labels)` arrays.
-    """
-    dataset = data.as_dataset(training=False, batch_size=batch_size, image_size=image_size)
-    if isinstance(dataset, keras.utils.PyDataset):
-        return stream_arrays(dataset)
-    return dataset
 
 
 def _start_fresh(output_dir):

@@ -144,6 +144,7 @@ def test_without_the_converted_file_the_cli_run_stops_with_the_convert_command(
         f"torchvision --state-dict resnet50-0676ba61.pth --output {output}`."
     ) in error
     assert not (tmp_path / "run" / "model.keras").exists()
+    assert not (tmp_path / "run" / "config.json").exists()  # stopped before the data loaded
 
 
 def _record_only_file(folder, name, source_file):

@@ -2,7 +2,6 @@
 
 import keras
 import numpy as np
-from tqdm.auto import tqdm
 
 from keras_dml.data.batch_streams import iterate_batches
 from keras_dml.evaluation.evaluate import evaluate
@@ -115,32 +114,6 @@ def stream_arrays(stream):
     return images, np.concatenate([np.asarray(labels) for _, labels in batches])
 
 
-def embed_in_batches(model, data, batch_size, verbose=False):
-    """`keras_dml.serving.embed` of `data`, a `keras.utils.PyDataset` too (one batch at a time).
-
-    Args:
-        model: a model or a `Forward` (anything `embed` takes).
-        data: what `embed` takes, or a `keras.utils.PyDataset` of images or `(images, labels)`;
-            an `ImageDataset` is embedded through its `as_dataset(training=False)` pipeline.
-        batch_size: int. Batch size for arrays and `ImageDataset`s.
-        verbose: bool. Progress bar of `embed`. Defaults to `False`.
-
-    Returns:
-        `(embeddings float32 [N, D], labels [N] or None)`, as `embed` returns them.
-    """
-    if hasattr(data, "as_dataset"):
-        data = data.as_dataset(training=False, batch_size=batch_size)
-    if not isinstance(data, keras.utils.PyDataset):
-        return embed(model, data, batch_size=batch_size, verbose=verbose)
-    vectors, labels = [], []
-    for batch in tqdm(iterate_batches(data), total=len(data), disable=not verbose, desc="embed"):
-        images, batch_labels = batch if isinstance(batch, (tuple, list)) else (batch, None)
-        vectors.append(embed(model, np.asarray(images), len(images), verbose=False)[0])
-        if batch_labels is not None:
-            labels.append(np.asarray(batch_labels).reshape(-1))
-    return np.concatenate(vectors), (np.concatenate(labels) if labels else None)
-
-
 def embed_vectors(forward, data, batch_size, with_labels=False):
     """Embeds `data` in index order.
 
@@ -158,7 +131,7 @@ def embed_vectors(forward, data, batch_size, with_labels=False):
     Raises:
         ValueError: when `with_labels` and `data` carries no labels.
     """
-    vectors, labels = embed_in_batches(forward, data, batch_size)
+    vectors, labels = embed(forward, data, batch_size=batch_size, verbose=False)
     vectors = np.asarray(vectors, np.float32)
     if with_labels:
         if labels is None:
@@ -226,7 +199,7 @@ def embed_training_set(forward, data, labels, batch_size=256):
     Raises:
         ValueError: when the number of vectors differs from the number of labels.
     """
-    vectors, _ = embed_in_batches(forward, data, batch_size)
+    vectors, _ = embed(forward, data, batch_size=batch_size, verbose=False)
     if vectors.shape[0] != len(labels):
         raise ValueError(
             f"`train_data` gave {vectors.shape[0]} vectors for {len(labels)} labels; "
