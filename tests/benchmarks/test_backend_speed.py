@@ -68,3 +68,24 @@ def test_synthetic_splits_fill_whole_batches_of_m_images_per_class():
     assert len(train) == 24 and train.num_classes == 8
     assert (np.bincount(train.labels) == 3).all()
     assert len(splits["val"]) == len(splits["test"]) == 12
+
+
+def test_the_onednn_variant_runs_jax_with_the_xla_flag(monkeypatch):
+    script = benchmark_script("backend_speed")
+    calls = []
+
+    def fake_run(command, env, capture_output, text):
+        calls.append((command, env))
+        line = script.RESULT_PREFIX + json.dumps({"row": "baseline/margin", "steady": 1.0})
+        return type("Done", (), {"returncode": 0, "stdout": line, "stderr": ""})()
+
+    monkeypatch.setattr(script.subprocess, "run", fake_run)
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    args = script.build_parser().parse_args(TINY)
+    script.run_one(args, "jax+onednn", "baseline/margin")
+    script.run_one(args, "jax", "baseline/margin")
+    (onednn_command, onednn_env), (_, plain_env) = calls
+    assert onednn_env["KERAS_BACKEND"] == "jax" and plain_env["KERAS_BACKEND"] == "jax"
+    assert onednn_env["XLA_FLAGS"] == "--xla_cpu_use_onednn=true"
+    assert "XLA_FLAGS" not in plain_env
+    assert onednn_command[onednn_command.index("--worker") + 1] == "jax+onednn"
