@@ -8,9 +8,17 @@ in a fresh interpreter whose `import tensorflow` fails (`tests.support.no_tensor
 
 import textwrap
 
+import keras
 import pytest
 
 from tests.support.no_tensorflow import run_blocked
+
+# Each test starts its own JAX and PyTorch interpreters: the default suite runs them once, and
+# .ci/run's JAX and PyTorch lines (which include tests/serving) would only repeat them.
+pytestmark = pytest.mark.skipif(
+    keras.backend.backend() != "tensorflow",
+    reason="starts its own jax and torch interpreters; the default (TensorFlow) suite runs it",
+)
 
 SERVING_RUN = textwrap.dedent(
     """
