@@ -9,10 +9,12 @@ crashed in its second epoch, then `keras-dml train --config` resuming it from th
 reload with `safe_mode`). The slow suite trains every registered method through `train`.
 """
 
+import os
 import textwrap
 
 import pytest
 
+from keras_dml.models import list_methods
 from tests.support.no_tensorflow import run_blocked
 
 DIVIDE_AND_CONQUER_RUN = textwrap.dedent(
@@ -120,7 +122,8 @@ EVERY_METHOD_RUN = textwrap.dedent(
     splits = {split: from_arrays(images, labels, split=split, val_fraction=0.2)
               for split in ("train", "val", "test")}
     root = tempfile.mkdtemp()
-    for method in list_methods():
+    chosen = os.environ.get("BLOCKED_TEST_METHODS")
+    for method in chosen.split(",") if chosen else list_methods():
         config = {"method": method, "dataset": "arrays", "epochs": 2, "image_size": 32,
                   "backbone": {"name": "convnet"}, "model": {"embedding_dim": 16},
                   "batch_size": 16, "m_per_class": 4}
@@ -138,10 +141,27 @@ EVERY_METHOD_RUN = textwrap.dedent(
 )
 
 
+def methods_of(backend, ci_budget):
+    """Every method on each backend; under the CI budget each method on one of the two
+    (alternating, so both backends and every method are covered in each CI run)."""
+    methods = list_methods()
+    if not ci_budget:
+        return methods
+    return methods[0::2] if backend == "jax" else methods[1::2]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jax", "torch"])
-def test_every_method_trains_with_tensorflow_blocked(tmp_path, backend):
+def test_every_method_trains_with_tensorflow_blocked(tmp_path, backend, monkeypatch):
+    methods = methods_of(backend, bool(os.environ.get("KERAS_DML_CI_BUDGET")))
+    monkeypatch.setenv("BLOCKED_TEST_METHODS", ",".join(methods))
     result = run_blocked(tmp_path, backend, EVERY_METHOD_RUN, timeout=900)
     assert "EVERY-METHOD-TRAINED-WITHOUT-TENSORFLOW" in result.stdout, (
         result.stdout[-2000:] + result.stderr[-4000:]
     )
+
+
+def test_under_the_ci_budget_each_method_runs_on_one_backend():
+    jax, torch = methods_of("jax", True), methods_of("torch", True)
+    assert sorted(jax + torch) == sorted(list_methods()) and jax and torch
+    assert methods_of("torch", False) == list_methods()
