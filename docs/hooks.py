@@ -10,7 +10,8 @@ A page asks for a table with a marker line, replaced when the site is built:
   (`benchmarks/reality_check_table.py`);
 - `<!-- table: recipes fashion_mnist -->`: `benchmarks/results/recipes_fashion_mnist.json`
   (`benchmarks/recipes.py`'s `summary.json`);
-- `<!-- table: speed -->`: `benchmarks/results/speed.json`;
+- `<!-- table: speed -->`: the records of the speed scripts (`SPEED_SCRIPTS`),
+  `benchmarks/results/speed_<script>.json` (`speed_evaluation_scale_<N>.json`, one per size);
 - `<!-- table: configs METHOD -->`: the recipes `training/configs/METHOD_*.json` and their
   settings;
 - `<!-- table: paper-backbones -->`: every paper recipe's backbone, variant, image size,
@@ -21,7 +22,8 @@ A page asks for a table with a marker line, replaced when the site is built:
   metrics they record.
 
 Under the speed and recipes tables the hook says where their rows come from: a script's record
-(its command, date and machine), or a file copied by hand before the scripts wrote records.
+(its command, date and machine), or, for a recipes table, the file's note that its rows were
+copied by hand before the script wrote records.
 Numbers in the prose come from value markers, `<!-- value: KIND ARGUMENT ... -->`
 (`docs/record_values.py` lists the kinds).
 
@@ -160,9 +162,6 @@ SPEED_SCRIPTS = (
     "dcml",
     "inference",
 )
-# The rows copied from the README before the scripts wrote records; a script's record replaces
-# its copied rows.
-COPIED_SPEED = os.path.join(RESULTS, "speed.json")
 
 
 def script_of(command):
@@ -195,37 +194,35 @@ def describe_machine(machine):
     )
 
 
+def speed_record_names(script, results=RESULTS):
+    """The record files of `script` in `results`: `speed_<script>.json`, and for
+    `evaluation_scale` one `speed_evaluation_scale_<N>.json` per data size, largest first.
+
+    Raises:
+        ValueError: `script` has no record (one line naming the command that writes it).
+    """
+    if script == "evaluation_scale":
+        paths = glob.glob(os.path.join(results, "speed_evaluation_scale_*.json"))
+        paths.sort(key=lambda path: int(re.search(r"_(\d+)\.json$", path).group(1)), reverse=True)
+    else:
+        paths = glob.glob(os.path.join(results, f"speed_{script}.json"))
+    if not paths:
+        raise ValueError(
+            f"no record benchmarks/results/{record_name(f'python {script}.py')} for the speed "
+            f"table; run `python benchmarks/{script}.py` (it writes the record) or drop "
+            f"{script!r} from docs/hooks.py's SPEED_SCRIPTS"
+        )
+    return [os.path.basename(path) for path in paths]
+
+
 def speed_sources(results=RESULTS):
-    """`[(script, rows, provenance), ...]` in table order, one entry per record file: a
-    script's own record where it exists, else the rows of the commands that would write it,
-    copied into `speed.json` before the scripts wrote records (`provenance` says which)."""
-    with open(os.path.join(results, "speed.json")) as f:
-        copied = json.load(f)
-    groups, name = {}, None  # record file name: (script, rows)
-    for row in copied["rows"]:
-        if row["command"] != "same":
-            name = record_name(row["command"])
-            groups.setdefault(name, (script_of(row["command"]), []))
-        groups[name][1].append(row)
-    # A record's free text is escaped: Markdown passes raw HTML, and a `<script>` in it (as in
-    # "speed_<script>.json") would open a script element that swallows the rest of the page.
-    copied_from = (
-        f"`speed.json`, measured on {html.escape(copied['machine'], quote=False)}: "
-        f"{html.escape(copied['source'], quote=False)}"
-    )
+    """`[(script, rows, provenance), ...]` in table order, one entry per record file: the rows
+    the script formatted from its measurements (`records.py`), the first naming the record's
+    command, and the record's file, date and machine."""
     sources = []
     for script in SPEED_SCRIPTS:
-        names = [name for name, (owner, _) in groups.items() if owner == script]
-        written = glob.glob(os.path.join(results, f"speed_{script}.json"))
-        if script == "evaluation_scale":
-            written += sorted(glob.glob(os.path.join(results, f"speed_{script}_*.json")))
-        names += [os.path.basename(p) for p in written if os.path.basename(p) not in names]
-        for name in names:
-            path = os.path.join(results, name)
-            if not os.path.exists(path):
-                sources.append((script, groups[name][1], copied_from))
-                continue
-            with open(path) as f:
+        for name in speed_record_names(script, results):
+            with open(os.path.join(results, name)) as f:
                 record = json.load(f)
             rows = [
                 {**row, "command": record["command"] if i == 0 else "same"}
@@ -250,8 +247,8 @@ def speed_table(results=RESULTS):
 
 
 def speed_provenance(results=RESULTS):
-    """Where the speed table's rows come from: one list item per source (a script's record, or
-    the hand-copied `speed.json`) naming the scripts whose rows it holds."""
+    """Where the speed table's rows come from: one list item per record, naming the scripts
+    whose rows it holds, its file, date and machine."""
     scripts_of = {}
     for script, _, provenance in speed_sources(results):
         scripts_of.setdefault(provenance, []).append(f"`benchmarks/{script}.py`")

@@ -28,7 +28,7 @@ PLACEHOLDER = re.compile(r"^[A-Z]+$")  # ROW, DIR: the reader fills them in
 
 def readme_commands():
     """Commands quoted by README.md and the site's pages, with their tables built (the speed
-    table's commands come from benchmarks/results/speed.json)."""
+    table's commands come from the records benchmarks/results/speed_*.json)."""
     with open(os.path.join(ROOT, "README.md")) as f:
         text = f.read() + "\n"
     text += "\n".join(rendered_markdown(page) for page in SITE_PAGES)

@@ -6,13 +6,12 @@ name the script, the command that reproduces it and the machine, hold the measur
 format its speed-table rows from those values. The scripts that build and train several models
 (seconds each, even tiny) run in one slow test; the evaluation scripts and `train_step.py` run
 in the default suite, as does the check that every script's `--record` defaults to the file the
-site reads. The hook then prefers a script's record over the rows copied into `speed.json` before
-the scripts wrote records, and says under the table which rows come from where.
+site reads. The hook builds the speed table from those records alone, in its script order, and
+says under the table which record each row comes from (date and machine).
 """
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -248,48 +247,66 @@ def test_evaluation_scale_and_recipes_default_to_one_record_per_size_and_dataset
     assert set(hooks.SPEED_SCRIPTS) == {*SPEED_SCRIPTS, "evaluation_scale"}
 
 
-def test_a_record_replaces_the_copied_rows_of_its_command_and_says_so(tmp_path):
-    shutil.copy(os.path.join(RESULTS, "speed.json"), tmp_path / "speed.json")
-    hooks = load_hooks()
-    copied = hooks.speed_sources(str(tmp_path))
-    assert all("before the scripts wrote records" in source for _, _, source in copied)
-
+def write_speed_records(folder, scripts):
+    """One record per script in `folder`, with one row whose result names it; two data sizes,
+    300,000 and 20,000 rows, for `evaluation_scale` (whose names sort the other way round)."""
     records = benchmark_script("records")
-    row = {"what": "`EmbeddingModel` step", "result": "0.987x", "target": "<= 1.10x"}
-    records.write_record(str(tmp_path / "speed_train_step.json"), "train_step", [], {}, [row])
-    row = {"what": "exact at 1,000,000", "result": "1.23x", "target": "<= 1.5x"}
-    path = str(tmp_path / "speed_evaluation_scale_1000000.json")
-    records.write_record(path, "evaluation_scale", ["--num-samples", "1000000"], {}, [row])
+    for script in scripts:
+        if script == "evaluation_scale":
+            for size in (20000, 300000):
+                row = {"what": f"exact at {size}", "result": f"{size} rows", "target": "<= 1.5x"}
+                rows = [row, {**row, "what": f"IVF at {size}"}]
+                path = str(folder / f"speed_evaluation_scale_{size}.json")
+                records.write_record(path, script, ["--num-samples", str(size)], {}, rows)
+            continue
+        row = {"what": f"{script} step", "result": f"{script} 1.01x", "target": "<= 1.10x"}
+        records.write_record(str(folder / f"speed_{script}.json"), script, [], {}, [row])
+
+
+def test_the_speed_table_is_every_record_in_table_order_with_its_source(tmp_path):
+    hooks = load_hooks()
+    write_speed_records(tmp_path, hooks.SPEED_SCRIPTS)
     sources = hooks.speed_sources(str(tmp_path))
 
-    assert [script for script, _, _ in sources] == [script for script, _, _ in copied]
-    replaced = [i for i, (c, s) in enumerate(zip(copied, sources)) if c != s]
-    assert [sources[i][0] for i in replaced] == ["evaluation_scale", "train_step"]
-    assert sources[replaced[1]][1][0]["result"] == "0.987x"
-    assert "`speed_train_step.json`, written" in sources[replaced[1]][2]
-    tiled = [rows for script, rows, _ in sources if script == "evaluation_scale"][1]
-    assert "--num-samples 50000" in tiled[0]["command"]  # the other command's rows stay
+    sizes = {"evaluation_scale": 2}  # one record per data size
+    expected = [script for script in hooks.SPEED_SCRIPTS for _ in range(sizes.get(script, 1))]
+    assert [script for script, _, _ in sources] == expected
+    scale = [rows for script, rows, _ in sources if script == "evaluation_scale"]
+    assert [rows[0]["result"] for rows in scale] == ["300000 rows", "20000 rows"]  # largest first
+    assert (
+        scale[0][0]["command"].endswith("--num-samples 300000") and scale[0][1]["command"] == "same"
+    )
 
     table = hooks.speed_table(str(tmp_path))
-    assert "| `EmbeddingModel` step | `python benchmarks/train_step.py` | 0.987x |" in table
+    assert "| train_step step | `python benchmarks/train_step.py` | train_step 1.01x |" in table
+    assert "| IVF at 300000 | the row above's | 300000 rows |" in table
     provenance = hooks.speed_provenance(str(tmp_path))
     assert "- `benchmarks/train_step.py`: `speed_train_step.json`, written" in provenance
-    assert "`benchmarks/evaluation_scale.py`, `benchmarks/distributed_step.py`" in provenance
+    assert "- `benchmarks/evaluation_scale.py`: `speed_evaluation_scale_20000.json`" in provenance
+    assert provenance.count(", written ") == len(sources)
+
+
+def test_a_speed_script_without_its_record_stops_the_build_naming_the_command(tmp_path):
+    hooks = load_hooks()
+    write_speed_records(tmp_path, [s for s in hooks.SPEED_SCRIPTS if s != "abe"])
+    message = r"no record benchmarks/results/speed_abe.json .* run `python benchmarks/abe.py`"
+    with pytest.raises(ValueError, match=message):
+        hooks.speed_table(str(tmp_path))
 
 
 def test_the_site_shows_where_every_speed_and_recipe_row_comes_from():
     hooks = load_hooks()
     rendered = hooks.render_tables("<!-- table: speed -->\n\n<!-- table: recipes fashion_mnist -->")
     assert "Sources of the rows above (`benchmarks/results/`):" in rendered
-    assert "copied from the README's table" in rendered
     assert "Source: `benchmarks/results/recipes_fashion_mnist.json`, copied from" in rendered
-    # a record's free text is escaped: speed.json's "speed_<script>.json" once opened a script
-    # element in the page that hid every later heading from the browser
-    assert "<script" not in rendered and "speed_&lt;script&gt;.json" in rendered
-    with open(os.path.join(RESULTS, "speed.json")) as f:
-        copied = json.load(f)
-    for row in copied["rows"]:
-        assert row["result"] in rendered
+    assert "<script" not in rendered
+    assert not os.path.exists(os.path.join(RESULTS, "speed.json"))  # no row copied by hand
+    for script in hooks.SPEED_SCRIPTS:
+        for name in hooks.speed_record_names(script):
+            assert f"`{name}`, written " in rendered
+            with open(os.path.join(RESULTS, name)) as f:
+                record = json.load(f)
+            assert record["rows"] and all(row["result"] in rendered for row in record["rows"])
 
 
 def test_reranking_records_its_command_and_machine(tmp_path):
