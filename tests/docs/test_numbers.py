@@ -44,6 +44,8 @@ def prose(markdown):
     markdown = re.sub(r"^```.*?^```", "", markdown, flags=re.M | re.S)
     markdown = re.sub(r"<!--.*?-->", "", markdown, flags=re.S)
     markdown = re.sub(r"`[^`\n]*`", "", markdown)
+    # A paper's section, equation, table or figure number ("Sec. 4.2") is a reference.
+    markdown = re.sub(r"\b(?:Secs?|Eqs?|Tables?|Figs?)\.?\s+\d+(?:\.\d+)*", "", markdown)
     return re.sub(r"\]\([^)]*\)", "]", markdown)
 
 
@@ -80,6 +82,7 @@ def test_the_scan_finds_typed_measurements_and_skips_settings_code_and_markers()
     ]
     untyped = (
         "3 epochs at 32 px, 4 x 32-d, 1,000 classes, Adam 1e-3, Eq. 10, `0.983` in code,\n"
+        "(CVPR 2019, Sec. 4.2), Table 3.1, Fig. 2.5,\n"
         "<!-- value: accuracy baseline/proxy_nca recall@1 -->, [link](page.md#v0.2), x=0.5,\n"
         "```\n19.1 s\n```\n"
     )
