@@ -10,6 +10,8 @@ A page asks for a table with a marker line, replaced when the site is built:
   (`benchmarks/reality_check_table.py`);
 - `<!-- table: recipes fashion_mnist -->`: `benchmarks/results/recipes_fashion_mnist.json`
   (`benchmarks/recipes.py`'s `summary.json`);
+- `<!-- table: backend-speed -->`: every method's training images/s on each Keras backend
+  (`benchmarks/backend_speed.py`'s record `benchmarks/results/backend_speed.json`);
 - `<!-- table: speed -->`: the records of the speed scripts (`SPEED_SCRIPTS`),
   `benchmarks/results/speed_<script>.json` (`speed_evaluation_scale_<N>.json`, one per size);
 - `<!-- table: configs METHOD -->`: the recipes `training/configs/METHOD_*.json` and their
@@ -188,10 +190,8 @@ def describe_machine(machine):
         if key in machine
     )
     load = machine.get("load_average") or ["?"]
-    return (
-        f"{machine.get('cores')} cores, {machine.get('memory_gib')} GiB, {gpus}, {versions}, "
-        f"load average {load[0]}"
-    )
+    parts = [f"{machine.get('cores')} cores", f"{machine.get('memory_gib')} GiB", gpus, versions]
+    return ", ".join(part for part in parts if part) + f", load average {load[0]}"
 
 
 def speed_record_names(script, results=RESULTS):
@@ -387,8 +387,33 @@ def zoo_table():
     return markdown_table(header, rows)
 
 
+def backend_speed_table(results=RESULTS):
+    """Training images/s of every method on each Keras backend, from
+    `benchmarks/results/backend_speed.json` (`benchmarks/backend_speed.py`), with each backend's
+    ratio to TensorFlow and the record's command, date and machine under it."""
+    with open(os.path.join(results, "backend_speed.json")) as f:
+        record = json.load(f)
+    measured = record["measured"]
+    backends = list(next(iter(measured.values())))
+    others = [b for b in backends if b != "tensorflow"]
+    header = ["row", *(f"{b} images/s" for b in backends)]
+    header += [f"{b} / tensorflow" for b in others if "tensorflow" in backends]
+    rows = []
+    for row, by_backend in measured.items():
+        cells = [f"`{row}`", *(f"{by_backend[b]['steady']:.1f}" for b in backends)]
+        if "tensorflow" in backends:
+            tf_rate = by_backend["tensorflow"]["steady"]
+            cells += [f"{by_backend[b]['steady'] / tf_rate:.2f}x" for b in others]
+        rows.append(cells)
+    source = (
+        f"`{record['command']}`, written {record['date']} on {describe_machine(record['machine'])}"
+    )
+    return markdown_table(header, rows) + f"\n\nSource (`backend_speed.json`): {source}"
+
+
 TABLES = {
     "accuracy": lambda _: accuracy_table(),
+    "backend-speed": lambda _: backend_speed_table(),
     "accuracy-differences": lambda _: accuracy_differences(),
     "reality-check": lambda _: "\n".join(
         reality_check_table.format_table(

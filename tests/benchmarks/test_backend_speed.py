@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pytest
 
+from tests.support.docs_site import load_hooks
 from tests.support.helpers import benchmark_script
 
 TINY = ["--dataset", "digits", "--set", "batch_size=32", "--set", "m_per_class=8"]
@@ -89,3 +90,23 @@ def test_the_onednn_variant_runs_jax_with_the_xla_flag(monkeypatch):
     assert onednn_env["XLA_FLAGS"] == "--xla_cpu_use_onednn=true"
     assert "XLA_FLAGS" not in plain_env
     assert onednn_command[onednn_command.index("--worker") + 1] == "jax+onednn"
+
+
+def test_the_site_table_gives_each_backend_and_its_ratio_to_tensorflow(tmp_path):
+    record = {
+        "command": "python benchmarks/backend_speed.py --dataset hangul",
+        "date": "2026-11-27 09:00 UTC",
+        "machine": {"cores": 2, "memory_gib": 23.5, "load_average": [1.0, 1.0, 1.0]},
+        "measured": {
+            "baseline/margin": {"tensorflow": {"steady": 50.0}, "jax": {"steady": 40.0}},
+            "dc/paper": {"tensorflow": {"steady": 20.0}, "jax": {"steady": 25.0}},
+        },
+    }
+    (tmp_path / "backend_speed.json").write_text(json.dumps(record))
+    table = load_hooks().backend_speed_table(str(tmp_path))
+    lines = table.splitlines()
+    assert lines[0] == "| row | tensorflow images/s | jax images/s | jax / tensorflow |"
+    assert lines[2] == "| `baseline/margin` | 50.0 | 40.0 | 0.80x |"
+    assert lines[3] == "| `dc/paper` | 20.0 | 25.0 | 1.25x |"
+    assert "2 cores, 23.5 GiB, no GPU, load average 1.0" in table
+    assert "`python benchmarks/backend_speed.py --dataset hangul`" in table
