@@ -64,7 +64,7 @@ def build_parser():
         "--classes",
         type=int,
         default=None,
-        help="train on the first N training classes only (a shorter epoch; default: all)",
+        help="keep the first N classes of each split (shorter epochs and evaluation; default: all)",
     )
     parser.add_argument(
         "--set",
@@ -122,10 +122,8 @@ def run_worker(args):
         splits = synthetic_splits(budget, args.steps)
     else:
         splits = load_splits(resolved)
-    if args.classes:
-        train_data = splits["train"]
-        kept = sorted(set(train_data.labels.tolist()))[: args.classes]
-        splits = {**splits, "train": train_data.subset(_indices_of(train_data.labels, kept))}
+    if args.classes:  # every split cut to its first N classes: the end-of-run evaluation too
+        splits = {name: _first_classes(split, args.classes) for name, split in splits.items()}
 
     sampler = MPerClassSampler(
         splits["train"].labels, resolved["m_per_class"], resolved["batch_size"], seed=0
@@ -182,10 +180,11 @@ def synthetic_splits(budget, steps, seed=0):
     return {"train": train, "val": split(2 * batch, 0), "test": split(2 * batch, 0)}
 
 
-def _indices_of(labels, kept):
+def _first_classes(data, count):
     import numpy as np
 
-    return np.flatnonzero(np.isin(labels, kept))
+    kept = sorted(set(data.labels.tolist()))[:count]
+    return data.subset(np.flatnonzero(np.isin(data.labels, kept)))
 
 
 def epoch_timer(base):
