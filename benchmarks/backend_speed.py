@@ -28,8 +28,7 @@ class `m_per_class` images), so only the training step and the batch assembly ar
 Usage:
     python benchmarks/backend_speed.py                                   # hangul, every row
     python benchmarks/backend_speed.py --dataset digits --classes 10 --rows baseline/margin
-    python benchmarks/backend_speed.py --dataset synthetic --steps 20 --set image_size=224 \
-        --set backbone=resnet50 --set batch_size=64 --precision mixed_bfloat16 --backends jax
+    python benchmarks/backend_speed.py --dataset synthetic --steps 20 --backends jax jax+onednn
 """
 
 import argparse

@@ -14,10 +14,9 @@ after the same warm-up. The record holds the device, driver and library versions
 (`nvidia-smi`, `jax.devices()`, `torch.version.cuda`). Target (issue 27): keras-dml's baseline at
 least as fast as PML's; each ensemble's cost is reported relative to keras-dml's own baseline.
 
-Usage (on the GPU machine; the second line is the CPU check at a tiny size the tests run):
+Usage (on the GPU machine; the second line is a CPU check at a tiny size):
     python benchmarks/gpu_speed.py --batch-size 128 --steps 30
-    python benchmarks/gpu_speed.py --backbone convnet --image-size 32 --batch-size 16 --steps 3 \\
-        --rows baseline/margin --keras-backend tensorflow --precision float32
+    python benchmarks/gpu_speed.py --backbone convnet --image-size 32 --steps 3 --precision float32
 """
 
 import argparse
