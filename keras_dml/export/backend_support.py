@@ -62,5 +62,6 @@ def check_saved_model_backend(backend=None):
     if backend != "tensorflow":
         raise ExportError(
             f"SavedModel export needs TensorFlow (the Keras backend is {backend}): pip install "
-            "tensorflow and set KERAS_BACKEND=tensorflow, or export ONNX with format='onnx'."
+            '"keras-dml[tensorflow]" and set KERAS_BACKEND=tensorflow, or export ONNX with '
+            "format='onnx'."
         )

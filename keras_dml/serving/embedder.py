@@ -21,7 +21,8 @@ def saved_model_needs_tensorflow(path):
     """The one-line error for a SavedModel folder given where TensorFlow is not installed."""
     return (
         f"{path} is a TensorFlow SavedModel, and loading it needs TensorFlow: pip install "
-        "tensorflow, or pass the .keras model or its ONNX export (keras-dml export --format onnx)."
+        '"keras-dml[tensorflow]", or pass the .keras model or its ONNX export '
+        "(keras-dml export --format onnx)."
     )
 
 

@@ -44,7 +44,7 @@ def tensorboard_callbacks(output_dir):
     warnings.warn(
         f"TensorBoard logs need TensorFlow (tf.summary), which is not installed, so this "
         f"{keras.backend.backend()} run writes no logs/ (history.json has every epoch's "
-        "values); pip install tensorflow-cpu to get them.",
+        'values); pip install "keras-dml[tensorflow]" to get them.',
         stacklevel=2,
     )
     return []

@@ -109,7 +109,7 @@ SERVING_RUN = textwrap.dedent(
         Embedder(saved_model)
         raise AssertionError("a SavedModel loaded without TensorFlow")
     except MissingDependencyError as error:
-        assert "needs TensorFlow: pip install tensorflow" in str(error), error
+        assert "needs TensorFlow: pip install \\"keras-dml[tensorflow]\\"" in str(error), error
         assert "\\n" not in str(error)
     code, out, err = cli("search", saved_model, "--gallery", folder, "--query", query)
     assert code == 1 and len(err.splitlines()) == 1, err
