@@ -75,7 +75,6 @@ def pml_model(backbone, image_size, embedding_dim):
         net = torchvision.models.resnet50(weights=None)
         net.fc = torch.nn.Linear(net.fc.in_features, embedding_dim)
         return net
-    os.environ.setdefault("KERAS_BACKEND", "torch")  # the translation reads a keras backbone
     from torch_reference import EmbeddingNet, translate_backbone
 
     from keras_dml import backbones
