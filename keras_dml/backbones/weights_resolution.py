@@ -81,7 +81,11 @@ def check_backbone_weights(entry):
         Keras download by the builder).
 
     Raises:
-        The errors of `resolve_weights`.
+        ValueError: an invalid `weights` value or a file converted for another variant (as
+            `resolve_weights`).
+        FileNotFoundError: a path that does not exist.
+        WeightsUnavailableError: converted weights not found (one line with the `keras-dml
+            backbones convert` command), corrupted, or converted from another source file.
 
     Examples:
     >>> check_backbone_weights({"name": "convnet", "weights": None}) is None
