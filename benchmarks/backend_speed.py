@@ -260,11 +260,18 @@ def main(argv=None):
         return
     results = {}
     for row in args.rows:
-        results[row] = {}
+        by_backend = {}
         for backend in args.backends:
             print(f"[backend_speed] {row} on {backend}", flush=True)
-            results[row][backend] = run_one(args, backend, row)
+            by_backend[backend] = run_one(args, backend, row)
+        results[row] = by_backend
+        # The record is rewritten after each row, so a run stopped early keeps its rows.
+        write_backend_record(args, argv, results)
     print_table(results, args.backends)
+
+
+def write_backend_record(args, argv, results):
+    """Writes the record of the rows measured so far, with each backend against TensorFlow."""
     rows = []
     if "tensorflow" in args.backends:
         for row, by_backend in results.items():
