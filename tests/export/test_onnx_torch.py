@@ -10,9 +10,9 @@ and ONNX export on JAX are refused in one line naming the fix.
 
 import textwrap
 
-from tests.support.no_tensorflow import run_blocked
+from tests.support.no_tensorflow import CLI_RUNNER, run_blocked
 
-TORCH_EXPORT_RUN = textwrap.dedent(
+TORCH_EXPORT_RUN = CLI_RUNNER + textwrap.dedent(
     """
     import contextlib, io, os, runpy, sys, tempfile
     import numpy as np
@@ -24,15 +24,6 @@ TORCH_EXPORT_RUN = textwrap.dedent(
     from keras_dml.models import get_method
     from keras_dml.search import EmbeddingIndex
 
-    def cli(*argv):
-        # `python -m keras_dml.cli ARGV` in this interpreter (so the import hook applies).
-        out, err, sys.argv = io.StringIO(), io.StringIO(), ["keras-dml", *argv]
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                runpy.run_module("keras_dml.cli", run_name="__main__")
-            except SystemExit as exit:
-                return exit.code, out.getvalue(), err.getvalue()
-        raise AssertionError("the command did not exit")
 
     root = tempfile.mkdtemp()
     built = get_method("bier").tiny(backbones.get("convnet", input_shape=(32, 32, 3)))

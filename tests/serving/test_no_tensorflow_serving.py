@@ -11,7 +11,7 @@ import textwrap
 import keras
 import pytest
 
-from tests.support.no_tensorflow import run_blocked
+from tests.support.no_tensorflow import CLI_RUNNER, run_blocked
 
 # Each test starts its own JAX and PyTorch interpreters: the default suite runs them once, and
 # .ci/run's JAX and PyTorch lines (which include tests/serving) would only repeat them.
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
     reason="starts its own jax and torch interpreters; the default (TensorFlow) suite runs it",
 )
 
-SERVING_RUN = textwrap.dedent(
+SERVING_RUN = CLI_RUNNER + textwrap.dedent(
     """
     import contextlib, io, json, os, runpy, sys, tempfile
     import numpy as np
@@ -33,15 +33,6 @@ SERVING_RUN = textwrap.dedent(
     from keras_dml.search import EmbeddingIndex, Embedder
     from keras_dml.utils import MissingDependencyError
 
-    def cli(*argv):
-        # `python -m keras_dml.cli ARGV` in this interpreter (so the import hook applies).
-        out, err, sys.argv = io.StringIO(), io.StringIO(), ["keras-dml", *argv]
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                runpy.run_module("keras_dml.cli", run_name="__main__")
-            except SystemExit as exit:
-                return exit.code, out.getvalue(), err.getvalue()
-        raise AssertionError("the command did not exit")
 
     root = tempfile.mkdtemp()
     built = get_method("baseline").tiny(backbones.get("convnet", input_shape=(32, 32, 3)))
