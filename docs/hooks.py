@@ -12,6 +12,8 @@ A page asks for a table with a marker line, replaced when the site is built:
   (`benchmarks/recipes.py`'s `summary.json`);
 - `<!-- table: backend-speed -->`: every method's training images/s on each Keras backend
   (`benchmarks/backend_speed.py`'s record `benchmarks/results/backend_speed.json`);
+- `<!-- table: backend-kernels -->`: the backbone's convolution, pooling and matmul kernels timed
+  alone on each backend (`benchmarks/backend_kernels.py`, `backend_kernels.json`);
 - `<!-- table: speed -->`: the records of the speed scripts (`SPEED_SCRIPTS`),
   `benchmarks/results/speed_<script>.json` (`speed_evaluation_scale_<N>.json`, one per size);
 - `<!-- table: configs METHOD -->`: the recipes `training/configs/METHOD_*.json` and their
@@ -411,9 +413,36 @@ def backend_speed_table(results=RESULTS):
     return markdown_table(header, rows) + f"\n\nSource (`backend_speed.json`): {source}"
 
 
+def backend_kernels_table(results=RESULTS):
+    """The backbone's kernels timed alone on each backend, from
+    `benchmarks/results/backend_kernels.json` (`benchmarks/backend_kernels.py`): milliseconds per
+    call and each backend's time against TensorFlow's, with the record's source under it."""
+    with open(os.path.join(results, "backend_kernels.json")) as f:
+        record = json.load(f)
+    measured = record["measured"]
+    backends = list(measured)
+    others = [b for b in backends if b != "tensorflow" and "tensorflow" in backends]
+    header = ["kernel", *(f"{b} ms" for b in backends), *(f"{b} / tensorflow" for b in others)]
+    rows = []
+    for kernel in next(iter(measured.values()))["milliseconds"]:
+        times = {b: measured[b]["milliseconds"][kernel] for b in backends}
+        cells = [kernel, *(f"{times[b]:.1f}" for b in backends)]
+        cells += [f"{times[b] / times['tensorflow']:.2f}x" for b in others]
+        rows.append(cells)
+    shape = record.get("shape", {})
+    source = (
+        f"`{record['command']}` (a batch of {shape.get('batch')} maps of {shape.get('size')} x "
+        f"{shape.get('size')} x {shape.get('channels')}, 3 x 3 filters; matmul "
+        f"{shape.get('matmul')}^2), written {record['date']} on "
+        f"{describe_machine(record['machine'])}"
+    )
+    return markdown_table(header, rows) + f"\n\nSource (`backend_kernels.json`): {source}"
+
+
 TABLES = {
     "accuracy": lambda _: accuracy_table(),
     "backend-speed": lambda _: backend_speed_table(),
+    "backend-kernels": lambda _: backend_kernels_table(),
     "accuracy-differences": lambda _: accuracy_differences(),
     "reality-check": lambda _: "\n".join(
         reality_check_table.format_table(
