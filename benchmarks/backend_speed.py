@@ -34,6 +34,7 @@ Usage:
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -134,6 +135,9 @@ def run_worker(args):
 
     timer = epoch_timer(keras.callbacks.Callback)
     folder = os.path.join(args.output, backend, row.replace("/", "_"))
+    # A fresh run: `train` resumes a folder that holds an earlier run's state, which would time
+    # the epochs left over from it instead of two.
+    shutil.rmtree(folder, ignore_errors=True)
     run = train(config, folder, verbose=0, extra_callbacks=[timer], splits=splits, report=False)
     del run  # the timings are the callback's
     result = {"row": row, "pipeline": pipeline, **timer.rates(resolved["batch_size"])}

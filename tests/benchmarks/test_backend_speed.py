@@ -7,6 +7,7 @@ PyTorch).
 """
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -28,6 +29,37 @@ def test_the_worker_times_two_epochs_and_the_input_pipeline(tmp_path, capsys):
     assert result["steps_per_epoch"] > 1
     for name in ("pipeline", "first_epoch", "steady", "epoch2"):
         assert result[name] > 0, name
+
+
+def test_the_worker_starts_afresh_where_an_interrupted_run_left_its_backup(
+    tmp_path, monkeypatch, capsys
+):
+    # `train` resumes a folder holding an interrupted run's backup: the worker must still train
+    # (and time) two epochs there, not the epoch left over (a stopped benchmark left such folders).
+    script = benchmark_script("backend_speed")
+    timer = script.epoch_timer
+
+    def interrupted_after_one_epoch(base):
+        callback = timer(base)
+
+        def stop(epoch, logs=None):  # runs after BackupAndRestore saved epoch 0
+            raise RuntimeError("interrupted")
+
+        callback.on_epoch_end = stop
+        return callback
+
+    argv = [*TINY, "--output", str(tmp_path), "--worker", "tensorflow", "baseline/margin"]
+    monkeypatch.setattr(script, "epoch_timer", interrupted_after_one_epoch)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        script.main(argv)
+    assert os.listdir(tmp_path / "tensorflow" / "baseline_margin" / "backup")
+    capsys.readouterr()
+    monkeypatch.setattr(script, "epoch_timer", timer)
+    script.main(argv)
+    (line,) = [
+        x for x in capsys.readouterr().out.splitlines() if x.startswith(script.RESULT_PREFIX)
+    ]
+    assert json.loads(line[len(script.RESULT_PREFIX) :])["steps_per_epoch"] > 1
 
 
 def test_timer_rates_come_from_the_step_times():
