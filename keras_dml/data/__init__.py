@@ -109,7 +109,9 @@ __all__ = [
 _SUBMODULES = (
     "batch_loading",
     "batch_streams",
+    "dataset_pipelines",
     "datasets",
+    "file_verification",
     "image_batches",
     "image_dataset",
     "index_epochs",
