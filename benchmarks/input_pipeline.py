@@ -49,7 +49,7 @@ def datasets(images, file_size, folder):
 
 def epoch_seconds(pipeline, sampler, build, epochs):
     """Median seconds of one epoch over `epochs` epochs, after one warm-up epoch."""
-    from keras_dml.data.py_pipeline import ImageBatches
+    from keras_dml.data.image_batches import ImageBatches
 
     dataset = build()
     times = []

@@ -109,8 +109,12 @@ __all__ = [
 _SUBMODULES = (
     "batch_loading",
     "batch_streams",
+    "dataset_pipelines",
     "datasets",
+    "file_verification",
+    "image_batches",
     "image_dataset",
+    "index_epochs",
     "numpy_preprocessing",
     "pipeline",
     "preprocessing",

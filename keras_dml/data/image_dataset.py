@@ -1,39 +1,13 @@
 """`ImageDataset`: labelled images (files or an in-memory array) and their input pipelines."""
 
-import os
-import warnings
-from concurrent.futures import ThreadPoolExecutor
-
-import keras
 import numpy as np
 
-from keras_dml.data.py_pipeline import make_py_dataset
+from keras_dml.data.dataset_pipelines import InputPipelines
+from keras_dml.data.file_verification import FileVerification
 from keras_dml.data.transform_options import check_augmentation
 
-# Formats `tf.io.decode_image` decodes; anything else PIL opens would fail inside the pipeline.
-TF_DECODABLE_FORMATS = ("JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP")
 
-
-def _check_image_file(path):
-    """Returns `None` if `path` is an image the pipeline can decode, else the reason."""
-    if not os.path.isfile(path):
-        return "missing file"
-    from PIL import Image
-
-    try:
-        with Image.open(path) as image:
-            if image.format not in TF_DECODABLE_FORMATS:
-                return f"format {image.format} is not decodable by tf.io.decode_image"
-            if image.format in ("JPEG", "MPO"):
-                # DCT-domain downscaling: the whole stream is still parsed, 8x less work.
-                image.draft("RGB", (max(1, image.width // 8), max(1, image.height // 8)))
-            image.load()
-    except Exception as error:  # PIL raises many types for corrupt data.
-        return f"{type(error).__name__}: {error}"
-    return None
-
-
-class ImageDataset:
+class ImageDataset(FileVerification, InputPipelines):
     """Labelled images for metric learning, stored as file paths or an in-memory array.
 
     Labels are integers `0..num_classes-1` within the split (`class_names[label]` gives the
@@ -154,50 +128,6 @@ class ImageDataset:
             f"classes={self.num_classes}, {where})"
         )
 
-    def verify(self, num_workers=None):
-        """Checks every image file and drops the ones the pipeline could not decode.
-
-        Each file must exist, open with PIL in a format `tf.io.decode_image` reads, and decode
-        completely (JPEG at 1/8 scale, which still parses the whole stream). Bad files are
-        removed from `paths` and `labels` (so `labels` stays aligned with what the pipeline
-        yields), listed in `skipped_files` and reported by one warning naming the count and
-        the first paths. The class mapping is kept, so labels stay comparable across splits.
-        Runs once; later calls return the cached result.
-
-        Args:
-            num_workers: int. Threads used (PIL releases the GIL while decoding).
-                Defaults to `None` (`min(8, os.cpu_count())`).
-
-        Returns:
-            list of str: the skipped files (also in `skipped_files`).
-        """
-        if self._verified:
-            return list(self.skipped_files)
-        workers = num_workers or min(8, os.cpu_count() or 1)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            reasons = list(pool.map(_check_image_file, self.paths, chunksize=64))
-        bad = np.array([r is not None for r in reasons], dtype=bool)
-        if bad.any():
-            skipped = [(p, r) for p, r in zip(self.paths, reasons) if r is not None]
-            self.skipped_files = [p for p, _ in skipped]
-            lost = sorted(set(self.labels[bad].tolist()) - set(self.labels[~bad].tolist()))
-            first = "; ".join(f"{p} ({r})" for p, r in skipped[:5])
-            empty = (
-                f" Classes left without images: {[self.class_names[c] for c in lost]}."
-                if lost
-                else ""
-            )
-            warnings.warn(
-                f"{self.name}/{self.split}: skipping {len(skipped)} of {len(self.paths)} image "
-                f"files that are missing or cannot be decoded (listed in `skipped_files`). "
-                f"First: {first}.{empty}",
-                stacklevel=2,
-            )
-            self.paths = self.paths[~bad]
-            self.labels = self.labels[~bad]
-        self._verified = True
-        return list(self.skipped_files)
-
     def subset(self, indices):
         """Returns a new `ImageDataset` with the images at `indices` and the same classes.
 
@@ -223,132 +153,3 @@ class ImageDataset:
         )
         out._verified = self._verified
         return out
-
-    def as_tf_dataset(
-        self,
-        training=False,
-        batch_size=32,
-        sampler=None,
-        image_size=None,
-        resize_size=None,
-        shuffle=None,
-        seed=None,
-        num_parallel_calls=None,
-        with_clusters=False,
-        augmentation=None,
-        drop_remainder=None,
-    ):
-        """Builds the `tf.data` input pipeline; see `keras_dml.data.pipeline.make_tf_dataset`.
-
-        Args:
-            training: bool. Augmentation (and by default shuffling and dropping the last
-                partial batch) when `True`; when `False`, images at `image_size` pass
-                unchanged and others are resized + center cropped. Defaults to `False`.
-            batch_size: int. Batch size without a sampler. Defaults to `32`.
-            sampler: object with `batch_size`, `num_batches` and `epoch_batches()` (see the
-                pipeline module); batches then follow the sampler. Defaults to `None`.
-            image_size: int or (height, width). Crop size. Defaults to `None`
-                (the dataset's `image_size`).
-            resize_size: int. Shorter side before cropping. Defaults to `None` (the
-                dataset's `resize_size`, else `image_size * 256 / 224`).
-            shuffle: bool. Defaults to `None` (`training`).
-            seed: int. Seed of shuffling and augmentation. Defaults to `None`.
-            num_parallel_calls: int. Parallel decode calls. Defaults to `None` (AUTOTUNE).
-            with_clusters: bool. Yield `(images, {"labels", "clusters"})` from a sampler with
-                `yields_clusters=True`. Defaults to `False`.
-            augmentation: str or callable. Training augmentation: `"none"`, `"flip"`,
-                `"crop"`, `"crop_flip"`, `"resized_crop"`, `"resized_crop_flip"` or a Keras
-                preprocessing pipeline applied to each batch. Defaults to `None` (the
-                dataset's `augmentation`).
-            drop_remainder: bool. Defaults to `None` (`training`).
-
-        Returns:
-            `tf.data.Dataset` of `(images float32 [B, H, W, 3] in [0, 255], labels int32 [B])`.
-
-        Examples:
-        >>> ds = ImageDataset([0, 1], images=np.zeros((2, 40, 40, 3), np.uint8), image_size=32)
-        >>> images, labels = next(iter(ds.as_tf_dataset(batch_size=2)))
-        >>> tuple(images.shape)
-        (2, 32, 32, 3)
-        """
-        from keras_dml.data.pipeline import make_tf_dataset  # optional dependency: tensorflow
-
-        return make_tf_dataset(
-            self,
-            training=training,
-            batch_size=batch_size,
-            sampler=sampler,
-            image_size=image_size,
-            resize_size=resize_size,
-            shuffle=shuffle,
-            seed=seed,
-            num_parallel_calls=num_parallel_calls,
-            with_clusters=with_clusters,
-            augmentation=augmentation,
-            drop_remainder=drop_remainder,
-        )
-
-    def as_dataset(
-        self,
-        training=False,
-        batch_size=32,
-        sampler=None,
-        image_size=None,
-        resize_size=None,
-        shuffle=None,
-        seed=None,
-        num_parallel_calls=None,
-        with_clusters=False,
-        augmentation=None,
-        drop_remainder=None,
-    ):
-        """The input pipeline of the Keras backend: `tf.data` on TensorFlow, else a PyDataset.
-
-        On the TensorFlow backend this is `as_tf_dataset(...)`; on JAX and PyTorch it is
-        `keras_dml.data.py_pipeline.make_py_dataset(self, ...)`, which never imports
-        TensorFlow. Both take the same arguments (see `as_tf_dataset`), draw the same sampler
-        batches for the same `(seed, epoch, step)` and yield the same batch structure; their
-        resize kernels differ by at most 1 grey level (`numpy_preprocessing.EVAL_TOLERANCE`; JPEG
-        decoders by a few more). With the PyDataset, pass `shuffle=False` to `model.fit` to keep
-        the sampler's batch order (Keras otherwise shuffles the order of a PyDataset's batches).
-
-        Args:
-            training: bool. Defaults to `False`.
-            batch_size: int. Defaults to `32`.
-            sampler: batch sampler. Defaults to `None`.
-            image_size: int or (height, width). Defaults to `None`.
-            resize_size: int. Defaults to `None`.
-            shuffle: bool. Defaults to `None` (`training`).
-            seed: int. Defaults to `None`.
-            num_parallel_calls: int. Parallel decode calls (`tf.data`) or worker processes
-                (PyDataset). Defaults to `None`.
-            with_clusters: bool. Defaults to `False`.
-            augmentation: str or callable. Defaults to `None`.
-            drop_remainder: bool. Defaults to `None` (`training`).
-
-        Returns:
-            `tf.data.Dataset` (TensorFlow backend) or `keras.utils.PyDataset` of `(images
-            float32 [B, H, W, 3] in [0, 255], labels int32 [B])`.
-
-        Examples:
-        >>> ds = ImageDataset([0, 1], images=np.zeros((2, 40, 40, 3), np.uint8), image_size=32)
-        >>> images, labels = next(iter(ds.as_dataset(batch_size=2)))
-        >>> tuple(images.shape)
-        (2, 32, 32, 3)
-        """
-        arguments = dict(
-            training=training,
-            batch_size=batch_size,
-            sampler=sampler,
-            image_size=image_size,
-            resize_size=resize_size,
-            shuffle=shuffle,
-            seed=seed,
-            num_parallel_calls=num_parallel_calls,
-            with_clusters=with_clusters,
-            augmentation=augmentation,
-            drop_remainder=drop_remainder,
-        )
-        if keras.backend.backend() == "tensorflow":
-            return self.as_tf_dataset(**arguments)
-        return make_py_dataset(self, **arguments)

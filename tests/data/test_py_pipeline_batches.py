@@ -9,9 +9,11 @@ import pytest
 from PIL import Image
 
 from keras_dml.data.batch_loading import BatchLoader
+from keras_dml.data.image_batches import ImageBatches
 from keras_dml.data.image_dataset import ImageDataset
+from keras_dml.data.index_epochs import IndexEpochs
 from keras_dml.data.numpy_preprocessing import EVAL_TOLERANCE, sample_crop_box
-from keras_dml.data.py_pipeline import ImageBatches, IndexEpochs, make_py_dataset
+from keras_dml.data.py_pipeline import make_py_dataset
 from keras_dml.data.samplers import ClusterMPerClassSampler, MPerClassSampler
 
 LABELS = np.repeat(np.arange(8), 4)

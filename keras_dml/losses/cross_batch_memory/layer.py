@@ -1,32 +1,22 @@
-"""Cross-batch memory (XBM, Wang et al. 2020): a pair loss between the batch and a FIFO memory."""
+"""`CrossBatchMemory` (XBM, Wang et al. 2020): a pair loss between the batch and a FIFO memory."""
 
 import keras
 import numpy as np
 from keras import ops
 
 from keras_dml.losses.argument_config import ArgumentConfig
-from keras_dml.losses.memory_arguments import memory_miner, positive_int, wrappable_loss
-from keras_dml.losses.memory_pairs import memory_pair_mask
+from keras_dml.losses.cross_batch_memory.arguments import (
+    memory_miner,
+    positive_int,
+    wrappable_loss,
+)
+from keras_dml.losses.cross_batch_memory.memory_loss import loss_against_memory
+from keras_dml.losses.cross_batch_memory.memory_queue import MemoryQueue
 from keras_dml.losses.reduction import propagate_nonfinite
-from keras_dml.miners.base import PairMiner, TripletMiner
-
-# Re-exported: they were defined here before the split into small modules.
-__all__ = [
-    "CrossBatchMemory",
-    "check_memory_count",
-    "is_memory_loss",
-    "memory_pair_mask",
-    "positive_int",
-    "with_memory_count",
-    "wrappable_loss",
-]
-
-# Label of an empty memory slot; such slots are also left out by the pair mask.
-EMPTY_LABEL = -1
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")
-class CrossBatchMemory(ArgumentConfig, keras.layers.Layer):
+class CrossBatchMemory(MemoryQueue, ArgumentConfig, keras.layers.Layer):
     """Cross-batch memory: a pair loss between the current batch and the last `M` embeddings.
 
     Each call first enqueues the batch's embeddings (without gradient) and labels into a FIFO
@@ -131,24 +121,8 @@ class CrossBatchMemory(ArgumentConfig, keras.layers.Layer):
         if self.warmup_steps < 0:
             raise ValueError(f"`warmup_steps` must be >= 0. Received: warmup_steps={warmup_steps}")
         self.miner = memory_miner(miner, self.inner_loss)
-        shape = (self.num_memories, self.memory_size)
-        self.memory_embeddings = self._state("memory_embeddings", (*shape, self.embedding_dim))
-        self.memory_labels = self._state("memory_labels", shape, "int32", EMPTY_LABEL)
-        self.write_index = self._state("write_index", (self.num_memories,), "int32")
-        self.filled = self._state("filled", (self.num_memories,), "int32")
-        self.steps = self._state("steps", (self.num_memories,), "int32")
+        self._add_memory_state()
         self.built = True  # the state is complete; nothing depends on the input shape
-
-    def _state(self, name, shape, dtype="float32", value=0):
-        return self.add_weight(
-            name=name,
-            shape=shape,
-            dtype=dtype,
-            initializer=keras.initializers.Constant(value),
-            trainable=False,
-            autocast=False,
-            aggregation="only_first_replica",
-        )
 
     def call(self, labels, embeddings, return_count=False, memory=0, update=True):
         labels = ops.cast(ops.reshape(labels, (-1,)), "int32")
@@ -167,8 +141,16 @@ class CrossBatchMemory(ArgumentConfig, keras.layers.Layer):
         # The memory is a constant: only the batch's own (anchor) embeddings carry gradients.
         references = ops.stop_gradient(self._select(stored_embeddings, key))
         reference_labels = self._select(stored_labels, key)
-        memory_loss, memory_count = self._loss_with_memory(
-            labels, embeddings, reference_labels, references, filled, positions
+        memory_loss, memory_count = loss_against_memory(
+            self.inner_loss,
+            self.miner,
+            labels,
+            embeddings,
+            reference_labels,
+            references,
+            filled,
+            positions,
+            self.memory_size,
         )
         enqueue = ops.logical_and(warm, update)
         self._commit(enqueue, key, stored_embeddings, stored_labels, start + batch_size, filled)
@@ -180,70 +162,6 @@ class CrossBatchMemory(ArgumentConfig, keras.layers.Layer):
         # known when traced, NaN otherwise (a gathered global batch), never silently wrong.
         loss = ops.where(batch_size > self.memory_size, float("nan"), loss)
         return (loss, count) if return_count else loss
-
-    def _padded(self, embeddings):
-        width = embeddings.shape[-1]
-        if width is not None and width > self.embedding_dim:
-            raise ValueError(
-                f"CrossBatchMemory '{self.name}' stores {self.embedding_dim}-d embeddings but "
-                f"received {width}-d ones; build it with embedding_dim={width}."
-            )
-        if width is not None and self.memory_size < (embeddings.shape[0] or 0):
-            raise ValueError(
-                f"CrossBatchMemory '{self.name}' has memory_size={self.memory_size}, smaller "
-                f"than the batch of {embeddings.shape[0]}; use memory_size >= the global batch."
-            )
-        if width == self.embedding_dim:
-            return embeddings
-        return ops.pad(embeddings, [[0, 0], [0, self.embedding_dim - width]])
-
-    def _enqueued(self, key, positions, labels, embeddings):
-        """The memory tensors with the batch written at `positions` of memory `key`."""
-        selected = self._select(self.memory_embeddings.value, key)
-        selected = ops.scatter_update(selected, positions[:, None], embeddings)
-        selected_labels = self._select(self.memory_labels.value, key)
-        selected_labels = ops.scatter_update(selected_labels, positions[:, None], labels)
-        chosen = ops.cast(key, "bool")
-        stored = ops.where(chosen[:, None, None], selected[None], self.memory_embeddings.value)
-        stored_labels = ops.where(chosen[:, None], selected_labels[None], self.memory_labels.value)
-        return stored, stored_labels
-
-    def _commit(self, enqueue, key, stored_embeddings, stored_labels, end, filled):
-        """Writes the enqueued memory `key` to the variables when `enqueue` (warm, updating)."""
-        chosen = ops.logical_and(enqueue, ops.cast(key, "bool"))
-        self.memory_embeddings.assign(
-            ops.where(chosen[:, None, None], stored_embeddings, self.memory_embeddings.value)
-        )
-        self.memory_labels.assign(
-            ops.where(chosen[:, None], stored_labels, self.memory_labels.value)
-        )
-        self.write_index.assign(ops.where(chosen, end % self.memory_size, self.write_index.value))
-        self.filled.assign(ops.where(chosen, filled, self.filled.value))
-
-    @staticmethod
-    def _select(values, key):
-        """Row `key` (one-hot) of a `[K, ...]` tensor."""
-        shape = (-1,) + (1,) * (len(values.shape) - 1)
-        return ops.sum(values * ops.cast(ops.reshape(key, shape), values.dtype), axis=0)
-
-    def _loss_with_memory(self, labels, embeddings, ref_labels, references, filled, positions):
-        """The wrapped loss on `[batch; memory]`, batch anchors against filled memory slots."""
-        batch_size = ops.shape(labels)[0]
-        pair_mask = memory_pair_mask(batch_size, self.memory_size, filled, positions)
-        all_labels = ops.concatenate([labels, ref_labels], axis=0)
-        all_embeddings = ops.concatenate([embeddings, references], axis=0)
-        if isinstance(self.miner, PairMiner):
-            pair_mask = self.miner(all_embeddings, all_labels, pair_mask=pair_mask).pair_mask()
-        elif self.miner is not None and not isinstance(self.miner, TripletMiner):
-            mined = ops.cast(self.miner(labels, embeddings, ref_labels, references), "bool")
-            top = ops.concatenate([ops.zeros((batch_size, batch_size), "bool"), mined], axis=1)
-            bottom = ops.zeros((self.memory_size, batch_size + self.memory_size), "bool")
-            pair_mask = ops.logical_and(pair_mask, ops.concatenate([top, bottom], axis=0))
-        triplet_miner = self.miner if isinstance(self.miner, TripletMiner) else None
-        loss, count = self.inner_loss.compute(
-            all_labels, all_embeddings, return_count=True, pair_mask=pair_mask, miner=triplet_miner
-        )
-        return ops.cast(loss, "float32"), ops.cast(count, "int32")
 
     def reset_memory(self, keys=None, restart_warmup=True):
         """Empties memories, e.g. between training stages or after a division re-assigns the
@@ -265,57 +183,8 @@ class CrossBatchMemory(ArgumentConfig, keras.layers.Layer):
                     f"{self.num_memories}). Received: keys={keys}"
                 )
             emptied = np.isin(np.arange(self.num_memories), keys)
-        rows = emptied[:, None]
-        embeddings = self.memory_embeddings.value
-        self.memory_embeddings.assign(ops.where(rows[..., None], 0.0, embeddings))
-        self.memory_labels.assign(ops.where(rows, EMPTY_LABEL, self.memory_labels.value))
-        counters = (self.write_index, self.filled) + ((self.steps,) if restart_warmup else ())
-        for variable in counters:
-            variable.assign(ops.where(emptied, 0, variable.value))
+        self._empty_memories(emptied, restart_warmup)
 
     def compute_output_spec(self, labels, embeddings, return_count=False, memory=0, update=True):
         loss = keras.KerasTensor((), dtype="float32")
         return (loss, keras.KerasTensor((), dtype="int32")) if return_count else loss
-
-
-def is_memory_loss(loss):
-    """Whether `loss` (an instance, a registered name or a `{"name": ...}` dict) is XBM."""
-    if isinstance(loss, dict):
-        loss = loss.get("name")
-    if isinstance(loss, str):
-        return loss.strip().lower().replace("-", "_") == "cross_batch_memory"
-    return isinstance(loss, CrossBatchMemory)
-
-
-def with_memory_count(loss_config, num_memories):
-    """`loss_config` with `num_memories` filled in (when unset) for a cross-batch memory.
-
-    A model calls its loss from several sites (the whole embedding, each learner); it fills in
-    one memory per site, as `embedding_dim` is filled in for a class loss.
-
-    Args:
-        loss_config: dict `{"name": ..., **arguments}`, or anything else (returned unchanged).
-        num_memories: int or `None`. The model's number of loss call sites.
-
-    Returns:
-        A new dict (or `loss_config` unchanged).
-
-    Examples:
-    >>> with_memory_count({"name": "cross_batch_memory", "memory_size": 64}, 3)
-    {'name': 'cross_batch_memory', 'memory_size': 64, 'num_memories': 3}
-    """
-    if not isinstance(loss_config, dict) or not is_memory_loss(loss_config) or not num_memories:
-        return loss_config
-    if loss_config.get("num_memories") is not None:
-        return loss_config
-    return {**loss_config, "num_memories": int(num_memories)}
-
-
-def check_memory_count(loss, needed, owner):
-    """Raises a one-line `ValueError` when the XBM `loss` has fewer than `needed` memories."""
-    if is_memory_loss(loss) and loss.num_memories < needed:
-        raise ValueError(
-            f"{owner} calls its loss from {needed} sites (the whole embedding and each learner), "
-            f"each with its own memory; build CrossBatchMemory with num_memories={needed}. "
-            f"Received: num_memories={loss.num_memories}"
-        )
