@@ -41,7 +41,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from accuracy_rows import BUDGET, METHODS, keras_config  # noqa: E402
-from records import add_record_option, write_record  # noqa: E402
+from records import add_record_option, command_line, write_record  # noqa: E402
 
 BACKENDS = ("tensorflow", "jax", "torch")
 # Variants run on a Keras backend with extra XLA flags: `jax+onednn` is JAX with XLA:CPU's oneDNN
@@ -86,6 +86,12 @@ def build_parser():
         help="the run's dtype policy (default float32)",
     )
     parser.add_argument("--output", default="runs/backend_speed", help="folder of the runs")
+    parser.add_argument(
+        "--keep-rows",
+        action="store_true",
+        help="keep the rows of the existing record that this run does not measure (same "
+        "dataset, classes, precision, budget and backends); e.g. to measure one row again",
+    )
     parser.add_argument("--worker", nargs=2, metavar=("BACKEND", "ROW"), help=argparse.SUPPRESS)
     add_record_option(parser, "backend_speed.json")
     return parser
@@ -143,6 +149,8 @@ def run_worker(args):
     result = {"row": row, "pipeline": pipeline, **timer.rates(resolved["batch_size"])}
     result["versions"] = backend_versions(keras_backend)
     result["xla_flags"] = os.environ.get("XLA_FLAGS", "")
+    result["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    result["load_average"] = round(os.getloadavg()[0], 1)
     print(RESULT_PREFIX + json.dumps(result), flush=True)
 
 
@@ -262,7 +270,8 @@ def main(argv=None):
     if args.worker:
         run_worker(args)
         return
-    results = {}
+    results, commands = kept_rows(args) if args.keep_rows else ({}, [])
+    commands = [*commands, command_line("backend_speed", argv)]
     for row in args.rows:
         by_backend = {}
         for backend in args.backends:
@@ -270,12 +279,44 @@ def main(argv=None):
             by_backend[backend] = run_one(args, backend, row)
         results[row] = by_backend
         # The record is rewritten after each row, so a run stopped early keeps its rows.
-        write_backend_record(args, argv, results)
+        write_backend_record(args, argv, results, commands)
     print_table(results, args.backends)
 
 
-def write_backend_record(args, argv, results):
-    """Writes the record of the rows measured so far, with each backend against TensorFlow."""
+def kept_rows(args):
+    """`(measured rows, commands)` of the existing record, which must match this run's settings."""
+    if not os.path.exists(args.record):
+        return {}, []
+    with open(args.record) as file:
+        record = json.load(file)
+    settings = {
+        "dataset": args.dataset,
+        "classes": args.classes,
+        "precision": args.precision,
+        "budget": budget_of(args.set),
+    }
+    for key, value in settings.items():
+        if record.get(key) != value:
+            raise SystemExit(
+                f"--keep-rows: the record {args.record} has {key}={record.get(key)!r}, this run "
+                f"{value!r}; run with the record's settings or drop --keep-rows"
+            )
+    measured = record.get("measured", {})
+    for row, by_backend in measured.items():
+        if sorted(by_backend) != sorted(args.backends):
+            raise SystemExit(
+                f"--keep-rows: the record's row {row} has the backends {sorted(by_backend)}, "
+                f"this run {sorted(args.backends)}; pass the same --backends or drop --keep-rows"
+            )
+    return measured, record.get("commands", [record.get("command")])
+
+
+def write_backend_record(args, argv, results, commands=None):
+    """Writes the record of the rows measured so far, with each backend against TensorFlow.
+
+    `commands`: every command whose rows the record holds (`--keep-rows` keeps earlier ones).
+    """
+    results = {row: results[row] for row in sorted(results, key=_row_order)}
     rows = []
     if "tensorflow" in args.backends:
         for row, by_backend in results.items():
@@ -302,7 +343,13 @@ def write_backend_record(args, argv, results):
         classes=args.classes,
         precision=args.precision,
         budget=budget_of(args.set),
+        commands=commands or [command_line("backend_speed", argv)],
     )
+
+
+def _row_order(row):
+    """The rows in `ROWS` order, others after them by name."""
+    return (ROWS.index(row), "") if row in ROWS else (len(ROWS), row)
 
 
 if __name__ == "__main__":

@@ -407,9 +407,10 @@ def backend_speed_table(results=RESULTS):
             tf_rate = by_backend["tensorflow"]["steady"]
             cells += [f"{by_backend[b]['steady'] / tf_rate:.2f}x" for b in others]
         rows.append(cells)
-    source = (
-        f"`{record['command']}`, written {record['date']} on {describe_machine(record['machine'])}"
-    )
+    # `--keep-rows` records every command whose rows the record holds, the last one first.
+    commands = record.get("commands") or [record["command"]]
+    source = "; rows kept from ".join(f"`{command}`" for command in reversed(commands))
+    source += f", written {record['date']} on {describe_machine(record['machine'])}"
     return markdown_table(header, rows) + f"\n\nSource (`backend_speed.json`): {source}"
 
 

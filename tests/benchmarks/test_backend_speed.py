@@ -93,6 +93,34 @@ def test_the_record_gives_each_backend_against_tensorflow(tmp_path, monkeypatch)
     assert jax_row["target"].startswith(">= 0.83x")
 
 
+def test_keep_rows_measures_one_row_again_and_keeps_the_others(tmp_path, monkeypatch):
+    script = benchmark_script("backend_speed")
+    steady = {"tensorflow": 100.0, "jax": 90.0}
+
+    def fake_run_one(args, backend, row):
+        return {"row": row, "pipeline": 500.0, "steady": steady[backend]}
+
+    monkeypatch.setattr(script, "run_one", fake_run_one)
+    record_path = tmp_path / "record.json"
+    common = [*TINY, "--backends", "tensorflow", "jax", "--record", str(record_path)]
+    script.main([*common, "--rows", "dc/paper", "baseline/margin"])
+    steady["jax"] = 45.0
+    script.main([*common, "--rows", "baseline/margin", "--keep-rows"])
+    record = json.loads(record_path.read_text())
+    assert list(record["measured"]) == ["baseline/margin", "dc/paper"]  # the script's row order
+    assert record["measured"]["baseline/margin"]["jax"]["steady"] == 45.0
+    assert record["measured"]["dc/paper"]["jax"]["steady"] == 90.0
+    assert len(record["commands"]) == 2 and record["commands"][1].endswith("--keep-rows")
+    # Without --keep-rows the record holds this run's rows only.
+    script.main([*common, "--rows", "baseline/margin"])
+    assert list(json.loads(record_path.read_text())["measured"]) == ["baseline/margin"]
+    with pytest.raises(SystemExit, match="classes"):
+        script.main([*common, "--rows", "dc/paper", "--keep-rows", "--classes", "3"])
+    only_tensorflow = [*TINY, "--backends", "tensorflow", "--record", str(record_path)]
+    with pytest.raises(SystemExit, match="backends"):
+        script.main([*only_tensorflow, "--rows", "dc/paper", "--keep-rows"])
+
+
 def test_synthetic_splits_fill_whole_batches_of_m_images_per_class():
     script = benchmark_script("backend_speed")
     budget = {"image_size": 8, "batch_size": 6, "m_per_class": 3}
