@@ -2,14 +2,16 @@
 
 The blocks are extracted from README.md, CONTRIBUTING.md, export/README.md, models/README.md and
 every page of the documentation site (`docs/**/*.md`, in `mkdocs.yml`'s nav order), so a new
-documented line is tested the day it is written. The blocks of one document run in
-order in one temporary folder (with `training/`, `export/` and `models/` linked in, as in a
+documented line is tested the day it is written. The README's and the site's blocks (`WALKED`) run
+in `tests/docs/test_readme_walk.py` (slow suite), top to bottom in a fresh copy; the other
+documents' blocks run here, and the checks below cover every document. The blocks of one document
+run in order in one temporary folder (with `training/`, `export/` and `models/` linked in, as in a
 checkout). Training commands get one epoch (`--epochs 1`, `--set epochs=1`) to stay bounded and
 blocks that train run in the slow suite; `pip install` lines are checked against the extras of
 `pyproject.toml` instead of being run, `apt-get install` lines are checked to be installed (the
 block is skipped when they are not), and test commands (`python -m pytest ...`, also behind
-environment assignments such as `KERAS_BACKEND=jax`) are checked to be ones `.ci/run` runs
-rather than run recursively.
+environment assignments such as `KERAS_BACKEND=jax`) are checked to be ones `.ci/run` runs rather
+than run recursively.
 """
 
 import importlib.util
@@ -41,8 +43,8 @@ SITE_PAGES = site_pages()
 DOCS = ("README.md", "CONTRIBUTING.md", "export/README.md", "models/README.md", *SITE_PAGES)
 LINKED = ("training", "export", "models")
 # Docs walked top to bottom, verbatim, in a fresh copy (tests/docs/test_readme_walk.py, slow): the
-# README, then the site's pages in nav order. Their slow blocks run there only, once, instead of a
-# second time here.
+# README, then the site's pages in nav order. Their blocks run there only, once, in order and with
+# nothing prepared, instead of a second time here (CI ran both: about 5 minutes of its time twice).
 WALKED = ("README.md", *SITE_PAGES)
 TIMEOUT = 900
 # A block is slow when it trains or runs the demo.
@@ -79,9 +81,9 @@ def runnable_blocks():
         for language, line, text in fenced_blocks(doc):
             if language not in ("bash", "python"):
                 continue
+            if doc in WALKED:
+                continue  # run in order, with what came before, by test_readme_walk.py
             slow = any(marker in text for marker in SLOW_MARKERS)
-            if slow and doc in WALKED:
-                continue  # run in order, with what came before, by test_docs_readme_walk.py
             marks = [pytest.mark.slow] if slow else []
             cases.append(pytest.param(language, text, id=f"{doc}:{line}", marks=marks))
     return cases
