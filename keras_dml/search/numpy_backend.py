@@ -53,6 +53,7 @@ class NumpyBackend:
             return np.zeros((0, k), np.int64), np.zeros((0, k), np.float32)
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
-    def block(self, queries, start, size, exclude_self=False):
-        """Full-row similarity block [c, N] of queries `start..start+size` (own entries -inf)."""
-        return similarity_block(queries, self.embeddings, start, size, exclude_self)
+    def block(self, queries, start, size, exclude_self=False, out=None):
+        """Full-row similarity block [c, N] of queries `start..start+size` (own entries -inf);
+        written into `out` (float32, at least [c, N]) when given, instead of a new array."""
+        return similarity_block(queries, self.embeddings, start, size, exclude_self, out=out)

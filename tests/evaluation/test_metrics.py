@@ -80,6 +80,17 @@ def test_matches_naive_on_tie_free_data(backend):
     assert 0.2 < result["recall@1"] < 0.95, "test data should give non-trivial recall"
 
 
+def test_recall_at_k_deeper_than_every_class_matches_naive():
+    """Recall@K with K larger than any class (R <= 3): the ranks the exact pass reads from its
+    top-k lists must come from lists as deep as the largest K, not as deep as MAP@R needs."""
+    x, labels = _data(seed=4, n=150, classes=60, noise=3.0)
+    recall_at = (1, 8, 32, 100)
+    result = evaluate(x, labels, recall_at=recall_at, backend="numpy", chunk_size=40)
+    expected = naive_retrieval(x, labels, recall_at=recall_at)
+    _assert_matches({k: result[k] for k in expected}, expected)
+    assert result["recall@1"] < result["recall@32"] < 1.0, "test data should spread the ranks"
+
+
 def test_matches_naive_with_duplicates_and_ties():
     """Exact duplicates and many tied similarities: order by index, self removed by index.
 
@@ -235,11 +246,15 @@ def test_topk_from_block_matches_stable_sort_with_ties(k):
     block = rng.integers(0, 50, size=(6, 9000)).astype(np.float32)  # heavy ties
     block[1] = rng.normal(size=9000)
     block[2, 8990:] = 100.0  # the best values in the tail columns
-    indices, sims = topk_from_block(block, k)
-    for row in range(6):
-        expected = sorted(range(9000), key=lambda j: (-block[row, j], j))[:k]
-        assert indices[row].tolist() == expected
-        np.testing.assert_array_equal(sims[row], block[row, expected])
+    # A block is also a view into a wider buffer (the search's reused block): not contiguous.
+    buffer = np.full((6, 9100), 1000.0, np.float32)
+    buffer[:, :9000] = block
+    for candidate in (block, buffer[:, :9000]):
+        indices, sims = topk_from_block(candidate, k)
+        for row in range(6):
+            expected = sorted(range(9000), key=lambda j: (-block[row, j], j))[:k]
+            assert indices[row].tolist() == expected
+            np.testing.assert_array_equal(sims[row], block[row, expected])
 
 
 def test_large_classes_match_naive_with_ties():
