@@ -23,14 +23,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from backend_speed import VARIANTS, backend_versions  # noqa: E402
+from backend_speed import VARIANTS, backend_versions, run_in_backend  # noqa: E402
 from records import add_record_option, write_record  # noqa: E402
 
 BACKENDS = ("tensorflow", "jax", "torch")
@@ -211,16 +210,7 @@ def run_one(args, backend):
     command = [sys.executable, os.path.abspath(__file__), "--worker", backend]
     for option in ("batch", "size", "channels", "matmul", "repeats"):
         command += [f"--{option}", str(getattr(args, option))]
-    keras_backend, flags = VARIANTS.get(backend, (backend, ""))
-    env = dict(os.environ, KERAS_BACKEND=keras_backend, TF_CPP_MIN_LOG_LEVEL="2")
-    if flags:
-        env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {flags}".strip()
-    result = subprocess.run(command, env=env, capture_output=True, text=True)
-    lines = [line for line in result.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
-    if result.returncode != 0 or not lines:
-        tail = " | ".join(result.stderr.strip().splitlines()[-3:])
-        raise SystemExit(f"{backend} failed (exit {result.returncode}): {tail}")
-    return json.loads(lines[-1][len(RESULT_PREFIX) :])
+    return run_in_backend(command, backend, RESULT_PREFIX, backend)
 
 
 def summarize(rounds):

@@ -237,16 +237,22 @@ def run_one(args, backend, row):
     command += [f"--set={item}" for item in args.set]
     if args.classes:
         command += ["--classes", str(args.classes)]
+    return run_in_backend(command, backend, RESULT_PREFIX, f"{backend} {row}")
+
+
+def run_in_backend(command, backend, prefix, label):
+    """Runs a worker `command` on `backend` (a Keras backend or a `VARIANTS` name) in a fresh
+    interpreter; returns the JSON of its last output line starting with `prefix`."""
     keras_backend, flags = VARIANTS.get(backend, (backend, ""))
     env = dict(os.environ, KERAS_BACKEND=keras_backend, TF_CPP_MIN_LOG_LEVEL="2")
     if flags:
         env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {flags}".strip()
     result = subprocess.run(command, env=env, capture_output=True, text=True)
-    lines = [line for line in result.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
+    lines = [line for line in result.stdout.splitlines() if line.startswith(prefix)]
     if result.returncode != 0 or not lines:
         tail = " | ".join(result.stderr.strip().splitlines()[-3:])
-        raise SystemExit(f"{backend} {row} failed (exit {result.returncode}): {tail}")
-    return json.loads(lines[-1][len(RESULT_PREFIX) :])
+        raise SystemExit(f"{label} failed (exit {result.returncode}): {tail}")
+    return json.loads(lines[-1][len(prefix) :])
 
 
 def print_table(results, backends):
