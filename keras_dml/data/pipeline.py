@@ -173,9 +173,25 @@ def _checked_batch_augmentation(augmentation, crop_hw):
         )
 
     def checked(images):
-        out = apply(images)
+        if keras.backend.backend() == "tensorflow":
+            out = apply(images)
+        else:
+            # Inside tf.data's graph the images are symbolic TensorFlow tensors, which a Keras
+            # layer on JAX or PyTorch cannot compute on: run the pipeline eagerly on each batch.
+            out = tf.py_function(
+                lambda batch: keras.ops.convert_to_numpy(apply_eagerly(batch.numpy())),
+                [images],
+                tf.float32,
+            )
         out.set_shape(images.shape)
         return out
+
+    def apply_eagerly(batch):
+        if isinstance(augmentation, keras.layers.Layer):
+            out = augmentation(batch, training=True)
+        else:
+            out = augmentation(batch)
+        return keras.ops.cast(out, "float32")
 
     return checked
 
