@@ -156,12 +156,13 @@ def _checked_batch_augmentation(augmentation, crop_hw):
     """Wraps a user pipeline as `float32 batch -> float32 batch` after checking its shape once."""
     import keras
 
-    def apply(images):
+    def run(images):
         if isinstance(augmentation, keras.layers.Layer):
-            out = augmentation(images, training=True)
-        else:
-            out = augmentation(images)
-        return tf.cast(out, tf.float32)
+            return augmentation(images, training=True)
+        return augmentation(images)
+
+    def apply(images):
+        return tf.cast(run(images), tf.float32)
 
     probe = apply(tf.zeros([2, crop_hw[0], crop_hw[1], 3], tf.float32))
     if tuple(probe.shape) != (2, crop_hw[0], crop_hw[1], 3):
@@ -179,19 +180,12 @@ def _checked_batch_augmentation(augmentation, crop_hw):
             # Inside tf.data's graph the images are symbolic TensorFlow tensors, which a Keras
             # layer on JAX or PyTorch cannot compute on: run the pipeline eagerly on each batch.
             out = tf.py_function(
-                lambda batch: keras.ops.convert_to_numpy(apply_eagerly(batch.numpy())),
+                lambda batch: keras.ops.convert_to_numpy(run(batch.numpy())).astype(np.float32),
                 [images],
                 tf.float32,
             )
         out.set_shape(images.shape)
         return out
-
-    def apply_eagerly(batch):
-        if isinstance(augmentation, keras.layers.Layer):
-            out = augmentation(batch, training=True)
-        else:
-            out = augmentation(batch)
-        return keras.ops.cast(out, "float32")
 
     return checked
 

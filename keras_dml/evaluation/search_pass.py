@@ -167,11 +167,11 @@ def _search(
         and numpy_exact
         and (chunk_size or searcher.backend.plan()[1] >= references.shape[0])
     ):
-        class_info = class_index(reference_labels)
         backend = searcher.backend
         size = chunk_size or backend.plan()[0]
         depth = _search_depth(references.shape[0], exclude_self, recall_at, k_map)
         ranks_from_lists = bool(recall_at) and depth <= _LIST_RANK_DEPTH
+        class_info = None if ranks_from_lists else class_index(reference_labels)
         scratch = threading.local()
 
         def process(start):
