@@ -9,6 +9,7 @@ a new `ModelCheckpoint` starts with no best value (so the first epoch after a re
 import json
 import math
 import os
+import time
 import warnings
 
 import keras
@@ -90,7 +91,9 @@ class HistoryFile(keras.callbacks.Callback):
     """Writes every epoch's logs to a JSON file as it ends, keeping the epochs of earlier runs.
 
     After a resume, epochs from the resumed epoch on replace what an interrupted run wrote for
-    them, so the file always holds one entry per finished epoch, in order.
+    them, so the file always holds one entry per finished epoch, in order. Each entry also holds
+    `"epoch_seconds"`, the epoch's wall time, so a resumed run can count the training time of the
+    epochs an earlier run finished (`earlier_seconds`).
 
     Args:
         path: str. The JSON file (`history.json`): a dict of metric name -> list of values, plus
@@ -100,15 +103,40 @@ class HistoryFile(keras.callbacks.Callback):
     def __init__(self, path):
         super().__init__()
         self.path = path
+        self.epochs_run = set()
+        self._epoch_start = None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch_start = time.perf_counter()
 
     def on_epoch_end(self, epoch, logs=None):
         rows = [row for row in _rows(_read_json(self.path) or {}) if row["epoch"] < epoch]
-        rows.append({"epoch": epoch, **{k: _plain(v) for k, v in (logs or {}).items()}})
+        row = {"epoch": epoch, **{k: _plain(v) for k, v in (logs or {}).items()}}
+        if self._epoch_start is not None:
+            row["epoch_seconds"] = time.perf_counter() - self._epoch_start
+        rows.append(row)
         _write_json(self.path, _columns(rows))
+        self.epochs_run.add(epoch)
 
     def history(self):
         """The file's history: dict of metric name -> list (one value per finished epoch)."""
         return _read_json(self.path) or {}
+
+    def earlier_seconds(self):
+        """Seconds the file's epochs took in earlier, interrupted runs (0.0 for a fresh run).
+
+        The epochs this instance saw end are left out: the caller times those itself. The part
+        of an epoch an interrupted run lost is not counted, as the resumed run trains it again.
+        """
+        history = self.history()
+        seconds = history.get("epoch_seconds", [])
+        return float(
+            sum(
+                value or 0.0
+                for epoch, value in zip(history.get("epoch", []), seconds)
+                if epoch not in self.epochs_run
+            )
+        )
 
 
 def _rows(history):

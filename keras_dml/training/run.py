@@ -181,7 +181,9 @@ def _train(config, output_dir, verbose, extra_callbacks, splits):
     model.fit(
         train_dataset, epochs=config["epochs"], callbacks=callbacks, verbose=verbose, shuffle=False
     )
-    seconds = time.perf_counter() - start
+    # A resumed run's time also counts the epochs the interrupted run finished, so `seconds`
+    # (and metrics.json's `train_seconds`) is the whole training's, not the last segment's.
+    seconds = time.perf_counter() - start + history_file.earlier_seconds()
 
     model.save(os.path.join(output_dir, "model.keras"))
     metrics = evaluate_model(

@@ -94,6 +94,11 @@ def test_killed_run_resumes_with_best_value_history_tensorboard_and_state(tmp_pa
     assert best["epoch"] == scores.index(max(scores))
     assert best["value"] >= best_before["value"]
     assert tensorboard_epoch_steps(str(output)) == list(range(EPOCHS))
+    # The reported training time counts the epochs the killed run finished, not only the
+    # resumed run's (each epoch's own time is at most its share of the fit it ran in).
+    metrics = json.loads((output / "metrics.json").read_text())
+    assert metrics["train_seconds"] >= sum(history["epoch_seconds"])
+    assert history["epoch_seconds"][:completed] == before["epoch_seconds"][:completed]
     # The method's state: D&C's division count (a model variable restored by the backup) goes on
     # from where the killed run stopped instead of starting again at 1. Every epoch re-clusters
     # (or logs that its k-means found no valid division and kept the previous one: 4 classes
