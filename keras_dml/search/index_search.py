@@ -5,7 +5,7 @@ import numpy as np
 from keras_dml.search.exact_topk import drop_self, exact_search
 from keras_dml.search.gallery import resolve_gallery
 from keras_dml.search.normalize import l2_normalize
-from keras_dml.search.rerank import prepared_for, resolve_rerank, top_k
+from keras_dml.search.rerank import resolve_rerank, top_k
 from keras_dml.search.results import search_result
 from keras_dml.serving.input_contract import check_embeddings
 
@@ -107,10 +107,6 @@ class IndexSearch:
         vectors = self.embed(queries, batch_size)
         indices, scores = top_k(self, vectors, int(k), learner=learner, reranker=reranker)
         return search_result(self, indices, scores)
-
-    def prepared_rerank(self, reranker):
-        """`reranker.prepare` over this gallery, kept until the gallery changes."""
-        return prepared_for(self, reranker)
 
     def measure_recall(self, sample=1000, k=10, seed=0):
         """Recall@k of this index's neighbours against the exact ones on a sample of the gallery.

@@ -6,6 +6,8 @@ page lacks, or an image that does not load (slow suite: one build and one crawl)
 page with a broken link, a broken anchor and a missing image shows the check catches each, and a
 small site with a broken anchor shows the strict build refuses it (default suite)."""
 
+import importlib
+import inspect
 import os
 import shutil
 import textwrap
@@ -55,6 +57,55 @@ def test_every_page_opens_with_working_links_anchors_and_images_and_breakage_is_
     assert images["retrieval_grid.png"] > 0 and images["projection.png"] > 0
     api = next(p for p in pages if p["page"].endswith("api/models/index.html"))
     assert "keras_dml.models.DivideAndConquer" in api["ids"]
+    assert undocumented_inherited_methods(pages) == []
+
+
+def documented_object(anchor):
+    """The object an API anchor (`keras_dml.search.EmbeddingIndex`) names, or `None`."""
+    parts = anchor.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            found = getattr(found, name, None)
+        return found
+    return None
+
+
+def undocumented_inherited_methods(pages):
+    """`Class.method` anchors missing from the API pages: the public, docstringed methods a
+    documented class inherits from a keras-dml class that no API page documents (a mixin such
+    as `IndexSearch`), so a reader finds them nowhere. mkdocstrings leaves inherited members
+    out unless the page's `inherited_members` option names them."""
+    anchors = {anchor for page in pages if "/api/" in page["page"] for anchor in page["ids"]}
+    documented_classes = set()
+    for anchor in anchors:
+        cls = documented_object(anchor) if anchor.startswith("keras_dml.") else None
+        if inspect.isclass(cls):
+            documented_classes.add(cls)
+    missing = []
+    for page in pages:
+        if "/api/" not in page["page"]:
+            continue
+        for anchor in page["ids"]:
+            cls = documented_object(anchor) if anchor.startswith("keras_dml.") else None
+            if not inspect.isclass(cls) or not cls.__module__.startswith("keras_dml"):
+                continue
+            for base in cls.__mro__[1:]:
+                # A namedtuple's fields are its docstring's `Fields:`, not methods.
+                generated = hasattr(base, "_fields") and base.__doc__.startswith(base.__name__)
+                if not base.__module__.startswith("keras_dml") or base in documented_classes:
+                    continue
+                if generated:
+                    continue
+                for name, member in vars(base).items():
+                    public = inspect.getdoc(member) and not name.startswith("_")
+                    shown = name in vars(cls) or f"{anchor}.{name}" in page["ids"]
+                    if public and not shown:
+                        missing.append(f"{anchor}.{name}")
+    return sorted(set(missing))
 
 
 def test_strict_build_refuses_a_link_to_a_missing_anchor(tmp_path):
