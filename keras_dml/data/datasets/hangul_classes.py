@@ -1,6 +1,6 @@
 """Which Hangul syllables are classes: the KS X 1001 pool, split into train / test / pretrain."""
 
-import numpy as np
+from keras_dml.data.datasets.character_classes import benchmark_classes, pretrain_classes
 
 
 def ks_x_1001_syllables():
@@ -38,16 +38,9 @@ def hangul_classes(num_train_classes, num_test_classes, render_seed=0):
     Raises:
         ValueError: counts below 1 (train: 2) or above the 2,350 syllables together.
     """
-    pool = ks_x_1001_syllables()
-    total = int(num_train_classes) + int(num_test_classes)
-    if int(num_train_classes) < 2 or int(num_test_classes) < 1 or total > len(pool):
-        raise ValueError(
-            f"Need num_train_classes >= 2, num_test_classes >= 1 and at most {len(pool)} "
-            f"classes together. Received: num_train_classes={num_train_classes}, "
-            f"num_test_classes={num_test_classes}"
-        )
-    order = np.random.default_rng(render_seed).permutation(len(pool))[:total]
-    return [pool[i] for i in order]
+    return benchmark_classes(
+        ks_x_1001_syllables(), num_train_classes, num_test_classes, render_seed
+    )
 
 
 def hangul_pretrain_classes(num_train_classes, num_test_classes, render_seed=0):
@@ -67,13 +60,10 @@ def hangul_pretrain_classes(num_train_classes, num_test_classes, render_seed=0):
     Raises:
         ValueError: for counts `hangul_classes` rejects, or when no syllable is left.
     """
-    chosen = set(hangul_classes(num_train_classes, num_test_classes, render_seed))
-    pool = ks_x_1001_syllables()
-    order = np.random.default_rng(render_seed).permutation(len(pool))
-    remaining = [pool[i] for i in order if pool[i] not in chosen]
-    if not remaining:
-        raise ValueError(
-            "No Hangul syllable is left for pretraining: the training and test classes use all "
-            f"{len(pool)}. Use fewer num_train_classes or num_test_classes."
-        )
-    return remaining
+    return pretrain_classes(
+        ks_x_1001_syllables(),
+        num_train_classes,
+        num_test_classes,
+        render_seed,
+        noun="Hangul syllable",
+    )
