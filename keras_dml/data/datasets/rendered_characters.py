@@ -22,6 +22,8 @@ from keras_dml.data.datasets.splits import SPLITS, check_split, make_split, sele
 
 DEFAULT_FONT_DIR = "/usr/share/fonts"
 CLASS_SETS = ("benchmark", "pretrain")
+# The pose options of `render_glyphs`, passed through `**jitter`.
+JITTER_OPTIONS = ("max_rotation", "scale_range", "max_shift")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,10 +127,18 @@ def render_character_set(
         `font_ids` int64 `[N]`, `characters` (list of str) and `fonts` (list of font names).
 
     Raises:
-        ValueError: an unknown `class_set`, or a font drawing none of the chosen characters.
+        ValueError: an unknown `class_set` or option, or a font drawing none of the chosen
+            characters.
     """
     if class_set not in CLASS_SETS:
         raise ValueError(f"`class_set` must be one of {CLASS_SETS}. Received: {class_set!r}")
+    unknown = sorted(set(jitter) - set(JITTER_OPTIONS))
+    if unknown:
+        raise ValueError(
+            f"Dataset `{character_set.name}` has no option(s) {unknown}; besides the class "
+            "counts, `image_size`, `copies`, `fonts`, `font_dir` and `render_seed` it takes the "
+            f"jitter {JITTER_OPTIONS}. Received: {', '.join(f'{k}={jitter[k]!r}' for k in unknown)}"
+        )
     paths = resolve_fonts(character_set, fonts, font_dir)
     choose = (
         character_set.benchmark_classes
