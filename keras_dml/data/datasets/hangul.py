@@ -75,12 +75,12 @@ DEFAULT_FONTS = (
 RENDER_VERSION = 1
 HANGUL = CharacterSet(
     name="hangul",
-    font_label="Hangul",
-    plural="Hangul syllables",
-    benchmark_classes=hangul_classes,
-    pretrain_classes=hangul_pretrain_classes,
+    pool=ks_x_1001_syllables,
     default_fonts=DEFAULT_FONTS,
     apt_packages=APT_PACKAGES,
+    noun="Hangul syllable",
+    nouns="Hangul syllables",
+    font_label="Hangul",
     render_version=RENDER_VERSION,
 )
 INSTALL_COMMAND = HANGUL.install_command
@@ -146,13 +146,13 @@ def render_hangul(
         HANGUL,
         num_train_classes,
         num_test_classes,
-        image_size=image_size,
-        copies=copies,
+        class_set,
+        render_seed,
         fonts=fonts,
         font_dir=font_dir,
-        render_seed=render_seed,
+        image_size=image_size,
+        copies=copies,
         cache_dir=cache_dir,
-        class_set=class_set,
         render=render_glyphs,
         **jitter,
     )

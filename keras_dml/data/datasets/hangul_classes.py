@@ -27,16 +27,12 @@ def ks_x_1001_syllables():
 def hangul_classes(num_train_classes, num_test_classes, render_seed=0):
     """Seeded choice of the training and the unseen test syllables (disjoint).
 
-    Args:
-        num_train_classes: int. Training syllables (train + val).
-        num_test_classes: int. Test syllables.
-        render_seed: int. Seed of the permutation. Defaults to `0`.
+    `character_classes.benchmark_classes` of the 2,350 `ks_x_1001_syllables` (its arguments,
+    result and errors): the training syllables followed by the test syllables.
 
-    Returns:
-        list of str: the training syllables followed by the test syllables.
-
-    Raises:
-        ValueError: counts below 1 (train: 2) or above the 2,350 syllables together.
+    Examples:
+    >>> hangul_classes(2, 1, render_seed=0)
+    ['홉', '괏', '컹']
     """
     return benchmark_classes(
         ks_x_1001_syllables(), num_train_classes, num_test_classes, render_seed
@@ -47,18 +43,13 @@ def hangul_pretrain_classes(num_train_classes, num_test_classes, render_seed=0):
     """The syllables in neither the training nor the test set: a disjoint pretraining set.
 
     The papers fine-tune a backbone pretrained on other classes (ImageNet); on this benchmark
-    the same regime pretrains on these syllables (2,350 - 1,300 = 1,050 by default).
+    the same regime pretrains on these syllables (2,350 - 1,300 = 1,050 by default):
+    `character_classes.pretrain_classes` of the `ks_x_1001_syllables` (its arguments, result
+    and errors).
 
-    Args:
-        num_train_classes: int. Training syllables of the benchmark.
-        num_test_classes: int. Test syllables of the benchmark.
-        render_seed: int. Seed of the permutation. Defaults to `0`.
-
-    Returns:
-        list of str: the remaining syllables, in the seeded permutation's order.
-
-    Raises:
-        ValueError: for counts `hangul_classes` rejects, or when no syllable is left.
+    Examples:
+    >>> len(hangul_pretrain_classes(300, 1000))
+    1050
     """
     return pretrain_classes(
         ks_x_1001_syllables(),

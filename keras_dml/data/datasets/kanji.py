@@ -10,11 +10,7 @@ drew each image). Classes, splits, options and the `.npz` cache work as for `han
 """
 
 from keras_dml.data.datasets.glyphs import render_glyphs
-from keras_dml.data.datasets.kanji_classes import (  # noqa: F401 (re-exported)
-    jis_x_0208_level1_kanji,
-    kanji_classes,
-    kanji_pretrain_classes,
-)
+from keras_dml.data.datasets.kanji_classes import jis_x_0208_level1_kanji
 from keras_dml.data.datasets.registry import register_dataset
 from keras_dml.data.datasets.rendered_characters import (
     CharacterSet,
@@ -61,30 +57,24 @@ PACKAGE_FONTS = {
 }
 APT_PACKAGES = tuple(PACKAGE_FONTS)
 DEFAULT_FONTS = tuple(font for fonts in PACKAGE_FONTS.values() for font in fonts)
-KANJI = CharacterSet(
-    name="kanji",
-    font_label="kanji",
-    plural="kanji",
-    benchmark_classes=kanji_classes,
-    pretrain_classes=kanji_pretrain_classes,
-    default_fonts=DEFAULT_FONTS,
-    apt_packages=APT_PACKAGES,
-)
+KANJI = CharacterSet("kanji", jis_x_0208_level1_kanji, DEFAULT_FONTS, APT_PACKAGES)
 INSTALL_COMMAND = KANJI.install_command
 
 
 def render_kanji(num_train_classes=300, num_test_classes=1000, class_set="benchmark", **options):
     """Renders (or loads from the cache) every image of the kanji benchmark.
 
+    `rendered_characters.render_character_set` for `KANJI`: the seeded choice of training then
+    test kanji (`class_set="benchmark"`) or the kanji in neither (`"pretrain"`), every one drawn
+    with every font.
+
     Args:
         num_train_classes: int. Training kanji. Defaults to `300`.
         num_test_classes: int. Unseen test kanji. Defaults to `1000`.
-        class_set: str. `"benchmark"` (the training then the test kanji) or `"pretrain"` (the
-            kanji in neither, `kanji_pretrain_classes`). Defaults to `"benchmark"`.
-        **options: `image_size` (32), `copies` (2), `fonts` (`DEFAULT_FONTS`), `font_dir`
-            (`/usr/share/fonts`), `render_seed` (0), `cache_dir` (`$KERAS_DML_DATA_DIR/kanji`,
-            else `~/.keras/datasets/kanji`; `False`: no cache) and the jitter of
-            `render_glyphs`, as in `rendered_characters.render_character_set`.
+        class_set: str. `"benchmark"` or `"pretrain"`. Defaults to `"benchmark"`.
+        **options: `image_size` (32), `copies` (2), `fonts` (`DEFAULT_FONTS`), `font_dir`,
+            `render_seed` (0), `cache_dir` (`$KERAS_DML_DATA_DIR/kanji`, else
+            `~/.keras/datasets/kanji`; `False`: no cache) and the jitter of `render_glyphs`.
 
     Returns:
         dict with `images` uint8 `[N, S, S]`, `labels` int64 `[N]` (index into `characters`),
@@ -95,8 +85,8 @@ def render_kanji(num_train_classes=300, num_test_classes=1000, class_set="benchm
 
     Examples:
     >>> data = render_kanji(4, 2, fonts=["ipaexg.ttf"], cache_dir=False)  # doctest: +SKIP
-    >>> data["images"].shape, len(data["characters"])  # doctest: +SKIP
-    ((12, 32, 32), 6)
+    >>> data["images"].shape, data["characters"][:3]  # doctest: +SKIP
+    ((12, 32, 32), ['索', '軸', '拙'])
     """
     return render_character_set(
         KANJI,
@@ -112,60 +102,41 @@ def render_kanji(num_train_classes=300, num_test_classes=1000, class_set="benchm
     "kanji",
     "JIS level-1 kanji rendered from 32 Debian typefaces (offline); 300 train, 1,000 test classes",
 )
-def load_kanji(
-    split="train",
-    data_dir=None,
-    image_size=None,
-    val_fraction=0.15,
-    seed=0,
-    num_train_classes=300,
-    resize_size=None,
-    **options,
-):
+def load_kanji(split="train", data_dir=None, num_train_classes=300, **options):
     """Loads a split of the rendered kanji benchmark (one class per kanji).
 
     The default 1,300 classes x 32 typefaces x 2 poses are 83,200 images of 32x32 grey (white
     glyph on black), 64 per class, rendered once and cached. Training and test kanji are
     disjoint; `"val"` holds out `val_fraction` of the training kanji (45 of 300 by default).
+    The options are `hangul`'s (`rendered_characters.load_character_split`). Without the fonts,
+    the `FileNotFoundError` names the `apt-get` command.
 
     Args:
         split: str. `"train"`, `"val"`, `"trainval"`, `"test"`, or `"pretrain"`: every kanji
-            in neither the training nor the test set (1,665 by default), for pretraining a
-            backbone on disjoint classes. Defaults to `"train"`.
+            in neither the training nor the test set (1,665 by default). Defaults to `"train"`.
         data_dir: str. Cache folder of the rendered arrays. Defaults to `None`
             (`$KERAS_DML_DATA_DIR/kanji`, else `~/.keras/datasets/kanji`).
-        image_size: int. Side of the rendered images and default crop. Defaults to `None` (32).
-        val_fraction: float. Training classes held out as `"val"`. Defaults to `0.15`.
-        seed: int. Seed of the held-out classes. Defaults to `0`.
         num_train_classes: int. Training kanji (train + val). Defaults to `300`.
-        resize_size: int. Shorter side before cropping. Defaults to `None`.
-        **options: `num_test_classes` (1000), `copies` (poses per typeface, 2), `fonts`
-            (`DEFAULT_FONTS`, from `INSTALL_COMMAND`), `font_dir` (`/usr/share/fonts`),
-            `render_seed` (seed of the kanji choice and the poses, not of `"val"`; 0) and the
-            jitter `max_rotation` (degrees, 10), `scale_range` ((0.8, 1.05)), `max_shift`
-            (fraction of the side, 0.08) of `render_glyphs`.
+        **options: `image_size` (32), `val_fraction` (0.15), `seed` (of `"val"`, 0),
+            `resize_size`, and `render_kanji`'s `num_test_classes` (1000), `copies` (poses per
+            typeface, 2), `fonts` (`DEFAULT_FONTS`, from `INSTALL_COMMAND`), `font_dir`,
+            `render_seed` (kanji choice and poses, 0) and jitter (`max_rotation` 10 degrees,
+            `scale_range` (0.8, 1.05), `max_shift` 0.08 of the side).
 
     Returns:
-        In-memory `ImageDataset` with uint8 images `[N, image_size, image_size, 1]`; class
-        names are the kanji.
-
-    Raises:
-        FileNotFoundError: fonts missing (the message names the `apt-get` command).
+        In-memory `ImageDataset` (uint8 images `[N, image_size, image_size, 1]`, the kanji as
+        class names).
 
     Examples:
     >>> test = load_kanji("test")  # doctest: +SKIP
-    >>> test.num_classes, len(test)  # doctest: +SKIP
-    (1000, 64000)
+    >>> test.num_classes, len(test), test.class_names[:3]  # doctest: +SKIP
+    (1000, 64000, ['朕', '司', '琴'])
     """
     return load_character_split(
         render_kanji,
         "kanji",
         split,
-        image_size,
-        val_fraction,
-        seed,
-        num_train_classes,
-        resize_size,
+        num_train_classes=num_train_classes,
         cache_dir=data_dir,
         **options,
     )

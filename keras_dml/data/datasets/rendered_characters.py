@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from keras_dml.data.datasets.character_classes import benchmark_classes, pretrain_classes
 from keras_dml.data.datasets.glyphs import find_font_files, render_glyphs, split_face
 from keras_dml.data.datasets.splits import SPLITS, check_split, make_split, select_classes
 
@@ -32,30 +33,56 @@ class CharacterSet:
 
     Attributes:
         name: str. Dataset name; also the cache folder and the cache files' prefix.
-        font_label: str. Names the fonts in errors (`"Hangul"`: "Hangul fonts not found").
-        plural: str. Names the characters in errors (`"Hangul syllables"`).
-        benchmark_classes: callable `(num_train_classes, num_test_classes, render_seed)` ->
-            list of str: the training then the test characters.
-        pretrain_classes: callable with the same arguments -> list of str: the characters in
-            neither.
+        pool: callable `() -> list of str`: every character that can be a class, in a fixed
+            order (the seeded class choice permutes it).
         default_fonts: tuple of str. Font file names used when `fonts=None`.
         apt_packages: tuple of str. Debian packages holding `default_fonts`.
+        noun: str. A character in errors ("No Hangul syllable is left"). Defaults to `name`.
+        nouns: str. Characters in errors. Defaults to `noun`.
+        font_label: str. The fonts in errors ("Hangul fonts not found"). Defaults to `name`.
         render_version: int. Part of the cache key: bump it when the rendering changes.
+            Defaults to `1`.
     """
 
     name: str
-    font_label: str
-    plural: str
-    benchmark_classes: Callable
-    pretrain_classes: Callable
+    pool: Callable
     default_fonts: tuple
     apt_packages: tuple
+    noun: str = ""
+    nouns: str = ""
+    font_label: str = ""
     render_version: int = 1
+
+    def __post_init__(self):
+        # The wording defaults (frozen: set through object.__setattr__).
+        object.__setattr__(self, "noun", self.noun or self.name)
+        object.__setattr__(self, "nouns", self.nouns or self.noun)
+        object.__setattr__(self, "font_label", self.font_label or self.name)
 
     @property
     def install_command(self):
         """The `apt-get install` line of the default fonts."""
         return f"apt-get install {' '.join(self.apt_packages)}"
+
+    def classes(self, num_train_classes, num_test_classes, render_seed=0, class_set="benchmark"):
+        """The characters of a class set: `"benchmark"` (training then test) or `"pretrain"`.
+
+        Args:
+            num_train_classes: int. Training characters.
+            num_test_classes: int. Unseen test characters.
+            render_seed: int. Seed of the permutation of the pool. Defaults to `0`.
+            class_set: str. `"benchmark"` or `"pretrain"` (the characters in neither).
+                Defaults to `"benchmark"`.
+
+        Returns:
+            list of str (`character_classes.benchmark_classes` / `pretrain_classes`).
+        """
+        if class_set not in CLASS_SETS:
+            raise ValueError(f"`class_set` must be one of {CLASS_SETS}. Received: {class_set!r}")
+        counts = (self.pool(), num_train_classes, num_test_classes, render_seed)
+        if class_set == "benchmark":
+            return benchmark_classes(*counts)
+        return pretrain_classes(*counts, noun=self.noun)
 
 
 def resolve_fonts(character_set, fonts=None, font_dir=None):
@@ -91,13 +118,14 @@ def render_character_set(
     character_set,
     num_train_classes,
     num_test_classes,
-    image_size=32,
-    copies=2,
+    class_set="benchmark",
+    render_seed=0,
+    *,
     fonts=None,
     font_dir=None,
-    render_seed=0,
+    image_size=32,
+    copies=2,
     cache_dir=None,
-    class_set="benchmark",
     render=render_glyphs,
     **jitter,
 ):
@@ -107,16 +135,16 @@ def render_character_set(
         character_set: `CharacterSet`.
         num_train_classes: int. Training characters.
         num_test_classes: int. Unseen test characters.
-        image_size: int. Side of the images. Defaults to `32`.
-        copies: int. Jittered poses per (character, typeface). Defaults to `2`.
+        class_set: str. `"benchmark"` (the training then the test characters) or `"pretrain"`
+            (the characters in neither). Defaults to `"benchmark"`.
+        render_seed: int. Seed of the class choice and the poses. Defaults to `0`.
         fonts: sequence of font names or paths. Defaults to `None` (the set's default fonts).
         font_dir: str. Folder holding the fonts. Defaults to `None` (`/usr/share/fonts`).
-        render_seed: int. Seed of the class choice and the poses. Defaults to `0`.
+        image_size: int. Side of the images. Defaults to `32`.
+        copies: int. Jittered poses per (character, typeface). Defaults to `2`.
         cache_dir: str or `False`. Folder of the `.npz` cache; `False` renders without
             caching. Defaults to `None` (`$KERAS_DML_DATA_DIR/<name>`, else
             `~/.keras/datasets/<name>`).
-        class_set: str. `"benchmark"` (the training then the test characters) or `"pretrain"`
-            (the characters in neither). Defaults to `"benchmark"`.
         render: callable. The renderer, called like `glyphs.render_glyphs`. Defaults to
             `render_glyphs`.
         **jitter: `max_rotation`, `scale_range`, `max_shift` of `render_glyphs`.
@@ -130,8 +158,6 @@ def render_character_set(
         ValueError: an unknown `class_set` or option, or a font drawing none of the chosen
             characters.
     """
-    if class_set not in CLASS_SETS:
-        raise ValueError(f"`class_set` must be one of {CLASS_SETS}. Received: {class_set!r}")
     unknown = sorted(set(jitter) - set(JITTER_OPTIONS))
     if unknown:
         raise ValueError(
@@ -140,12 +166,7 @@ def render_character_set(
             f"jitter {JITTER_OPTIONS}. Received: {', '.join(f'{k}={jitter[k]!r}' for k in unknown)}"
         )
     paths = resolve_fonts(character_set, fonts, font_dir)
-    choose = (
-        character_set.benchmark_classes
-        if class_set == "benchmark"
-        else character_set.pretrain_classes
-    )
-    characters = choose(num_train_classes, num_test_classes, render_seed)
+    characters = character_set.classes(num_train_classes, num_test_classes, render_seed, class_set)
     path = None
     if cache_dir is not False:
         path = _cache_path(
@@ -160,7 +181,7 @@ def render_character_set(
     unused = sorted(set(range(len(paths))) - set(rendered["font_ids"].tolist()))
     if unused:
         raise ValueError(
-            f"Fonts without any of the chosen {character_set.plural}: "
+            f"Fonts without any of the chosen {character_set.nouns}: "
             f"{[os.path.basename(paths[i]) for i in unused]}. Remove them from `fonts`."
         )
     if path is not None:
