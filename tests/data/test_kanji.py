@@ -1,12 +1,14 @@
 """Rendered kanji benchmark: JIS X 0208 inventory, font coverage, splits, cache, missing fonts."""
 
 import os
+import textwrap
 
 import numpy as np
 import pytest
 
 from keras_dml.data import load_dataset
 from keras_dml.data.datasets import glyphs, kanji, rendered_characters
+from tests.support.no_tensorflow import run_blocked
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +119,24 @@ def test_missing_fonts_and_unknown_options_are_one_line_errors(tmp_path):
     with pytest.raises(ValueError, match=r"no option\(s\) \['num_test_class'\]") as unknown:
         load_dataset("kanji", split="test", num_test_class=3, data_dir=str(tmp_path))
     assert "\n" not in str(unknown.value)
+
+
+def test_kanji_loads_and_batches_with_tensorflow_blocked(tmp_path, fonts):
+    code = textwrap.dedent(
+        f"""
+        import sys
+        import keras_dml.data as data
+
+        options = dict(num_train_classes=4, num_test_classes=2, fonts={fonts[:2]!r})
+        train = data.load_dataset("kanji", split="trainval", data_dir={str(tmp_path)!r}, **options)
+        images, labels = train.as_dataset(training=True, batch_size=4, num_parallel_calls=1)[0]
+        assert images.shape == (4, 32, 32, 3) and train.num_classes == 4, images.shape
+        assert "tensorflow" not in sys.modules, "tensorflow was imported"
+        print("KANJI-WITHOUT-TENSORFLOW")
+        """
+    )
+    result = run_blocked(tmp_path, "jax", code)
+    assert "KANJI-WITHOUT-TENSORFLOW" in result.stdout, result.stderr[-3000:]
 
 
 @pytest.mark.slow
