@@ -1,10 +1,10 @@
 """Embedding quality at one shared budget: keras-dml recipes against PyTorch / PML, side by side.
 
 On a many-class offline dataset (default: rendered Hangul syllables, `keras_dml.data`'s
-`hangul`, hundreds of training classes and unseen test classes), every row trains with the same
-budget (epochs, batch = classes x m, Adam learning rate, embedding size, backbone, image size) and
-seeds, and is tested on the unseen classes with `keras_dml.evaluation.evaluate` (R@1, MAP@R,
-R-Precision, NMI). Rows:
+`hangul`; `--dataset kanji` the rendered kanji; hundreds of training classes and unseen test
+classes), every row trains with the same budget (epochs, batch = classes x m, Adam learning rate,
+embedding size, backbone, image size) and seeds, and is tested on the unseen classes with
+`keras_dml.evaluation.evaluate` (R@1, MAP@R, R-Precision, NMI). Rows:
 
 - `defaults`: `keras-dml train --method baseline` with only the dataset and the epochs given
   (every other setting is the library's default, fitted to the data; recorded in `settings`);

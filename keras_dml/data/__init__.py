@@ -21,11 +21,13 @@ if TYPE_CHECKING:  # names for documentation tools and type checkers; run time: 
         load_hangul,
         load_image_folder,
         load_inshop,
+        load_kanji,
         load_sop,
         load_tfds,
         load_vehicleid,
         register_dataset,
         render_hangul,
+        render_kanji,
     )
     from keras_dml.data.image_dataset import (
         ImageDataset,
@@ -66,6 +68,7 @@ _MODULES = {
     "load_hangul": "keras_dml.data.datasets",
     "load_image_folder": "keras_dml.data.datasets",
     "load_inshop": "keras_dml.data.datasets",
+    "load_kanji": "keras_dml.data.datasets",
     "load_sop": "keras_dml.data.datasets",
     "load_tfds": "keras_dml.data.datasets",
     "load_vehicleid": "keras_dml.data.datasets",
@@ -75,6 +78,7 @@ _MODULES = {
     "preprocess_for_train": "keras_dml.data.preprocessing",
     "register_dataset": "keras_dml.data.datasets",
     "render_hangul": "keras_dml.data.datasets",
+    "render_kanji": "keras_dml.data.datasets",
 }
 
 __all__ = [
@@ -93,6 +97,7 @@ __all__ = [
     "load_hangul",
     "load_image_folder",
     "load_inshop",
+    "load_kanji",
     "load_sop",
     "load_tfds",
     "load_vehicleid",
@@ -102,6 +107,7 @@ __all__ = [
     "preprocess_for_train",
     "register_dataset",
     "render_hangul",
+    "render_kanji",
 ]
 
 

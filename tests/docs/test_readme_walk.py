@@ -28,6 +28,7 @@ import warnings
 
 import pytest
 
+from keras_dml.data.datasets import kanji
 from tests.docs.test_commands import (
     WALKED,
     apt_packages,
@@ -51,6 +52,7 @@ REGENERATED = {"docs/images/retrieval_grid.png", "docs/images/projection.png"}
 SYSTEM_DATA = {
     "fashion_mnist": ("dataset-fashion-mnist",),
     "hangul": ("fonts-nanum", "fonts-unfonts-core", "fonts-unfonts-extra", "fonts-baekmuk"),
+    "kanji": kanji.APT_PACKAGES,
 }
 
 

@@ -16,6 +16,7 @@ DATASET_NAMES = (
     "digits",
     "fashion_mnist",
     "hangul",
+    "kanji",
     "cub200",
     "cars196",
     "sop",

@@ -11,6 +11,7 @@ from keras_dml.data.datasets import (
     hangul,
     image_folder,
     inshop,
+    kanji,
     sop,
     tfds_datasets,
     vehicleid,
@@ -23,6 +24,7 @@ from keras_dml.data.datasets.fashion_mnist import load_fashion_mnist
 from keras_dml.data.datasets.hangul import load_hangul, render_hangul
 from keras_dml.data.datasets.image_folder import load_image_folder
 from keras_dml.data.datasets.inshop import load_inshop
+from keras_dml.data.datasets.kanji import load_kanji, render_kanji
 from keras_dml.data.datasets.registry import list_datasets, load_dataset, register_dataset
 from keras_dml.data.datasets.sop import load_sop
 from keras_dml.data.datasets.tfds_datasets import load_tfds
@@ -36,6 +38,7 @@ del (
     hangul,
     image_folder,
     inshop,
+    kanji,
     sop,
     tfds_datasets,
     vehicleid,
@@ -52,9 +55,11 @@ __all__ = [
     "load_hangul",
     "load_image_folder",
     "load_inshop",
+    "load_kanji",
     "load_sop",
     "load_tfds",
     "load_vehicleid",
     "register_dataset",
     "render_hangul",
+    "render_kanji",
 ]

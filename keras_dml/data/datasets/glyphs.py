@@ -1,10 +1,11 @@
 """Renders characters from font files into small jittered greyscale images (PIL + fontTools).
 
-The building block of the rendered-character datasets (`hangul`): every image shows one character
-drawn with one typeface, centred on its ink, scaled so that its ink box fills a fixed fraction of
-the image, then rotated, rescaled and shifted by a small random pose. A character is only ever
-drawn with a font whose character map holds it and whose glyph has ink, so no missing-glyph box
-("tofu") can appear.
+The building block of the rendered-character datasets (`hangul`, `kanji`): every image shows one
+character drawn with one typeface, centred on its ink, scaled so that its ink box fills a fixed
+fraction of the image, then rotated, rescaled and shifted by a small random pose. A character is
+only ever drawn with a font whose character map holds it and whose glyph has ink, so no
+missing-glyph box ("tofu") can appear. A font is a file path, or `"path#N"` for face N of a
+collection (`.ttc`).
 """
 
 import os
@@ -17,15 +18,48 @@ INK_FILL = 0.8
 SUPERSAMPLE = 2
 
 
+def split_face(font):
+    """Splits a font `"path#N"` into its file and face index (`"path"` alone is face 0).
+
+    Args:
+        font: str. A font file, or `"file#N"` for face N of a font collection (`.ttc`).
+
+    Returns:
+        `(file, face)`: str and int.
+
+    Examples:
+    >>> split_face("NotoSansCJK-Regular.ttc#2")
+    ('NotoSansCJK-Regular.ttc', 2)
+    >>> split_face("NanumGothic.ttf")
+    ('NanumGothic.ttf', 0)
+    """
+    file, mark, face = str(font).rpartition("#")
+    if mark and file and face.isdigit():
+        return file, int(face)
+    return str(font), 0
+
+
+def count_faces(path):
+    """Number of faces in a font file: a collection's (`ttcf` header) count, else 1."""
+    with open(path, "rb") as file:
+        header = file.read(12)
+    return int.from_bytes(header[8:12], "big") if header[:4] == b"ttcf" else 1
+
+
 def find_font_files(names, font_dir):
     """Maps font file names to paths, searching `font_dir` recursively.
 
     Args:
-        names: sequence of str. File names (e.g. `"NanumGothic.ttf"`) or existing paths.
+        names: sequence of str. File names (e.g. `"NanumGothic.ttf"`) or existing paths; a
+            `"#N"` suffix (`"NotoSansCJK-Regular.ttc#2"`) picks face N of a collection and
+            stays on the path.
         font_dir: str. Folder searched recursively for the names that are not paths.
 
     Returns:
         `(found, missing)`: list of paths in the order of `names`, and the names not found.
+
+    Raises:
+        ValueError: a face index beyond the faces of its file.
     """
     available = {}
     for root, _, files in os.walk(os.path.expanduser(str(font_dir))):
@@ -34,20 +68,27 @@ def find_font_files(names, font_dir):
     found, missing = [], []
     for name in names:
         name = str(name)
-        if os.path.isfile(name):
-            found.append(name)
-        elif name in available:
-            found.append(available[name])
-        else:
+        file, face = split_face(name)
+        path = file if os.path.isfile(file) else available.get(file)
+        if path is None:
             missing.append(name)
+            continue
+        faces = count_faces(path)
+        if face >= faces:
+            raise ValueError(
+                f"Font {name!r} names face {face}, but {file!r} has {faces} face(s); "
+                f"use `{file}#0` to `{file}#{faces - 1}`."
+            )
+        found.append(f"{path}#{face}" if face else path)
     return found, missing
 
 
 def font_coverage(path, codepoints):
-    """Which `codepoints` the font's character map covers (fontTools, first face of a collection).
+    """Which `codepoints` the font's character map covers (fontTools).
 
     Args:
-        path: str. A TrueType / OpenType font file (`.ttf`, `.otf`, `.ttc`).
+        path: str. A TrueType / OpenType font file (`.ttf`, `.otf`, `.ttc`); `"file.ttc#N"`
+            reads face N of a collection (default: the first).
         codepoints: 1-D int array of Unicode code points.
 
     Returns:
@@ -60,7 +101,8 @@ def font_coverage(path, codepoints):
     """
     from fontTools.ttLib import TTFont
 
-    font = TTFont(path, lazy=True, fontNumber=0)
+    file, face = split_face(path)
+    font = TTFont(file, lazy=True, fontNumber=face)
     try:
         cmap = font.getBestCmap() or {}
     finally:
@@ -126,7 +168,7 @@ def render_glyphs(
     character map or whose glyph has no ink; `font_ids` says which font drew each image.
 
     Args:
-        font_paths: sequence of str. Font files.
+        font_paths: sequence of str. Font files (`"file.ttc#N"`: face N of a collection).
         characters: sequence of single-character str.
         image_size: int. Side of the square output images. Defaults to `32`.
         copies: int. Jittered renderings per (character, font). Defaults to `2`.
@@ -169,7 +211,9 @@ def render_glyphs(
     covered = np.stack([font_coverage(p, codepoints) for p in font_paths])  # [fonts, chars]
     big = image_size * SUPERSAMPLE
     canvas = 2 * big
-    fonts = [ImageFont.truetype(p, size=big) for p in font_paths]
+    fonts = [
+        ImageFont.truetype(file, size=big, index=face) for file, face in map(split_face, font_paths)
+    ]
     rng = np.random.default_rng(seed)
     poses = np.stack(
         [

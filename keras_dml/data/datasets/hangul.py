@@ -8,26 +8,24 @@ The rendered arrays are cached as `.npz`, so only the first load renders (about 
 on one core).
 """
 
-import hashlib
-import json
-import os
-import tempfile
-
-import numpy as np
-
-from keras_dml.data.datasets.glyphs import find_font_files, render_glyphs
+from keras_dml.data.datasets.glyphs import render_glyphs
 from keras_dml.data.datasets.hangul_classes import (  # noqa: F401 (re-exported)
     hangul_classes,
     hangul_pretrain_classes,
     ks_x_1001_syllables,
 )
 from keras_dml.data.datasets.registry import register_dataset
-from keras_dml.data.datasets.splits import SPLITS, check_split, make_split, select_classes
+from keras_dml.data.datasets.rendered_characters import (  # noqa: F401 (re-exported)
+    CLASS_SETS,
+    DEFAULT_FONT_DIR,
+    CharacterSet,
+    load_character_split,
+    render_character_set,
+)
+from keras_dml.data.datasets.rendered_characters import resolve_fonts as resolve_set_fonts
 
 # Debian packages holding DEFAULT_FONTS; the error for missing fonts names this command.
 APT_PACKAGES = ("fonts-nanum", "fonts-unfonts-core", "fonts-unfonts-extra", "fonts-baekmuk")
-INSTALL_COMMAND = f"apt-get install {' '.join(APT_PACKAGES)}"
-DEFAULT_FONT_DIR = "/usr/share/fonts"
 DEFAULT_FONTS = (
     # fonts-nanum
     "NanumBarunGothic.ttf",
@@ -75,7 +73,17 @@ DEFAULT_FONTS = (
 )
 # Bump when the rendering changes, so that stale caches are not reused.
 RENDER_VERSION = 1
-CLASS_SETS = ("benchmark", "pretrain")
+HANGUL = CharacterSet(
+    name="hangul",
+    pool=ks_x_1001_syllables,
+    default_fonts=DEFAULT_FONTS,
+    apt_packages=APT_PACKAGES,
+    noun="Hangul syllable",
+    nouns="Hangul syllables",
+    font_label="Hangul",
+    render_version=RENDER_VERSION,
+)
+INSTALL_COMMAND = HANGUL.install_command
 
 
 def resolve_fonts(fonts=None, font_dir=None):
@@ -91,18 +99,7 @@ def resolve_fonts(fonts=None, font_dir=None):
     Raises:
         FileNotFoundError: a font is missing; the message names the `apt-get` command.
     """
-    names = list(DEFAULT_FONTS if fonts is None else fonts)
-    if not names:
-        raise ValueError("`fonts` is empty; pass font files or `None` for the default fonts.")
-    font_dir = DEFAULT_FONT_DIR if font_dir is None else font_dir
-    found, missing = find_font_files(names, font_dir)
-    if missing:
-        raise FileNotFoundError(
-            f"{len(missing)} of {len(names)} Hangul fonts not found under {font_dir!r} "
-            f"(first: {missing[:3]}). Install them with `{INSTALL_COMMAND}`, or pass `fonts=` "
-            "(font files) and `font_dir=`."
-        )
-    return found
+    return resolve_set_fonts(HANGUL, fonts, font_dir)
 
 
 def render_hangul(
@@ -145,60 +142,20 @@ def render_hangul(
     >>> data["images"].shape, len(data["characters"])  # doctest: +SKIP
     ((12, 32, 32), 6)
     """
-    if class_set not in CLASS_SETS:
-        raise ValueError(f"`class_set` must be one of {CLASS_SETS}. Received: {class_set!r}")
-    paths = resolve_fonts(fonts, font_dir)
-    choose = hangul_classes if class_set == "benchmark" else hangul_pretrain_classes
-    characters = choose(num_train_classes, num_test_classes, render_seed)
-    key = {
-        "version": RENDER_VERSION,
-        "fonts": [(os.path.basename(p), os.path.getsize(p)) for p in paths],
-        "characters": "".join(characters),
-        "image_size": int(image_size),
-        "copies": int(copies),
-        "render_seed": int(render_seed),
-        "jitter": {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(jitter.items())},
-    }
-    digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-    path = None
-    if cache_dir is not False:
-        if cache_dir is None:
-            base = os.environ.get("KERAS_DML_DATA_DIR", os.path.join("~", ".keras", "datasets"))
-            cache_dir = os.path.join(os.path.expanduser(base), "hangul")
-        path = os.path.join(
-            os.path.expanduser(str(cache_dir)),
-            f"hangul_{int(image_size)}px_{len(characters)}classes_{digest}.npz",
-        )
-        if os.path.isfile(path):
-            with np.load(path) as stored:
-                return _as_dict(stored, characters, paths)
-    rendered = render_glyphs(
-        paths, characters, image_size=image_size, copies=copies, seed=render_seed, **jitter
+    return render_character_set(
+        HANGUL,
+        num_train_classes,
+        num_test_classes,
+        class_set,
+        render_seed,
+        fonts=fonts,
+        font_dir=font_dir,
+        image_size=image_size,
+        copies=copies,
+        cache_dir=cache_dir,
+        render=render_glyphs,
+        **jitter,
     )
-    unused = sorted(set(range(len(paths))) - set(rendered["font_ids"].tolist()))
-    if unused:
-        raise ValueError(
-            f"Fonts without any of the chosen Hangul syllables: "
-            f"{[os.path.basename(paths[i]) for i in unused]}. Remove them from `fonts`."
-        )
-    if path is not None:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        handle, temporary = tempfile.mkstemp(suffix=".npz", dir=os.path.dirname(path))
-        with os.fdopen(handle, "wb") as file:
-            np.savez(file, **rendered)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    return _as_dict(rendered, characters, paths)
-
-
-def _as_dict(arrays, characters, paths):
-    return {
-        "images": np.asarray(arrays["images"]),
-        "labels": np.asarray(arrays["labels"]),
-        "font_ids": np.asarray(arrays["font_ids"]),
-        "characters": list(characters),
-        "fonts": [os.path.basename(p) for p in paths],
-    }
 
 
 @register_dataset(
@@ -261,34 +218,20 @@ def load_hangul(
     >>> test.num_classes, len(test)  # doctest: +SKIP
     (1000, 77996)
     """
-    check_split(split, (*SPLITS, "pretrain"), "hangul")
-    size = int(image_size or 32)
-    data = render_hangul(
-        num_train_classes,
-        num_test_classes,
-        image_size=size,
+    return load_character_split(
+        render_hangul,
+        "hangul",
+        split,
+        image_size=image_size,
+        val_fraction=val_fraction,
+        seed=seed,
+        num_train_classes=num_train_classes,
+        resize_size=resize_size,
+        num_test_classes=num_test_classes,
         copies=copies,
         fonts=fonts,
         font_dir=font_dir,
         render_seed=render_seed,
         cache_dir=data_dir,
-        class_set="pretrain" if split == "pretrain" else "benchmark",
         **jitter,
-    )
-    if split == "pretrain":
-        classes = np.arange(len(data["characters"]))
-    else:
-        train = np.arange(int(num_train_classes))
-        test = np.arange(int(num_train_classes), len(data["characters"]))
-        classes = select_classes(split, train, test, val_fraction, seed, "hangul")
-    return make_split(
-        "hangul",
-        split,
-        data["labels"],
-        classes,
-        class_names=data["characters"],
-        images=data["images"][..., None],
-        image_size=size,
-        resize_size=resize_size,
-        verify=False,
     )

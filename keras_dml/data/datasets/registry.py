@@ -63,20 +63,20 @@ def load_dataset(
         name: str. One of `list_datasets()`: `"cub200"`, `"cars196"`, `"sop"`, `"inshop"`,
             `"vehicleid"` (official folder layouts), `"tfds:caltech_birds2011"`,
             `"tfds:cars196"`, `"tfds:stanford_online_products"` (TensorFlow Datasets),
-            `"digits"`, `"fashion_mnist"`, `"hangul"` (built in, no network) and
+            `"digits"`, `"fashion_mnist"`, `"hangul"`, `"kanji"` (built in, no network) and
             `"image_folder"`.
         split: str. Defaults to `"train"`.
         data_dir: str. Folder holding the dataset. Defaults to `None` (the loader's default
             places, e.g. `~/.keras/datasets/<name>`).
         image_size: int or (height, width). Default crop size of `as_tf_dataset`.
             Defaults to `None` (224 for photographs, 32 for `digits` / `fashion_mnist` /
-            `hangul`).
+            `hangul` / `kanji`).
         val_fraction: float in [0, 1). Fraction of training classes held out as `"val"`.
             Defaults to `None`: the dataset's own default (0.15; 0.34 for `digits`, so that its
             validation split has two classes).
         seed: int. Seed of the held-out class choice (and other seeded splits). Defaults to `0`.
         **kwargs: loader options, e.g. `test_size="large"` for VehicleID, `verify=False` to
-            skip the file check, `num_train_classes` / `num_test_classes` for `hangul`.
+            skip the file check, `num_train_classes` / `num_test_classes` for `hangul` / `kanji`.
 
     Returns:
         `ImageDataset`.

@@ -1,0 +1,53 @@
+"""Rendered-character machinery: faces of a font collection (`"file.ttc#N"`)."""
+
+import numpy as np
+import pytest
+
+from keras_dml.data.datasets import glyphs, hangul
+
+
+def make_collection(tmp_path):
+    """`pair.ttc`: face 0 NanumGothic with 가 and 각, face 1 NanumMyeongjo with 가 only."""
+    from fontTools import subset
+    from fontTools.ttLib import TTCollection, TTFont
+
+    found, _ = glyphs.find_font_files(["NanumGothic.ttf", "NanumMyeongjo.ttf"], "/usr/share/fonts")
+    if len(found) < 2:
+        pytest.skip(f"needs NanumGothic and NanumMyeongjo; install with: {hangul.INSTALL_COMMAND}")
+    faces = []
+    for source, text in zip(found, ("가각", "가")):
+        single = str(tmp_path / f"face{len(faces)}.ttf")
+        subset.main([source, f"--text={text}", f"--output-file={single}"])
+        faces.append(single)
+    collection = TTCollection()
+    collection.fonts = [TTFont(face) for face in faces]
+    collection.save(str(tmp_path / "pair.ttc"))
+    return faces
+
+
+def test_split_face_reads_only_a_numeric_suffix():
+    assert glyphs.split_face("/f/NotoSansCJK-Regular.ttc#2") == ("/f/NotoSansCJK-Regular.ttc", 2)
+    assert glyphs.split_face("NanumGothic.ttf") == ("NanumGothic.ttf", 0)
+    assert glyphs.split_face("odd#name.ttf") == ("odd#name.ttf", 0)
+
+
+def test_a_face_of_a_collection_is_found_mapped_and_drawn(tmp_path):
+    faces = make_collection(tmp_path)
+    found, missing = glyphs.find_font_files(["pair.ttc", "pair.ttc#1"], str(tmp_path))
+    assert missing == [] and found == [str(tmp_path / "pair.ttc"), f"{tmp_path / 'pair.ttc'}#1"]
+    codepoints = [ord("가"), ord("각")]
+    assert glyphs.font_coverage(found[0], codepoints).tolist() == [True, True]
+    assert glyphs.font_coverage(found[1], codepoints).tolist() == [True, False]
+    options = dict(image_size=16, copies=1, max_rotation=0, scale_range=(1, 1), max_shift=0)
+    second = glyphs.render_glyphs([found[1]], ["가"], **options)["images"]
+    np.testing.assert_array_equal(
+        second, glyphs.render_glyphs([faces[1]], ["가"], **options)["images"]
+    )
+    first = glyphs.render_glyphs([found[0]], ["가"], **options)["images"]
+    assert not np.array_equal(first, second)
+
+
+def test_a_face_beyond_the_collection_is_a_one_line_error(tmp_path):
+    make_collection(tmp_path)
+    with pytest.raises(ValueError, match=r"has 2 face\(s\); use `pair.ttc#0` to `pair.ttc#1`"):
+        glyphs.find_font_files(["pair.ttc#2"], str(tmp_path))
