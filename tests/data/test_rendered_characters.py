@@ -1,9 +1,13 @@
 """Rendered-character machinery: faces of a font collection (`"file.ttc#N"`)."""
 
+import inspect
+
 import numpy as np
 import pytest
 
+from keras_dml.data import load_dataset
 from keras_dml.data.datasets import glyphs, hangul
+from keras_dml.data.datasets import rendered_characters as rc
 
 
 def make_collection(tmp_path):
@@ -51,3 +55,17 @@ def test_a_face_beyond_the_collection_is_a_one_line_error(tmp_path):
     make_collection(tmp_path)
     with pytest.raises(ValueError, match=r"has 2 face\(s\); use `pair.ttc#0` to `pair.ttc#1`"):
         glyphs.find_font_files(["pair.ttc#2"], str(tmp_path))
+
+
+def test_the_options_named_in_errors_are_the_loaders_parameters():
+    split = inspect.signature(rc.load_character_split).parameters
+    render = inspect.signature(rc.render_character_set).parameters
+    taken = {n for n in split if n not in ("render", "name", "split", "render_options")}
+    taken |= {n for n in render if n not in ("character_set", "class_set", "cache_dir", "render")}
+    taken -= {"jitter"}
+    assert set(rc.OPTIONS) == taken
+
+
+def test_a_misspelt_option_names_the_option_it_resembles():
+    with pytest.raises(ValueError, match=r"\['val_fracton'\]\. Did you mean 'val_fraction'\?"):
+        load_dataset("hangul", split="test", val_fracton=0.1)

@@ -20,11 +20,26 @@ import numpy as np
 from keras_dml.data.datasets.character_classes import benchmark_classes, pretrain_classes
 from keras_dml.data.datasets.glyphs import find_font_files, render_glyphs, split_face
 from keras_dml.data.datasets.splits import SPLITS, check_split, make_split, select_classes
+from keras_dml.utils.suggestions import did_you_mean_keys
 
 DEFAULT_FONT_DIR = "/usr/share/fonts"
 CLASS_SETS = ("benchmark", "pretrain")
 # The pose options of `render_glyphs`, passed through `**jitter`.
 JITTER_OPTIONS = ("max_rotation", "scale_range", "max_shift")
+# The other options a rendered-character dataset's loader takes (`load_character_split` and the
+# renderer), named when an option is misspelt.
+OPTIONS = (
+    "image_size",
+    "val_fraction",
+    "seed",
+    "num_train_classes",
+    "num_test_classes",
+    "resize_size",
+    "copies",
+    "fonts",
+    "font_dir",
+    "render_seed",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,10 +175,11 @@ def render_character_set(
     """
     unknown = sorted(set(jitter) - set(JITTER_OPTIONS))
     if unknown:
+        hint = did_you_mean_keys(unknown, (*OPTIONS, *JITTER_OPTIONS))
         raise ValueError(
-            f"Dataset `{character_set.name}` has no option(s) {unknown}; besides the class "
-            "counts, `image_size`, `copies`, `fonts`, `font_dir` and `render_seed` it takes the "
-            f"jitter {JITTER_OPTIONS}. Received: {', '.join(f'{k}={jitter[k]!r}' for k in unknown)}"
+            f"Dataset `{character_set.name}` has no option(s) {unknown}.{hint} Its options: "
+            f"{list(OPTIONS)} and the jitter {JITTER_OPTIONS}. "
+            f"Received: {', '.join(f'{k}={jitter[k]!r}' for k in unknown)}"
         )
     paths = resolve_fonts(character_set, fonts, font_dir)
     characters = character_set.classes(num_train_classes, num_test_classes, render_seed, class_set)
