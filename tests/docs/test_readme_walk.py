@@ -24,6 +24,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 import warnings
 
 import pytest
@@ -126,10 +127,10 @@ def run_step(language, text, cwd, env):
     return (result.stdout[-1500:] + result.stderr[-1500:]).strip()
 
 
-def walk(cwd, env):
+def walk(cwd, env, timings=None):
     """Follows README.md and the site's pages in `cwd`. Returns `(failures, skipped)`: one line
     per step that failed (doc and line, step, why) and per command skipped for a missing
-    backend."""
+    backend. `timings`, a list, receives `(seconds, step)` for each step run."""
     failures, skipped, installed = [], [], set()
     for line, language, text in readme_steps(str(cwd)):
         where = f"{line} {text.strip().splitlines()[0][:100]!r}"
@@ -153,7 +154,10 @@ def walk(cwd, env):
         if backend_missing(step_env):
             skipped.append(f"{where} (backend {backend_missing(step_env)} not installed)")
             continue
+        start = time.perf_counter()
         error = run_step(language, text, cwd, env)
+        if timings is not None:
+            timings.append((time.perf_counter() - start, where))
         if error is not None:
             failures.append(f"{where}: failed:\n{error}")
     return failures, skipped
@@ -248,7 +252,12 @@ def test_readme_runs_top_to_bottom_in_a_fresh_copy(tmp_path):
         "TF_CPP_MIN_LOG_LEVEL": "2",
         "KERAS_DML_CI_BUDGET": "1",
     }
-    failures, skipped = walk(copy, env)
+    timings = []
+    failures, skipped = walk(copy, env, timings)
+    # The walk is the slow suite's longest test: its slowest steps show with `pytest -s`.
+    print("\nslowest steps of the walk:")
+    for seconds, step in sorted(timings, reverse=True)[:15]:
+        print(f"{seconds:7.1f}s  {step}")
     for line in skipped:
         warnings.warn(f"not run: {line}", stacklevel=1)
     problems = [f"failed in a fresh copy: {failure}" for failure in failures]
