@@ -10,6 +10,7 @@ keyed by every setting; `load_character_split` cuts a split out of them: the tra
 
 import dataclasses
 import hashlib
+import inspect
 import json
 import os
 import tempfile
@@ -129,6 +130,17 @@ def resolve_fonts(character_set, fonts=None, font_dir=None):
     return found
 
 
+def loader_options():
+    """The options a rendered-character loader takes besides the jitter, read from the
+    signatures of `load_character_split` and `render_character_set` (named in the error for a
+    misspelt option, so the list cannot drift from the code)."""
+    internal = {"render", "name", "split", "render_options", "character_set", "class_set"}
+    internal |= {"cache_dir", "jitter"}
+    names = [*inspect.signature(load_character_split).parameters]
+    names += [*inspect.signature(render_character_set).parameters]
+    return sorted(set(names) - internal)
+
+
 def render_character_set(
     character_set,
     num_train_classes,
@@ -175,10 +187,11 @@ def render_character_set(
     """
     unknown = sorted(set(jitter) - set(JITTER_OPTIONS))
     if unknown:
-        hint = did_you_mean_keys(unknown, (*OPTIONS, *JITTER_OPTIONS))
+        options = loader_options()
+        hint = did_you_mean_keys(unknown, (*options, *JITTER_OPTIONS))
         raise ValueError(
             f"Dataset `{character_set.name}` has no option(s) {unknown}.{hint} Its options: "
-            f"{list(OPTIONS)} and the jitter {JITTER_OPTIONS}. "
+            f"{options} and the jitter {JITTER_OPTIONS}. "
             f"Received: {', '.join(f'{k}={jitter[k]!r}' for k in unknown)}"
         )
     paths = resolve_fonts(character_set, fonts, font_dir)
