@@ -206,10 +206,44 @@ def run_pml(row, splits, budget, seed):
     return evaluate(embeddings, test.labels), seconds, (embeddings, test.labels)
 
 
+def runtime(row):
+    """`{"backend", "device"}` a row trained on, recorded with it: rows run on CPU with
+    TensorFlow here and on a GPU with JAX / PyTorch elsewhere, and the table says which."""
+    if row.startswith("pml/"):
+        import torch
+
+        gpu = torch.cuda.is_available()
+        return {"backend": "pytorch", "device": torch.cuda.get_device_name(0) if gpu else "cpu"}
+    import keras
+
+    backend, device = keras.backend.backend(), "cpu"
+    if backend == "jax":
+        import jax
+
+        first = jax.devices()[0]
+        device = "cpu" if first.platform == "cpu" else first.device_kind
+    elif backend == "torch":
+        import torch
+
+        device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    elif backend == "tensorflow":
+        import tensorflow as tf
+
+        gpus = tf.config.list_physical_devices("GPU")
+        if gpus:
+            device = tf.config.experimental.get_device_details(gpus[0]).get("device_name", "gpu")
+    return {"backend": backend, "device": device}
+
+
 def _images(data, size):
     """The evaluation-preprocessed images of an in-memory split, uint8-range floats."""
-    batches = [x for x, _ in data.as_tf_dataset(training=False, batch_size=1024, image_size=size)]
-    return np.concatenate([np.asarray(b) for b in batches])
+    # `as_dataset`: the backend's own pipeline (no TensorFlow on the JAX / PyTorch backends).
+    dataset = data.as_dataset(training=False, batch_size=1024, image_size=size)
+    if hasattr(dataset, "__getitem__"):  # a keras.utils.PyDataset: its batches by index
+        batches = [dataset[step] for step in range(len(dataset))]
+    else:
+        batches = list(dataset)
+    return np.concatenate([np.asarray(x) for x, _ in batches])
 
 
 def build_parser():
@@ -351,6 +385,7 @@ def main(argv=None):
                 "metrics": {k: v if isinstance(v, str) else float(v) for k, v in metrics.items()},
                 "seconds": float(seconds),
                 "wall": time.perf_counter() - start,
+                "runtime": runtime(row),
             }
             if methods and not row.startswith("pml/"):
                 embeddings = test_embeddings(model, splits[seed], budget["image_size"])

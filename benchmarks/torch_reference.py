@@ -230,11 +230,13 @@ def train_and_embed(recipe, backbone, train_images, train_labels, test_images, b
 
     torch.manual_seed(seed)
     np.random.seed(seed)
+    # A GPU when PyTorch sees one (the benchmark's GPU runs), else the CPU.
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     make_loss, make_miner, proxy_factor = RECIPES[recipe]
     module, channels = translate_backbone(backbone)
-    net = EmbeddingNet(module, channels, budget["embedding_dim"])
+    net = EmbeddingNet(module, channels, budget["embedding_dim"]).to(device)
     num_classes = int(np.max(train_labels)) + 1
-    loss_fn = make_loss(num_classes, budget["embedding_dim"])
+    loss_fn = make_loss(num_classes, budget["embedding_dim"]).to(device)
     miner = make_miner() if make_miner else None
     groups = [{"params": net.parameters(), "lr": budget["learning_rate"]}]
     loss_params = list(loss_fn.parameters())
@@ -248,13 +250,13 @@ def train_and_embed(recipe, backbone, train_images, train_labels, test_images, b
         seed=seed,
         num_batches=budget.get("steps_per_epoch"),
     )
-    images = _as_nchw(train_images)
-    labels = torch.from_numpy(np.asarray(train_labels, np.int64))
+    images = _as_nchw(train_images).to(device)
+    labels = torch.from_numpy(np.asarray(train_labels, np.int64)).to(device)
     start = time.perf_counter()
     net.train()
     for _ in range(budget["epochs"]):
         for batch in sampler.epoch_batches():
-            index = torch.from_numpy(np.asarray(batch, np.int64))
+            index = torch.from_numpy(np.asarray(batch, np.int64)).to(device)
             embeddings = net(images[index])
             batch_labels = labels[index]
             pairs = miner(embeddings, batch_labels) if miner else None
@@ -265,8 +267,8 @@ def train_and_embed(recipe, backbone, train_images, train_labels, test_images, b
     seconds = time.perf_counter() - start
     net.eval()
     outputs = []
-    test = _as_nchw(test_images)
+    test = _as_nchw(test_images).to(device)
     with torch.no_grad():
         for begin in range(0, len(test), 512):
-            outputs.append(net(test[begin : begin + 512]).numpy())
+            outputs.append(net(test[begin : begin + 512]).cpu().numpy())
     return np.concatenate(outputs).astype(np.float32), seconds

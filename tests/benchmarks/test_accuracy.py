@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from tests.support.helpers import benchmark_script
+from tests.support.no_tensorflow import run_blocked
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -55,6 +56,8 @@ def test_accuracy_rows_record_their_settings_and_the_analysis_cuts_learners(tmp_
         assert 0.0 < metrics["recall@1"] <= 1.0 and 0.0 < metrics["map@r"] <= 1.0
     plain = records["baseline/normalized_softmax"]["metrics"]
     assert reranked["k_reciprocal"]["map@r"] != plain["map@r"]
+    # Each record names where it trained (rows also run with JAX / PyTorch on a GPU machine).
+    assert records["defaults"]["runtime"] == {"backend": "tensorflow", "device": "cpu"}
     # The defaults row sets nothing but the dataset and epochs: its settings are the library's.
     assert records["defaults"]["settings"]["backbone"] == "vgg_small"
     assert records["defaults"]["settings"]["loss"]["name"] == "normalized_softmax"
@@ -266,3 +269,29 @@ def test_pretrained_regime_end_to_end_records_its_rows(tmp_path, monkeypatch):
     assert all(r["regime"] == "pretrained" and r["pretrained"]["classes"] == 8 for r in records)
     table = run("accuracy.py", "--output", out, "--table")
     assert "dc/best@pretrained" in table
+
+
+IMAGES_WITHOUT_TENSORFLOW = """
+import sys
+import numpy as np
+import keras_dml.data as data
+from tests.support.helpers import benchmark_script
+
+accuracy = benchmark_script("accuracy")
+rng = np.random.default_rng(0)
+images = rng.integers(0, 256, (40, 12, 12), np.uint8)
+dataset = data.ImageDataset(np.repeat(np.arange(8), 5), images=images, image_size=12)
+served = accuracy._images(dataset, 12)
+assert served.shape == (40, 12, 12, 3), served.shape
+np.testing.assert_array_equal(served, np.repeat(images[..., None], 3, -1).astype("float32"))
+assert accuracy.runtime("baseline/proxy_nca") == {"backend": "jax", "device": "cpu"}
+assert "tensorflow" not in sys.modules
+print("OK")
+"""
+
+
+def test_pml_rows_read_their_images_and_record_the_runtime_without_tensorflow(tmp_path):
+    # The PML rows' images come from the backend's own pipeline, so the benchmark runs on a GPU
+    # machine that has JAX and PyTorch but no TensorFlow; each record names its backend.
+    result = run_blocked(tmp_path, "jax", IMAGES_WITHOUT_TENSORFLOW, cwd=ROOT)
+    assert result.returncode == 0 and "OK" in result.stdout, result.stderr[-3000:]
