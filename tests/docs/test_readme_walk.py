@@ -41,6 +41,7 @@ from tests.docs.test_commands import (
     fenced_blocks,
     with_assignments,
 )
+from tests.support.demo_checks import demo_folder_problems
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -266,6 +267,9 @@ def test_readme_runs_top_to_bottom_in_a_fresh_copy(tmp_path):
         for line in left_behind(copy)
     ]
     problems += size_mismatches(copy, env)
+    # The README's `keras-dml demo --output demo_output` (every method): its runs, table and
+    # exports (tests/cli/test_demo.py checks the printed progress on a two-method demo).
+    problems += [f"keras-dml demo: {p}" for p in demo_folder_problems("demo_output", cwd=copy)]
     assert not problems, "Following README.md and the site:\n" + "\n\n".join(problems)
 
 
