@@ -275,3 +275,21 @@ def test_large_classes_match_naive_with_ties():
             metrics=("recall", "map@r", "r_precision"),
         )
         _assert_matches(result, expected)
+
+
+def test_rows_sort_by_decreasing_value_then_column_across_signs_zeros_and_infinities():
+    """`sorted_within_rows` (the k > 256 top-k's sort) packs each value's bits with its column:
+    negative values, -0.0 = +0.0 (tied, so by column), infinities and ties keep their order."""
+    from keras_dml.search.exact_topk.ordering import sorted_within_rows
+
+    rng = np.random.default_rng(0)
+    special = np.array([-0.0, 0.0, -np.inf, np.inf, -1.5, 1.5, -1e-30, 1e-30], np.float32)
+    values = rng.choice(np.concatenate([special, rng.normal(size=4).astype(np.float32)]), (5, 40))
+    cols = np.stack([rng.permutation(1000)[:40] for _ in range(5)])
+    for offset in (0, 2**40):  # packed keys, and the lexsort past 32 column bits
+        shifted = cols + offset
+        got_cols, got_values = sorted_within_rows(shifted, values)
+        for row in range(5):
+            expected = sorted(range(40), key=lambda j: (-float(values[row, j]), shifted[row, j]))
+            assert got_cols[row].tolist() == shifted[row, expected].tolist()
+            np.testing.assert_array_equal(got_values[row], values[row, expected])

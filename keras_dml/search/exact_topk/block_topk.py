@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .ordering import _nonzero_2d, _sorted_by_row_score_index
+from .ordering import _nonzero_2d, _sorted_by_row_score_index, sorted_within_rows
 
 # Above this k a row-wise partition + sort beats the candidate gathering of `_candidates`.
 _LARGE_K = 256
@@ -65,17 +65,14 @@ def _group_maxima(block, strides, groups):
 
 
 def _topk_partition(block, k):
-    """Top-k by `np.argpartition` and a per-row stable sort, with a per-row exactness flag.
+    """Top-k by `np.argpartition` and a per-row sort of the k, with a per-row exactness flag.
 
     Rows where more references tie at the k-th value than fit are marked inexact (the partition
     may have kept the wrong ones among the tied).
     """
-    part = np.argpartition(-block, k - 1, axis=1)[:, :k]
-    part.sort(axis=1)  # ascending index, so the stable sort below breaks ties by index
-    values = np.take_along_axis(block, part, 1)
-    order = np.argsort(-values, axis=1, kind="stable")
-    indices = np.take_along_axis(part, order, 1).astype(np.int64)
-    sims = np.take_along_axis(values, order, 1).astype(np.float32)
+    n = block.shape[1]
+    part = np.argpartition(block, n - k, axis=1)[:, n - k :]
+    indices, sims = sorted_within_rows(part, np.take_along_axis(block, part, 1))
     exact = np.count_nonzero(block >= sims[:, -1:], axis=1) == k
     return indices, sims, exact
 

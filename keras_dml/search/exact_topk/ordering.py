@@ -38,17 +38,52 @@ def _sorted_by_row_score_index(rows, cols, values):
     if row_bits + 32 + col_bits > 64 or cols.min() < 0:
         order = np.lexsort((cols, -values, rows))
         return rows[order], cols[order], values[order]
-    bits = (values + np.float32(0.0)).view(np.uint32)  # -0.0 -> +0.0: equal floats, equal keys
-    increasing = np.where(bits >> 31, ~bits, bits | np.uint32(1 << 31))
-    decreasing = (~increasing).astype(np.uint64)
     keys = (
         (rows.astype(np.uint64) << np.uint64(32 + col_bits))
-        | (decreasing << np.uint64(col_bits))
+        | (_decreasing_keys(values).astype(np.uint64) << np.uint64(col_bits))
         | cols.astype(np.uint64)
     )
     keys.sort()
     rows = (keys >> np.uint64(32 + col_bits)).astype(np.int64)
     cols = (keys & np.uint64((1 << col_bits) - 1)).astype(np.int64)
-    increasing = ~((keys >> np.uint64(col_bits)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    values = _values_of((keys >> np.uint64(col_bits)).astype(np.uint32))
+    return rows, cols, values
+
+
+def sorted_within_rows(cols, values):
+    """Each row of `(cols, values)` [c, k] by decreasing value, then increasing column.
+
+    One uint64 key per entry (the value's order-preserving bits, then the column) sorted with
+    `np.sort`: on 1,000 x 7,000 (the top-R lists of MAP@R with classes of 7,000 images) it took
+    0.07 s against 0.59 s for a stable `np.argsort` and the two gathers it needs. Columns must be
+    non-negative; above 32 bits the stable argsort is used.
+    """
+    cols = np.asarray(cols, dtype=np.int64)
+    values = np.asarray(values, dtype=np.float32)
+    if cols.size == 0:
+        return cols, values
+    col_bits = max(1, int(cols.max()).bit_length())
+    if col_bits > 32 or cols.min() < 0:
+        order = np.lexsort((cols, -values), axis=-1)
+        return np.take_along_axis(cols, order, 1), np.take_along_axis(values, order, 1)
+    keys = (_decreasing_keys(values).astype(np.uint64) << np.uint64(col_bits)) | cols.astype(
+        np.uint64
+    )
+    keys.sort(axis=1)
+    cols = (keys & np.uint64((1 << col_bits) - 1)).astype(np.int64)
+    return cols, _values_of((keys >> np.uint64(col_bits)).astype(np.uint32))
+
+
+def _decreasing_keys(values):
+    """uint32 keys whose increasing order is the decreasing order of the float32 `values`
+    (-0.0 and +0.0, equal floats, get equal keys)."""
+    bits = (values + np.float32(0.0)).view(np.uint32)
+    increasing = np.where(bits >> 31, ~bits, bits | np.uint32(1 << 31))
+    return ~increasing
+
+
+def _values_of(decreasing):
+    """The float32 values of `_decreasing_keys` (its inverse, up to the sign of zero)."""
+    increasing = ~decreasing
     bits = np.where(increasing >> 31, increasing & np.uint32(0x7FFFFFFF), ~increasing)
-    return rows, cols, bits.view(np.float32)
+    return bits.view(np.float32)
