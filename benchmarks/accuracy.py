@@ -13,8 +13,9 @@ embedding size, backbone, image size) and seeds, and is tested on the unseen cla
   best baseline loss, at the same total embedding size (D&C with its conquer stage: the
   learners merged and the full embedding fine-tuned on all the data in the last epoch);
 - `<method>/<loss>`: a method with another loss of `LOSSES` than the best (e.g. `bier/arcface`);
-- `<method>/best-<ablation>`: a `best` row with one method option changed (`ABLATIONS`), to
-  find out why an ensemble trails the baseline;
+- `<method>/best-<ablation>`: a `best` row with one method option changed (`ABLATIONS`), and
+  `<method>/<loss>-<ablation>` a `<method>/<loss>` row with one model argument changed
+  (`MODEL_ABLATIONS`), to find out why an ensemble trails the baseline;
 - `pml/<recipe>`: PyTorch + pytorch-metric-learning on the same backbone architecture, batches and
   budget (only when torch and PML are installed: `pip install torch pytorch-metric-learning`).
 

@@ -115,6 +115,17 @@ ABLATIONS = {
     "hdc/best-unfrozen": {"freeze_backbone": False},
 }
 
+# Rows with one model constructor argument changed (`<method>/<loss>-<ablation>`, trained with
+# that loss): why ABE trails the baseline with Proxy-NCA (issue 28, item 5). ABE differs from
+# M-heads, which lead it, in three ways: its divergence loss, its attention masks cutting the
+# backbone after `vgg_small`'s block1 (16x16 at 32 px), and one global part G shared by every
+# learner. `no-divergence` drops the first; `late-branch` cuts after block2 (masks on 8x8 x 128
+# mid-level features, G = block3 only, the paper's 14x14 trunk at 224 px is between the two).
+MODEL_ABLATIONS = {
+    "abe/proxy_nca-no-divergence": {"lambda_div": 0.0},
+    "abe/proxy_nca-late-branch": {"branch_point": "block2", "trunk_end": "block3"},
+}
+
 PML_RECIPES = (
     "normalized_softmax",
     "proxy_anchor",
@@ -146,6 +157,7 @@ def row_names(best_loss):
     for method in METHODS:
         names += [f"{method}/paper", f"{method}/best"]
         names += [row for row in ABLATIONS if row.startswith(f"{method}/")]
+        names += [row for row in MODEL_ABLATIONS if row.startswith(f"{method}/")]
         names += [f"{method}/{loss}" for loss in METHOD_LOSSES if loss != best_loss]
     names += [f"pml/{recipe}" for recipe in PML_RECIPES]
     return names
@@ -206,8 +218,9 @@ def keras_config(
     if variant in ("paper", "best") or row in ABLATIONS:
         options = {**options, **REFERENCE_OPTIONS.get(method, {})}
     options = {**options, **ABLATIONS.get(row, {})}
+    model = {**model, **MODEL_ABLATIONS.get(row, {})}
     if variant == "paper":
         loss = paper_loss
-    else:  # best, best-<ablation>, or a loss name
-        loss = LOSSES.get(variant, LOSSES[best_loss])
+    else:  # best, best-<ablation>, a loss name, or <loss>-<ablation>
+        loss = LOSSES.get(variant.split("-")[0], LOSSES[best_loss])
     return {**config, "method": method, "model": model, "loss": loss, "method_options": options}
