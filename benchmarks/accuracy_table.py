@@ -24,6 +24,24 @@ def table_key(record):
     return record["row"] if regime == "scratch" else f"{record['row']}@{regime}"
 
 
+# Where a record without a `runtime` entry trained: every row recorded before rows ran elsewhere.
+CPU_RUNTIME = {"backend": "tensorflow", "device": "cpu"}
+
+
+def train_time(records):
+    """The mean train time of a row's records, with where they trained when it was not the CPU
+    with TensorFlow; `"mixed runtimes"` when its seeds trained in different places (their times
+    do not average)."""
+    runtimes = {json.dumps(r.get("runtime", CPU_RUNTIME), sort_keys=True) for r in records}
+    if len(runtimes) > 1:
+        return "mixed runtimes"
+    seconds = f"{np.mean([r['seconds'] for r in records]):.0f} s"
+    runtime = json.loads(runtimes.pop())
+    if runtime == CPU_RUNTIME:
+        return seconds
+    return f"{seconds} ({runtime['backend']}, {runtime['device']})"
+
+
 def read_records(path):
     """`{table key: [record, ...]}` in file order, from a `results.jsonl`.
 
@@ -106,12 +124,16 @@ def print_table(path):
     """Prints the mean over seeds of every row recorded in `path` (results.jsonl), then each
     row's difference from the baseline with the same loss (`differences_from_baseline`)."""
     rows = read_records(path)
-    print(f"{'row':<40} {'R@1':>6} {'MAP@R':>6} {'R-Prec':>6} {'NMI':>6} {'time':>6} seeds")
+    print(f"{'row':<40} {'R@1':>6} {'MAP@R':>6} {'R-Prec':>6} {'NMI':>6} seeds  time")
     for row, records in rows.items():
         means = [np.mean([r["metrics"][k] for r in records]) for k in METRICS]
-        seconds = np.mean([r["seconds"] for r in records])
         seeds = ",".join(str(r["seed"]) for r in records)
-        print(f"{row:<40} " + " ".join(f"{m:>6.3f}" for m in means) + f" {seconds:>5.0f}s {seeds}")
+        print(
+            f"{row:<40} "
+            + " ".join(f"{m:>6.3f}" for m in means)
+            + f" {seeds:<5} "
+            + (train_time(records))
+        )
     print("\ndifference from the baseline with the same loss (row - baseline, shared seeds)")
     print(f"{'row':<40} {'baseline':<40} {'dR@1':>7} {'dMAP@R':>7} seeds")
     for entry in differences_from_baseline(rows):

@@ -53,6 +53,7 @@ from accuracy_table import (  # noqa: E402
     differences_from_baseline,
     loss_of,
     read_records,
+    train_time,
 )
 from record_values import render_values  # noqa: E402
 
@@ -91,7 +92,7 @@ def accuracy_table(path=ACCURACY):
                 describe_loss(loss) if loss else "",
                 ", ".join(str(r["seed"]) for r in records),
                 *(f"{m:.3f}" for m in means),
-                f"{np.mean([r['seconds'] for r in records]):.0f} s",
+                train_time(records),
             ]
         )
     header = ["row", "loss", "seeds", "R@1", "MAP@R", "R-Prec", "NMI", "train time"]

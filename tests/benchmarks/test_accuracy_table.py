@@ -155,3 +155,18 @@ def test_readme_difference_table_matches_the_recorded_runs():
         assert cells[2] == ", ".join(map(str, entry["seeds"])), row
         assert cells[3] == f"{entry['recall@1']:+.3f}", f"{row} R@1: page {cells[3]}"
         assert cells[4] == f"{entry['map@r']:+.3f}", f"{row} MAP@R: page {cells[4]}"
+
+
+def test_train_time_names_a_runtime_other_than_the_cpu_and_never_averages_two():
+    """Records from a GPU machine (`runtime`) keep their own time; CPU and GPU seeds of one row
+    give no mean time (a CPU record written before `runtime` existed has none)."""
+    module = table_module()
+    cpu = [record("baseline/supcon", seed, 0.9, 0.5, SOFTMAX) for seed in (0, 1)]
+    cpu[1]["seconds"] = 3.0
+    gpu = {**record("baseline/supcon", 2, 0.9, 0.5, SOFTMAX), "seconds": 40.0}
+    gpu["runtime"] = {"backend": "jax", "device": "NVIDIA H100 80GB HBM3"}
+    assert module.train_time(cpu) == "2 s"
+    assert module.train_time([gpu]) == "40 s (jax, NVIDIA H100 80GB HBM3)"
+    assert module.train_time([*cpu, gpu]) == "mixed runtimes"
+    explicit = {**cpu[0], "runtime": {"backend": "tensorflow", "device": "cpu"}}
+    assert module.train_time([explicit, cpu[1]]) == "2 s"
