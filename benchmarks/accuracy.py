@@ -69,6 +69,15 @@ PRETRAIN = {"epochs": 2, "loss": "normalized_softmax", "seed": 0}
 REGIMES = ("scratch", "pretrained")
 
 
+def file_sha256(path):
+    """The sha256 hex digest of a file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def pretrained_backbone(dataset, budget, output, dataset_options=None):
     """The budget's backbone trained by the baseline on the dataset's `pretrain` split.
 
@@ -83,7 +92,8 @@ def pretrained_backbone(dataset, budget, output, dataset_options=None):
         dataset_options: dict or `None`. Options of the dataset loader.
 
     Returns:
-        `(weights path, info dict)`; the info names the digest, classes, images and epochs.
+        `(weights path, info dict)`; the info names the weights' sha256, the settings digest,
+        classes, images and epochs.
     """
     key = {
         "dataset": dataset,
@@ -97,7 +107,11 @@ def pretrained_backbone(dataset, budget, output, dataset_options=None):
     info_path = os.path.join(folder, "pretrained.json")
     if os.path.exists(path) and os.path.exists(info_path):
         with open(info_path) as f:
-            return path, json.load(f)
+            info = json.load(f)
+        # The weights' digest names the backbone in every record: two trainings of the same
+        # settings (another machine, another session) give other weights, and a row is compared
+        # only with a baseline fine-tuned from the same ones.
+        return path, {**info, "sha256": file_sha256(path)}
 
     from keras_dml.data import load_dataset
     from keras_dml.training import train
@@ -115,6 +129,7 @@ def pretrained_backbone(dataset, budget, output, dataset_options=None):
     run = train(config, os.path.join(folder, "run"), verbose=0, splits=splits, report=False)
     run["model"].backbone.save_weights(path)
     info = {
+        "sha256": file_sha256(path),
         "digest": digest,
         "classes": int(data.num_classes),
         "images": len(data),

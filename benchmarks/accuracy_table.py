@@ -74,11 +74,19 @@ def loss_of(record):
     return {k: v for k, v in loss.items() if k != "num_classes"}
 
 
+def pairing(record):
+    """What a row's record and its baseline's must share: the seed and, in the pretrained
+    regime, the backbone weights they fine-tuned (their sha256, recorded since the backbone was
+    trained a second time; records from before have none and pair with each other)."""
+    return record["seed"], record.get("pretrained", {}).get("sha256")
+
+
 def differences_from_baseline(rows):
     """Each row's difference from the baseline trained with the same loss.
 
     A row is compared with the `baseline/<loss>` row of its regime whose recorded loss entry is
-    the same (`loss_of`), on the seeds both have, so the difference is the method's (or PML's)
+    the same (`loss_of`), on the seeds both have (and, pretrained, the same backbone weights:
+    `pairing`), so the difference is the method's (or PML's)
     and not the loss's or a seed's. Positive: the row is ahead of the baseline. Records written
     before records named their settings are left out: their loss is not on record.
 
@@ -108,13 +116,13 @@ def differences_from_baseline(rows):
             pml_pair = losses[0] == {"baseline": other_row}
             if not base or not (pml_pair or all(loss_of(b) == losses[0] for b in base)):
                 continue
-            seeds = sorted({r["seed"] for r in records} & {b["seed"] for b in base})
-            if not seeds:
+            shared = {pairing(r) for r in records} & {pairing(b) for b in base}
+            if not shared:
                 continue
-            entry.update(baseline=other, seeds=seeds)
+            entry.update(baseline=other, seeds=sorted(seed for seed, _ in shared))
             for metric in ("recall@1", "map@r"):
-                mine = np.mean([r["metrics"][metric] for r in records if r["seed"] in seeds])
-                theirs = np.mean([b["metrics"][metric] for b in base if b["seed"] in seeds])
+                mine = np.mean([r["metrics"][metric] for r in records if pairing(r) in shared])
+                theirs = np.mean([b["metrics"][metric] for b in base if pairing(b) in shared])
                 entry[metric] = float(mine - theirs)
             break
     return found

@@ -170,3 +170,24 @@ def test_train_time_names_a_runtime_other_than_the_cpu_and_never_averages_two():
     assert module.train_time([*cpu, gpu]) == "mixed runtimes"
     explicit = {**cpu[0], "runtime": {"backend": "tensorflow", "device": "cpu"}}
     assert module.train_time([explicit, cpu[1]]) == "2 s"
+
+
+def test_pretrained_rows_pair_only_with_a_baseline_fine_tuned_from_the_same_weights():
+    module = table_module()
+
+    def pretrained(row, seed, recall, sha=None):
+        found = record(row, seed, recall, 0.5, SOFTMAX, regime="pretrained")
+        found["pretrained"] = {"digest": "d", **({"sha256": sha} if sha else {})}
+        return found
+
+    records = [
+        pretrained("baseline/normalized_softmax", 0, 0.90),  # the first backbone (no sha)
+        pretrained("baseline/normalized_softmax", 0, 0.80, sha="b"),  # trained again
+        pretrained("baseline/normalized_softmax", 1, 0.70, sha="b"),
+        pretrained("abe/best", 0, 0.85, sha="b"),
+        pretrained("dc/best", 0, 0.95),
+    ]
+    found = {e["row"]: e for e in module.differences_from_baseline(rows_of(records))}
+    assert found["abe/best@pretrained"]["seeds"] == [0]
+    assert found["abe/best@pretrained"]["recall@1"] == pytest.approx(0.85 - 0.80)
+    assert found["dc/best@pretrained"]["recall@1"] == pytest.approx(0.95 - 0.90)
