@@ -5,6 +5,8 @@ A page asks for a table with a marker line, replaced when the site is built:
 - `<!-- table: accuracy -->`: the mean over seeds of every row of
   `benchmarks/results/accuracy_hangul.jsonl` (`benchmarks/accuracy_table.py` reads them);
 - `<!-- table: accuracy-differences -->`: each row against the baseline trained with the same loss;
+- `<!-- table: accuracy-pretrained -->`: both tables for the pretrained regime's second backbone,
+  `benchmarks/results/accuracy_hangul_pretrained.jsonl`;
 - `<!-- table: reality-check -->`: every loss family's baseline next to PML's implementation,
   with cross-batch memory on and off, and re-ranking of the best row
   (`benchmarks/reality_check_table.py`);
@@ -76,6 +78,8 @@ def describe_loss(loss):
 
 
 ACCURACY = os.path.join(RESULTS, "accuracy_hangul.jsonl")
+# The pretrained regime's rows from its second backbone (`accuracy_table.pairing`).
+PRETRAINED = os.path.join(RESULTS, "accuracy_hangul_pretrained.jsonl")
 # The reality-check rows measured after the accuracy table's (the new losses, re-ranking).
 REALITY_CHECK = os.path.join(RESULTS, "reality_check_hangul.jsonl")
 
@@ -446,6 +450,9 @@ TABLES = {
     "backend-speed": lambda _: backend_speed_table(),
     "backend-kernels": lambda _: backend_kernels_table(),
     "accuracy-differences": lambda _: accuracy_differences(),
+    "accuracy-pretrained": lambda _: (
+        accuracy_table(PRETRAINED) + "\n\n" + accuracy_differences(PRETRAINED)
+    ),
     "reality-check": lambda _: "\n".join(
         reality_check_table.format_table(
             reality_check_table.latest_per_seed([ACCURACY, REALITY_CHECK]), markdown=True

@@ -161,25 +161,20 @@ def test_table_without_results_names_the_missing_file(tmp_path):
     assert "no results at" in result.stderr and "results.jsonl" in result.stderr
 
 
-def test_readme_accuracy_table_matches_the_recorded_runs():
-    """Every row of the Benchmarks page's accuracy table (docs/benchmarks.md, built by
-    docs/hooks.py) is the mean of its records in benchmarks/results/accuracy_hangul.jsonl
-    (seeds, metrics to 3 decimals, train time)."""
-    from tests.support.docs_site import rendered_markdown
-
+def recorded_rows(name):
+    """`{table key: [record, ...]}` of `benchmarks/results/NAME`."""
     table_key = accuracy_module().table_key  # `ROW`, or `ROW@pretrained` in that regime
     records = {}
-    with open(os.path.join(ROOT, "benchmarks", "results", "accuracy_hangul.jsonl")) as f:
+    with open(os.path.join(ROOT, "benchmarks", "results", name)) as f:
         for line in f:
             record = json.loads(line)
             records.setdefault(table_key(record), []).append(record)
-    page = rendered_markdown("docs/benchmarks.md").splitlines()
-    # The accuracy table's section only: other tables (e.g. the backend speeds) have rows of
-    # the same width.
-    start = page.index("## Embedding quality against PyTorch + pytorch-metric-learning")
-    end = next(i for i in range(start + 1, len(page)) if page[i].startswith("## "))
-    section = page[start:end]
-    table = [line for line in section if line.startswith("| `") and line.count("|") == 9]
+    return records
+
+
+def check_accuracy_table(lines, records):
+    """The accuracy-table rows among `lines` are the means of `records`, one row each."""
+    table = [line for line in lines if line.startswith("| `") and line.count("|") == 9]
     assert len(table) == len(records), "page accuracy rows and recorded rows differ"
     for line in table:
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
@@ -192,6 +187,23 @@ def test_readme_accuracy_table_matches_the_recorded_runs():
             assert cell == f"{mean:.3f}", f"{row} {key}: page {cell}, records {mean:.3f}"
         seconds = sum(r["seconds"] for r in runs) / len(runs)
         assert cells[7] == f"{seconds:.0f} s", f"{row} train time: page {cells[7]}"
+
+
+def test_readme_accuracy_table_matches_the_recorded_runs():
+    """Every row of the Benchmarks page's accuracy table (docs/benchmarks.md, built by
+    docs/hooks.py) is the mean of its records in benchmarks/results/accuracy_hangul.jsonl
+    (seeds, metrics to 3 decimals, train time), and so are the rows of the pretrained regime's
+    second backbone (accuracy_hangul_pretrained.jsonl)."""
+    from tests.support.docs_site import rendered_markdown
+
+    page = rendered_markdown("docs/benchmarks.md").splitlines()
+    # The accuracy table's section only: other tables (e.g. the backend speeds) have rows of
+    # the same width. The second backbone's table ends it.
+    start = page.index("## Embedding quality against PyTorch + pytorch-metric-learning")
+    end = next(i for i in range(start + 1, len(page)) if page[i].startswith("## "))
+    second = next(i for i in range(start, end) if "The rows recorded so far:" in page[i])
+    check_accuracy_table(page[start:second], recorded_rows("accuracy_hangul.jsonl"))
+    check_accuracy_table(page[second:end], recorded_rows("accuracy_hangul_pretrained.jsonl"))
 
 
 def hangul_options(num_train_classes, pretrain_classes, fonts=2, copies=1):
