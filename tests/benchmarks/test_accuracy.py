@@ -117,18 +117,21 @@ def test_method_rows_with_a_named_loss_train_with_the_library_defaults():
     assert config["loss"]["name"] == "proxy_nca"
 
 
-def test_model_ablation_rows_change_one_model_argument_and_keep_their_loss():
-    """`abe/proxy_nca-no-divergence` is `abe/proxy_nca` with `lambda_div` 0, whatever the best
-    loss, so the table compares it with `baseline/proxy_nca` and `abe/proxy_nca`."""
+def test_ablation_rows_change_one_setting_and_keep_their_loss():
+    """`abe/proxy_nca-no-divergence` is `abe/proxy_nca` with `lambda_div` 0 (and so on for the
+    other ablations), whatever the best loss, so the table compares it with `baseline/proxy_nca`
+    and `abe/proxy_nca`."""
     module = accuracy_module()
     plain = module.keras_config("abe/proxy_nca", "hangul", module.BUDGET, "arcface", seed=0)
-    for row, change in (
-        ("abe/proxy_nca-no-divergence", {"lambda_div": 0.0}),
-        ("abe/proxy_nca-late-branch", {"branch_point": "block2", "trunk_end": "block3"}),
+    for row, model, optimizer in (
+        ("abe/proxy_nca-no-divergence", {"lambda_div": 0.0}, {}),
+        ("abe/proxy_nca-late-branch", {"branch_point": "block2", "trunk_end": "block3"}, {}),
+        ("abe/proxy_nca-attention-lr10", {}, {"lr_multipliers": {"attention": 10.0}}),
     ):
         assert row in module.row_names("arcface")
         config = module.keras_config(row, "hangul", module.BUDGET, "arcface", seed=0)
-        assert config["model"] == {**plain["model"], **change}
+        assert config["model"] == {**plain["model"], **model}
+        assert config["optimizer"] == {**plain["optimizer"], **optimizer}
         assert config["loss"] == plain["loss"] == {"name": "proxy_nca"}
         assert config["method_options"] == plain["method_options"]
 
