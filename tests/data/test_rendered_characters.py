@@ -65,3 +65,19 @@ def test_the_options_named_in_errors_include_the_split_and_render_options():
 def test_a_misspelt_option_names_the_option_it_resembles():
     with pytest.raises(ValueError, match=r"\['val_fracton'\]\. Did you mean 'val_fraction'\?"):
         load_dataset("hangul", split="test", val_fracton=0.1)
+
+
+def test_render_size_draws_small_and_the_pipelines_upscale_to_the_image_size(tmp_path):
+    """The papers'-size rows: glyphs drawn at 32 px (the small cache) served at 64 px here."""
+    if not glyphs.find_font_files(["NanumGothic.ttf"], "/usr/share/fonts")[0]:
+        pytest.skip(f"needs NanumGothic; install with: {hangul.INSTALL_COMMAND}")
+    options = dict(fonts=["NanumGothic.ttf"], num_train_classes=4, num_test_classes=2, copies=1)
+    options.update(data_dir=str(tmp_path))
+    small = load_dataset("hangul", split="test", image_size=32, **options)
+    upscaled = load_dataset("hangul", split="test", image_size=64, render_size=32, **options)
+    assert len(list(tmp_path.iterdir())) == 1  # one 32 px cache serves both
+    np.testing.assert_array_equal(upscaled.images, small.images)
+    assert upscaled.images.shape[1:3] == (32, 32) and upscaled.image_size == 64
+    images, _ = next(iter(upscaled.as_tf_dataset(batch_size=4)))
+    assert images.shape[1:] == (64, 64, 3)
+    assert "render_size" in rc.loader_options()

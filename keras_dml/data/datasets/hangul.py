@@ -175,6 +175,7 @@ def load_hangul(
     font_dir=None,
     render_seed=0,
     resize_size=None,
+    render_size=None,
     **jitter,
 ):
     """Loads a split of the rendered Hangul benchmark (one class per syllable).
@@ -203,6 +204,9 @@ def load_hangul(
         render_seed: int. Seed of the syllable choice and the poses (not of `"val"`).
             Defaults to `0`.
         resize_size: int. Shorter side before cropping. Defaults to `None`.
+        render_size: int. Side the syllables are drawn at, resized to `image_size` by the
+            pipelines (e.g. 32 with `image_size=224`: upscaled 32 px renders). Defaults to
+            `None` (`image_size`).
         **jitter: `max_rotation` (degrees, default 10), `scale_range` (default (0.8, 1.05)),
             `max_shift` (fraction of the side, default 0.08), see `render_glyphs`.
 
@@ -227,6 +231,7 @@ def load_hangul(
         seed=seed,
         num_train_classes=num_train_classes,
         resize_size=resize_size,
+        render_size=render_size,
         num_test_classes=num_test_classes,
         copies=copies,
         fonts=fonts,

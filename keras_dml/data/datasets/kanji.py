@@ -118,10 +118,12 @@ def load_kanji(split="train", data_dir=None, num_train_classes=300, **options):
             (`$KERAS_DML_DATA_DIR/kanji`, else `~/.keras/datasets/kanji`).
         num_train_classes: int. Training kanji (train + val). Defaults to `300`.
         **options: `image_size` (32), `val_fraction` (0.15), `seed` (of `"val"`, 0),
-            `resize_size`, and `render_kanji`'s `num_test_classes` (1000), `copies` (poses per
-            typeface, 2), `fonts` (`DEFAULT_FONTS`, from `INSTALL_COMMAND`), `font_dir`,
-            `render_seed` (kanji choice and poses, 0) and jitter (`max_rotation` 10 degrees,
-            `scale_range` (0.8, 1.05), `max_shift` 0.08 of the side).
+            `resize_size`, `render_size` (drawn at this side, resized to `image_size` by the
+            pipelines; default `image_size`), and `render_kanji`'s `num_test_classes` (1000),
+            `copies` (poses per typeface, 2), `fonts` (`DEFAULT_FONTS`, from
+            `INSTALL_COMMAND`), `font_dir`, `render_seed` (kanji choice and poses, 0) and
+            jitter (`max_rotation` 10 degrees, `scale_range` (0.8, 1.05), `max_shift` 0.08 of
+            the side).
 
     Returns:
         In-memory `ImageDataset` (uint8 images `[N, image_size, image_size, 1]`, the kanji as
