@@ -25,6 +25,9 @@ backbone on the dataset's `pretrain` split (Hangul syllables in neither the trai
 set; `PRETRAIN` gives its epochs and loss), once per output folder, and every keras-dml row then
 fine-tunes from that backbone with the same budget. Its rows are recorded as `ROW@pretrained`.
 
+The papers' input size: `--set image_size=224 --dataset-option render_size=32` trains and tests
+at 224 px on the 32 px renders upscaled by the input pipeline (one small cache; a GPU's work).
+
 With `--rerank aqe,alpha_qe,dba,k_reciprocal`, each row's test embeddings are also evaluated
 with each re-ranking (`keras_dml.search.rerank`, default parameters; Recall@K, MAP@R,
 R-Precision) and stored as `metrics_rerank` (`{method: metrics}`) next to `metrics`; the table
@@ -39,6 +42,8 @@ Usage:
     python benchmarks/accuracy.py --list
     python benchmarks/accuracy.py --rows defaults,baseline/normalized_softmax,pml/proxy_anchor
     python benchmarks/accuracy.py --regime pretrained --rows baseline/normalized_softmax,dc/best
+    python benchmarks/accuracy.py --regime pretrained --set image_size=224 \
+        --dataset-option render_size=32 --rows baseline/normalized_softmax,abe/best
     python benchmarks/accuracy.py --rows baseline/normalized_softmax --rerank aqe,k_reciprocal
     python benchmarks/accuracy.py --table
 """
