@@ -19,7 +19,7 @@ The whole run there, with the wheels of keras and its two missing dependencies c
 (`pip download --python-version 3.12 --only-binary=:all: keras namex optree`), is then
 `benchmarks/parallel_rows.py` with `KERAS_BACKEND=jax`. A pretrained backbone is trained here
 (`accuracy.py --regime pretrained` trains it before its first row) and its `pretrained/` folder
-is passed to `parallel_rows.py --template`.
+is passed to `parallel_rows.py --pretrained`.
 
 Usage:
     python benchmarks/device_bundle.py pack --dataset hangul --splits test,pretrain \

@@ -9,9 +9,10 @@ a results table many times sooner with several at once. Each line of the jobs fi
     abe/best 2 --regime pretrained
 
 Each job runs `python benchmarks/accuracy.py --rows ROW --seeds SEED --output JOB ARGS` in its own
-folder `OUTPUT/jobs/NNN_ROW_SEED`. With `--template DIR`, DIR's contents are copied into every job
-folder first: a `pretrained/` backbone trained once (by `accuracy.py --regime pretrained`) is
-then shared by every pretrained row instead of being trained again by each job. A finished
+folder `OUTPUT/jobs/NNN_ROW_SEED`. With `--pretrained DIR` (an `accuracy.py` output folder), the
+`pretrained/` backbone trained there once (by its first `--regime pretrained` row) is copied into
+every job folder, so every pretrained row fine-tunes the same weights; pretrained jobs without
+it are refused (each job would train a backbone of its own). A finished
 job's records are appended to `OUTPUT/results.jsonl` when it ends, so a run stopped later keeps
 them; a failed job's log tail is printed and the next jobs go on. `--launch-until` starts no job
 after that many seconds and `--stop-at` kills the jobs still running (a machine lent for a fixed
@@ -23,13 +24,22 @@ Rows trained side by side give the same metrics as rows trained alone (each job 
 seeds); only their `seconds` depend on what else runs, as every record's `runtime` and the
 machine's load say.
 
+`benchmarks/jobs/` holds the jobs of whole tables (the reality check, the papers' regime);
+`--skip-recorded RESULTS` leaves out the jobs a records file already has (same row, seed,
+regime, dataset and image size), so a table's file runs what is missing.
+
 Usage:
     python benchmarks/parallel_rows.py --jobs rows.txt --parallel 8 --output runs/gpu
-    python benchmarks/parallel_rows.py --jobs rows.txt --template runs/pretrained \
-        --launch-until 400 --stop-at 540 --output runs/gpu
+    python benchmarks/parallel_rows.py --jobs benchmarks/jobs/reality_check_hangul.txt \
+        --skip-recorded benchmarks/results/reality_check_hangul.jsonl \
+        --skip-recorded benchmarks/results/accuracy_hangul.jsonl --output runs/gpu
+    python benchmarks/parallel_rows.py --jobs benchmarks/jobs/papers_regime_hangul.txt \
+        --pretrained runs/pretrained --launch-until 400 --stop-at 540 --output runs/gpu
 """
 
 import argparse
+import glob
+import json
 import os
 import shutil
 import subprocess
@@ -37,6 +47,10 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from accuracy import build_parser as accuracy_parser  # noqa: E402
+from accuracy_rows import BUDGET  # noqa: E402
+
 POLL_SECONDS = 0.5
 
 
@@ -57,6 +71,32 @@ def read_jobs(path):
     return jobs
 
 
+def job_key(row, seed, extra):
+    """`(row, seed, regime, dataset, image size)` a job records (read from its arguments)."""
+    args = accuracy_parser().parse_args(["--rows", row, "--seeds", str(seed), *extra])
+    size = BUDGET["image_size"]
+    for item in args.set:
+        key, _, value = item.partition("=")
+        size = int(value) if key == "image_size" else size
+    return row, int(seed), args.regime, args.dataset, size
+
+
+def record_key(record):
+    """`job_key` of a recorded run."""
+    regime = record.get("regime", "scratch")
+    size = record["budget"]["image_size"]
+    return record["row"], record["seed"], regime, record["dataset"], size
+
+
+def unrecorded(jobs, paths):
+    """The jobs of which no record in the `results.jsonl` files `paths` exists."""
+    recorded = set()
+    for path in paths:
+        with open(path) as f:
+            recorded |= {record_key(json.loads(line)) for line in f if line.strip()}
+    return [job for job in jobs if job_key(*job) not in recorded]
+
+
 def job_environment():
     """The jobs' environment: JAX allocates GPU memory as it goes (several processes share it)."""
     env = dict(os.environ)
@@ -68,11 +108,13 @@ def job_environment():
 class Job:
     """One `accuracy.py` process: its folder, log and start time."""
 
-    def __init__(self, number, row, seed, extra, output, script, template):
+    def __init__(self, number, row, seed, extra, output, script, pretrained):
         self.number, self.row, self.seed = number, row, seed
         self.folder = os.path.join(output, "jobs", f"{number:03d}_{row.replace('/', '_')}_{seed}")
-        if template:
-            shutil.copytree(template, self.folder, dirs_exist_ok=True)
+        if pretrained:
+            shutil.copytree(
+                os.path.join(pretrained, "pretrained"), os.path.join(self.folder, "pretrained")
+            )
         os.makedirs(self.folder, exist_ok=True)
         command = [sys.executable, script, "--rows", row, "--seeds", str(seed)]
         command += ["--output", self.folder, *extra]
@@ -98,7 +140,7 @@ class Job:
             return f.read()[-characters:]
 
 
-def run_jobs(jobs, output, parallel, script, template=None, launch_until=None, stop_at=None):
+def run_jobs(jobs, output, parallel, script, pretrained=None, launch_until=None, stop_at=None):
     """Runs `jobs` at most `parallel` at a time; returns `{"done", "failed", "killed",
     "not_started"}` lists of job names. Records go to `output/results.jsonl` as jobs end."""
     os.makedirs(output, exist_ok=True)
@@ -122,7 +164,7 @@ def run_jobs(jobs, output, parallel, script, template=None, launch_until=None, s
             waiting = []
         while waiting and len(running) < parallel:
             number, (row, seed, extra) = waiting.pop(0)
-            running.append(Job(number, row, seed, extra, output, script, template))
+            running.append(Job(number, row, seed, extra, output, script, pretrained))
             print(f"[parallel] {elapsed:6.0f}s start {running[-1].name()}", flush=True)
         if running:
             time.sleep(POLL_SECONDS)
@@ -155,9 +197,18 @@ def build_parser():
     parser.add_argument("--jobs", required=True, help="file of `ROW SEED [arguments]` lines")
     parser.add_argument("--output", required=True, help="folder of results.jsonl and jobs/")
     parser.add_argument("--parallel", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--template", default=None, help="folder copied into every job folder")
+    parser.add_argument(
+        "--pretrained", default=None, help="accuracy.py output folder whose pretrained/ to share"
+    )
     parser.add_argument("--launch-until", type=float, default=None, help="seconds")
     parser.add_argument("--stop-at", type=float, default=None, help="seconds")
+    parser.add_argument(
+        "--skip-recorded",
+        action="append",
+        default=[],
+        metavar="RESULTS",
+        help="skip the jobs this results.jsonl already records (repeatable)",
+    )
     # The script each job runs (the tests run a stand-in).
     script = os.path.join(HERE, "accuracy.py")
     parser.add_argument("--script", default=script, help=argparse.SUPPRESS)
@@ -173,14 +224,24 @@ def main(argv=None):
         jobs = read_jobs(args.jobs)
     except (OSError, ValueError) as error:
         parser.error(str(error))
-    if args.template and not os.path.isdir(args.template):
-        parser.error(f"--template {args.template!r} is not a folder")
+    try:
+        jobs = unrecorded(jobs, args.skip_recorded)
+    except OSError as error:
+        parser.error(f"--skip-recorded: {error}")
+    backbones = glob.glob(os.path.join(args.pretrained or "", "pretrained", "*", "*.weights.h5"))
+    if args.pretrained and not backbones:
+        parser.error(f"--pretrained {args.pretrained!r} holds no pretrained/*/*.weights.h5")
+    if not args.pretrained and any("pretrained" in job_key(*job)[2] for job in jobs):
+        parser.error(
+            "pretrained jobs need --pretrained DIR (a folder where accuracy.py trained the "
+            "backbone once): without it each job would train a backbone of its own"
+        )
     outcome = run_jobs(
         jobs,
         args.output,
         args.parallel,
         args.script,
-        args.template,
+        args.pretrained,
         args.launch_until,
         args.stop_at,
     )

@@ -1,7 +1,7 @@
 """`benchmarks/parallel_rows.py`: accuracy rows in parallel processes, records kept as jobs end.
 
 The jobs run a stand-in for `accuracy.py` (same arguments, one JSON record per run), so these
-tests check the scheduling (parallelism, template, time limits, failures) in seconds.
+tests check the scheduling (parallelism, shared backbone, time limits, failures) in seconds.
 """
 
 import glob
@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 from tests.support.helpers import benchmark_script
+from tests.support.paths import REPO_ROOT
 
 STAND_IN = textwrap.dedent(
     """
@@ -38,7 +39,9 @@ STAND_IN = textwrap.dedent(
         "row": args.rows,
         "seed": int(args.seeds),
         "regime": args.regime,
-        "template": os.path.exists(os.path.join(args.output, "pretrained", "weights.h5")),
+        "backbone": os.path.exists(
+            os.path.join(args.output, "pretrained", "0123abcd", "backbone.weights.h5")
+        ),
         "preallocate": os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE"),
     }
     with open(os.path.join(args.output, "results.jsonl"), "a") as f:
@@ -65,24 +68,26 @@ def run(module, tmp_path, lines, *options):
     return code, records
 
 
-def test_jobs_run_side_by_side_share_the_template_and_record_as_they_end(
+def test_jobs_run_side_by_side_share_the_backbone_and_record_as_they_end(
     parallel_rows, tmp_path, monkeypatch
 ):
-    template = tmp_path / "template" / "pretrained"
-    template.mkdir(parents=True)
-    (template / "weights.h5").write_text("backbone")
+    backbone = tmp_path / "first" / "pretrained" / "0123abcd"
+    backbone.mkdir(parents=True)
+    (backbone / "backbone.weights.h5").write_text("backbone")
+    (tmp_path / "first" / "results.jsonl").write_text("the first folder's own records\n")
     monkeypatch.setenv("KERAS_BACKEND", "jax")
     monkeypatch.delenv("XLA_PYTHON_CLIENT_PREALLOCATE", raising=False)
     lines = ["# a comment line", "waits 0", "partner 1 --regime pretrained"]
     code, records = run(
-        parallel_rows, tmp_path, lines, "--parallel", "2", "--template", str(tmp_path / "template")
+        parallel_rows, tmp_path, lines, "--parallel", "2", "--pretrained", str(tmp_path / "first")
     )
     assert code == 0
     assert sorted((r["row"], r["seed"], r["regime"]) for r in records) == [
         ("partner", 1, "pretrained"),
         ("waits", 0, "scratch"),
     ]
-    assert all(r["template"] for r in records)  # every job folder got the shared backbone
+    assert all(r["backbone"] for r in records)  # every job folder got the shared backbone
+    assert len(records) == 2  # and nothing else of the first folder (its records)
     assert all(r["preallocate"] == "false" for r in records)  # JAX jobs share the GPU
 
 
@@ -118,3 +123,37 @@ def test_a_malformed_jobs_line_is_named(parallel_rows, tmp_path, capsys):
     error = capsys.readouterr().err
     assert "jobs.txt:1: expected `ROW SEED [accuracy.py arguments]`" in error
     assert not os.path.exists(tmp_path / "results.jsonl")
+
+
+def test_recorded_jobs_are_skipped_and_pretrained_jobs_need_the_shared_backbone(
+    parallel_rows, tmp_path, capsys
+):
+    recorded = tmp_path / "recorded.jsonl"
+    budget = {"image_size": 32}
+    lines = [
+        {"row": "partner", "seed": 0, "dataset": "hangul", "budget": budget},
+        {"row": "partner", "seed": 2, "dataset": "kanji", "budget": budget},  # another dataset
+        {"row": "partner", "seed": 3, "dataset": "hangul", "budget": {"image_size": 224}},
+    ]
+    recorded.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    jobs = ["partner 0", "partner 1", "partner 2", "partner 3"]
+    code, records = run(parallel_rows, tmp_path, jobs, "--skip-recorded", str(recorded))
+    assert code == 0 and sorted(r["seed"] for r in records) == [1, 2, 3]
+
+    with pytest.raises(SystemExit):
+        run(parallel_rows, tmp_path, ["partner 0 --regime pretrained"])
+    assert "pretrained jobs need --pretrained DIR" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        run(parallel_rows, tmp_path, ["partner 0"], "--pretrained", str(tmp_path))
+    assert "holds no pretrained/*/*.weights.h5" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "path", sorted(glob.glob(os.path.join(REPO_ROOT, "benchmarks", "jobs", "*.txt")))
+)
+def test_every_jobs_file_names_rows_that_exist_with_arguments_accuracy_takes(parallel_rows, path):
+    jobs = parallel_rows.read_jobs(path)
+    names = benchmark_script("accuracy").row_names("normalized_softmax")
+    assert jobs and all(row in names for row, _, _ in jobs)
+    keys = [parallel_rows.job_key(*job) for job in jobs]
+    assert len(set(keys)) == len(keys)  # no job twice
