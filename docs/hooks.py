@@ -5,8 +5,8 @@ A page asks for a table with a marker line, replaced when the site is built:
 - `<!-- table: accuracy -->`: the mean over seeds of every row of
   `benchmarks/results/accuracy_hangul.jsonl` (`benchmarks/accuracy_table.py` reads them);
 - `<!-- table: accuracy-differences -->`: each row against the baseline trained with the same loss;
-- `<!-- table: accuracy-pretrained -->`: both tables for the pretrained regime's second backbone,
-  `benchmarks/results/accuracy_hangul_pretrained.jsonl`;
+- `<!-- table: accuracy-records NAME -->`: both tables for another records file,
+  `benchmarks/results/NAME.jsonl` (the pretrained regime's second backbone, `accuracy_kanji`);
 - `<!-- table: reality-check -->`: every loss family's baseline next to PML's implementation,
   with cross-batch memory on and off, and re-ranking of the best row
   (`benchmarks/reality_check_table.py`);
@@ -78,8 +78,6 @@ def describe_loss(loss):
 
 
 ACCURACY = os.path.join(RESULTS, "accuracy_hangul.jsonl")
-# The pretrained regime's rows from its second backbone (`accuracy_table.pairing`).
-PRETRAINED = os.path.join(RESULTS, "accuracy_hangul_pretrained.jsonl")
 # The reality-check rows measured after the accuracy table's (the new losses, re-ranking).
 REALITY_CHECK = os.path.join(RESULTS, "reality_check_hangul.jsonl")
 
@@ -101,6 +99,15 @@ def accuracy_table(path=ACCURACY):
         )
     header = ["row", "loss", "seeds", "R@1", "MAP@R", "R-Prec", "NMI", "train time"]
     return markdown_table(header, rows)
+
+
+def accuracy_records_tables(name):
+    """Both accuracy tables of another records file, `benchmarks/results/NAME.jsonl` (the
+    pretrained regime's second backbone, the `kanji` dataset)."""
+    path = os.path.join(RESULTS, f"{name}.jsonl")
+    if not os.path.exists(path):
+        raise ValueError(f"no records {path} for the marker `accuracy-records {name}`")
+    return accuracy_table(path) + "\n\n" + accuracy_differences(path)
 
 
 def accuracy_differences(path=ACCURACY):
@@ -450,9 +457,7 @@ TABLES = {
     "backend-speed": lambda _: backend_speed_table(),
     "backend-kernels": lambda _: backend_kernels_table(),
     "accuracy-differences": lambda _: accuracy_differences(),
-    "accuracy-pretrained": lambda _: (
-        accuracy_table(PRETRAINED) + "\n\n" + accuracy_differences(PRETRAINED)
-    ),
+    "accuracy-records": lambda name: accuracy_records_tables(name),
     "reality-check": lambda _: "\n".join(
         reality_check_table.format_table(
             reality_check_table.latest_per_seed([ACCURACY, REALITY_CHECK]), markdown=True
