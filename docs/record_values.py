@@ -14,6 +14,8 @@ and the build replaces it with the value read from `benchmarks/results/`. The ki
 - `compare ROW OTHER METRIC`: the comparison word the records decide: `ahead of` when ROW's
   METRIC beats OTHER's on every seed both have, `behind` when it trails on every one, else
   `level with`;
+- any of the three above ending in `in NAME` reads `benchmarks/results/NAME.jsonl` instead (e.g.
+  `difference abe/best@pretrained map@r in accuracy_hangul_pretrained`);
 - `reranking SAMPLES METHOD FIELD`: a field of `reranking_<SAMPLES>.json`'s row of the re-ranking
   METHOD (`none`, `aqe`, `alpha_qe`, `dba`, `k_reciprocal`), e.g. `cpu_seconds` (`13`); the field
   `extra_peak_rss_mb` is the row's peak RSS minus the plain run's, signed (`+126`).
@@ -54,7 +56,7 @@ def seed_values(rows, row, metric):
     """`{seed: METRIC}` of `row`'s records."""
     if row not in rows:
         raise MarkerError(
-            f"no row {row!r} in accuracy_hangul.jsonl; name a recorded row "
+            f"no row {row!r} in the records; name a recorded row "
             "(`python benchmarks/accuracy.py --table --output DIR` lists them)"
         )
     records = rows[row]
@@ -142,11 +144,23 @@ def render_values(markdown, page_name="page", accuracy=ACCURACY):
         ValueError: a marker of an unknown kind or with the wrong arguments, or naming no
             record (one line: the page, the marker and the fix).
     """
-    rows = read_records(accuracy) if "<!-- value: " in markdown else {}
+    records = {accuracy: read_records(accuracy)} if "<!-- value: " in markdown else {}
+
+    def rows_of(name):
+        """The records of `benchmarks/results/NAME.jsonl`, read once per page."""
+        path = os.path.join(RESULTS, f"{name}.jsonl")
+        if not os.path.exists(path):
+            raise MarkerError(f"no records benchmarks/results/{name}.jsonl; name a records file")
+        if path not in records:
+            records[path] = read_records(path)
+        return records[path]
 
     def replace(match):
         kind, *arguments = match.group(1).split()
         try:
+            rows = records.get(accuracy, {})
+            if kind != "reranking" and len(arguments) > 2 and arguments[-2] == "in":
+                rows, arguments = rows_of(arguments[-1]), arguments[:-2]
             if kind not in KINDS:
                 raise MarkerError(f"unknown kind {kind!r}; use one of {sorted(KINDS)}")
             function, counts = KINDS[kind]

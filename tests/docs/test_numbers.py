@@ -152,6 +152,15 @@ def test_value_markers_are_the_records_means_differences_and_comparisons(tmp_pat
     assert render("compare mheads/proxy_nca baseline/proxy_nca recall@1") == "ahead of"
     assert render("compare mheads/proxy_nca baseline/proxy_nca map@r") == "behind"
     assert render("compare dc/proxy_nca baseline/proxy_nca recall@1") == "level with"
+    # `in NAME`: another records file of benchmarks/results/.
+    kanji = os.path.join(ROOT, "benchmarks", "results", "accuracy_kanji.jsonl")
+    with open(kanji) as f:
+        seed0 = next(r for r in map(json.loads, f) if r["row"] == "baseline/proxy_nca")
+    in_kanji = render("accuracy baseline/proxy_nca map@r 0 in accuracy_kanji")
+    assert in_kanji == f"{seed0['metrics']['map@r']:.3f}"
+    assert render("compare baseline/proxy_nca baseline/proxy_nca map@r in accuracy_kanji") == (
+        "level with"
+    )
     assert render("reranking 40000 none cpu_seconds") == "13"
     assert render("reranking 40000 dba extra_peak_rss_mb") == "+126"
 
@@ -160,7 +169,8 @@ def test_value_markers_are_the_records_means_differences_and_comparisons(tmp_pat
     "marker, message",
     [
         ("acuracy baseline/proxy_nca recall@1", "unknown kind 'acuracy'; use one of"),
-        ("accuracy baseline/nosuch recall@1", "no row 'baseline/nosuch' in accuracy_hangul"),
+        ("accuracy baseline/nosuch recall@1", "no row 'baseline/nosuch' in the records"),
+        ("accuracy baseline/proxy_nca recall@1 in nosuch", "no records benchmarks/results/nosuch"),
         ("accuracy baseline/proxy_nca recall@3", "no metric 'recall@3'; use one of"),
         ("accuracy baseline/proxy_nca recall@1 7", "has no seed 7; use one of"),
         ("accuracy baseline/proxy_nca", "accuracy takes 2 or 3 arguments"),
