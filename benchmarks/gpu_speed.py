@@ -125,7 +125,7 @@ def pml_worker(args):
     start = time.perf_counter()
     for _ in range(args.steps):
         loss = step()
-    float(loss)
+    float(loss.detach())  # waits for the last step (a detached read: no autograd warning)
     synchronize()
     seconds = time.perf_counter() - start
     result = {
