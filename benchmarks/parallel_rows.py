@@ -9,20 +9,20 @@ a results table many times sooner with several at once. Each line of the jobs fi
     abe/best 2 --regime pretrained
 
 Each job runs `python benchmarks/accuracy.py --rows ROW --seeds SEED --output JOB ARGS` in its own
-folder `OUTPUT/jobs/NNN_ROW_SEED`. With `--pretrained DIR` (an `accuracy.py` output folder), the
-`pretrained/` backbone trained there once (by its first `--regime pretrained` row) is copied into
-every job folder, so every pretrained row fine-tunes the same weights; pretrained jobs without
-it are refused (each job would train a backbone of its own). A finished
-job's records are appended to `OUTPUT/results.jsonl` when it ends, so a run stopped later keeps
-them; a failed job's log tail is printed and the next jobs go on. `--launch-until` starts no job
-after that many seconds and `--stop-at` kills the jobs still running (a machine lent for a fixed
-time); killed jobs are listed, never recorded. With `KERAS_BACKEND=jax`, each job's JAX
-allocates GPU memory as it needs it (`XLA_PYTHON_CLIENT_PREALLOCATE=false`), not three quarters
-of the GPU each.
+folder `OUTPUT/jobs/NNN_ROW_SEED`. With `--pretrained DIR` (an `accuracy.py` output folder),
+the `pretrained/` backbone trained there once (by its first `--regime pretrained` row) is copied
+into every job folder, so every pretrained row fine-tunes the same weights; pretrained jobs
+without it are refused (each job would train a backbone of its own). A finished job's records
+are appended to `OUTPUT/results.jsonl` when it ends, so a run stopped later keeps them; a failed
+job's log tail is printed and the next jobs go on. `--launch-until` starts no job after that many
+seconds and `--stop-at` kills the jobs still running (a machine lent for a fixed time); killed
+jobs are listed, never recorded, and the same jobs run again into the same output resume their
+runs from their backups (`keras_dml.training.train`), recording only what they add. With
+`KERAS_BACKEND=jax`, each job's JAX allocates GPU memory as it needs it
+(`XLA_PYTHON_CLIENT_PREALLOCATE=false`), not three quarters of the GPU each.
 
-Rows trained side by side give the same metrics as rows trained alone (each job has its own
-seeds); only their `seconds` depend on what else runs, as every record's `runtime` and the
-machine's load say.
+Each job is its own process with its own seeds: what runs beside it changes its `seconds`, which
+the tables never average across runtimes (`accuracy_table.train_time`).
 
 `benchmarks/jobs/` holds the jobs of whole tables (the reality check, the papers' regime);
 `--skip-recorded RESULTS` leaves out the jobs a records file already has (same row, seed,
@@ -113,9 +113,15 @@ class Job:
         self.folder = os.path.join(output, "jobs", f"{number:03d}_{row.replace('/', '_')}_{seed}")
         if pretrained:
             shutil.copytree(
-                os.path.join(pretrained, "pretrained"), os.path.join(self.folder, "pretrained")
+                os.path.join(pretrained, "pretrained"),
+                os.path.join(self.folder, "pretrained"),
+                dirs_exist_ok=True,
             )
         os.makedirs(self.folder, exist_ok=True)
+        # A folder of an earlier run is reused: a job killed at a lease's end resumes its run
+        # (keras-dml runs resume from their backup), and only the records it adds are read.
+        self.results = os.path.join(self.folder, "results.jsonl")
+        self.offset = os.path.getsize(self.results) if os.path.exists(self.results) else 0
         command = [sys.executable, script, "--rows", row, "--seeds", str(seed)]
         command += ["--output", self.folder, *extra]
         self.log_path = os.path.join(self.folder, "log.txt")
@@ -129,10 +135,11 @@ class Job:
         return f"{self.number} {self.row} seed {self.seed}"
 
     def records(self):
-        path = os.path.join(self.folder, "results.jsonl")
-        if not os.path.exists(path):
+        """The records this job appended to its folder's results.jsonl."""
+        if not os.path.exists(self.results):
             return ""
-        with open(path) as f:
+        with open(self.results) as f:
+            f.seek(self.offset)
             return f.read()
 
     def log_tail(self, characters=2000):

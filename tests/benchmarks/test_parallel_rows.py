@@ -157,3 +157,10 @@ def test_every_jobs_file_names_rows_that_exist_with_arguments_accuracy_takes(par
     assert jobs and all(row in names for row, _, _ in jobs)
     keys = [parallel_rows.job_key(*job) for job in jobs]
     assert len(set(keys)) == len(keys)  # no job twice
+
+
+def test_a_second_run_in_the_same_folder_records_only_what_its_jobs_add(parallel_rows, tmp_path):
+    # A lease ends, the jobs run again into the same output: earlier records are not repeated.
+    _, first = run(parallel_rows, tmp_path, ["partner 0"])
+    _, both = run(parallel_rows, tmp_path, ["partner 0"])
+    assert len(first) == 1 and len(both) == 2  # results.jsonl: one record per run, not three
