@@ -67,20 +67,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from accuracy_rows import BUDGET, keras_config, row_names  # noqa: E402
 from accuracy_table import print_table, table_key  # noqa: E402
 
+from keras_dml.utils.sha256 import sha256_file  # noqa: E402
+
 # The pretrained regime's first stage: the baseline on the `pretrain` split with the budget's
 # backbone, batches, optimizer and embedding size, this loss and these epochs (one seed, shared by
 # every row and seed, as the papers fine-tune one ImageNet checkpoint).
 PRETRAIN = {"epochs": 2, "loss": "normalized_softmax", "seed": 0}
 REGIMES = ("scratch", "pretrained")
-
-
-def file_sha256(path):
-    """The sha256 hex digest of a file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def pretrained_backbone(dataset, budget, output, dataset_options=None):
@@ -116,7 +109,7 @@ def pretrained_backbone(dataset, budget, output, dataset_options=None):
         # The weights' digest names the backbone in every record: two trainings of the same
         # settings (another machine, another session) give other weights, and a row is compared
         # only with a baseline fine-tuned from the same ones.
-        return path, {**info, "sha256": file_sha256(path)}
+        return path, {**info, "sha256": sha256_file(path)}
 
     from keras_dml.data import load_dataset
     from keras_dml.training import train
@@ -134,7 +127,7 @@ def pretrained_backbone(dataset, budget, output, dataset_options=None):
     run = train(config, os.path.join(folder, "run"), verbose=0, splits=splits, report=False)
     run["model"].backbone.save_weights(path)
     info = {
-        "sha256": file_sha256(path),
+        "sha256": sha256_file(path),
         "digest": digest,
         "classes": int(data.num_classes),
         "images": len(data),

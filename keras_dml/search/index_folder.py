@@ -12,7 +12,6 @@ Layout of the folder:
 each other or with the model given to it.
 """
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -21,18 +20,11 @@ import numpy as np
 
 from keras_dml.search.backends import make_backend
 from keras_dml.search.errors import IndexFormatError
+from keras_dml.utils.sha256 import sha256_file
 
 FORMAT = "keras-dml-index"
 VERSION = 1
 METADATA = "index.json"
-
-
-def _sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for block in iter(lambda: file.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def save_index(index, folder):
@@ -60,7 +52,8 @@ def save_index(index, folder):
     checks = {}
     for name, write in files.items():
         write(folder / name)
-        checks[name] = {"size": (folder / name).stat().st_size, "sha256": _sha256(folder / name)}
+        path = folder / name
+        checks[name] = {"size": path.stat().st_size, "sha256": sha256_file(path)}
     options = dict(index.backend_options)
     if index.backend_name != "exact":
         options.update(index.backend.config())
@@ -118,7 +111,7 @@ def _check_files(folder, metadata, verify):
                 f"The index file {path} has {size} bytes but {expected['size']} were saved: it is "
                 "truncated or was changed. Save the index again."
             )
-        if verify and _sha256(path) != expected["sha256"]:
+        if verify and sha256_file(path) != expected["sha256"]:
             raise IndexFormatError(
                 f"The index file {path} is corrupted (sha256 differs from the saved one). Save "
                 "the index again."
