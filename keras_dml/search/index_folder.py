@@ -51,8 +51,8 @@ def save_index(index, folder):
             (folder / name).unlink()
     checks = {}
     for name, write in files.items():
-        write(folder / name)
         path = folder / name
+        write(path)
         checks[name] = {"size": path.stat().st_size, "sha256": sha256_file(path)}
     options = dict(index.backend_options)
     if index.backend_name != "exact":
