@@ -260,6 +260,19 @@ def _images(data, size):
     return np.concatenate([np.asarray(x) for x, _ in batches])
 
 
+def parse_dataset_options(items):
+    """`{key: value}` of `--dataset-option KEY=VALUE` items: VALUE as JSON, else a bare string
+    (e.g. a folder). Also read by `device_bundle.py`."""
+    options = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options
+
+
 def build_parser():
     """The command line of this script (also read by the README command checks)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -310,13 +323,7 @@ def main(argv=None):
     for item in args.set:
         key, value = item.split("=", 1)
         budget[key] = type(BUDGET[key])(value) if key in BUDGET else value
-    dataset_options = {}
-    for item in args.dataset_option:
-        key, _, value = item.partition("=")
-        try:
-            dataset_options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            dataset_options[key] = value  # a bare string, e.g. a folder
+    dataset_options = parse_dataset_options(args.dataset_option)
     names = row_names(args.best_loss)
     if args.list:
         print("\n".join(names))

@@ -16,7 +16,8 @@ cache key names each typeface by file name and size, so the loader finds its cac
 font. A load the cache does not cover (other options) fails on a placeholder instead of drawing.
 
 The whole run there, with the wheels of keras and its two missing dependencies carried too
-(`pip download --python-version 3.12 --only-binary=:all: keras namex optree`), is then
+(`pip download --no-deps --only-binary=:all: --python-version 3.12 --platform
+manylinux_2_28_x86_64 keras namex optree`), is then
 `benchmarks/parallel_rows.py` with `KERAS_BACKEND=jax`. A pretrained backbone is trained here
 (`accuracy.py --regime pretrained` trains it before its first row) and its `pretrained/` folder
 is passed to `parallel_rows.py --pretrained`.
@@ -37,6 +38,9 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from accuracy import parse_dataset_options  # noqa: E402
 
 from keras_dml.data.datasets import hangul, kanji  # noqa: E402
 from keras_dml.data.datasets.rendered_characters import resolve_fonts, split_face  # noqa: E402
@@ -145,10 +149,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     if args.command == "pack":
         splits = [s for s in args.splits.split(",") if s]
-        options = {}
-        for item in args.dataset_option:
-            key, _, value = item.partition("=")
-            options[key] = json.loads(value)
+        options = parse_dataset_options(args.dataset_option)
         packed = pack(args.dataset, splits, args.output, args.image_size, args.font_dir, options)
         print(f"[bundle] packed {packed} and fonts.json into {args.output}")
     else:
