@@ -111,9 +111,6 @@ def test_time_limits_kill_running_jobs_and_start_no_more(parallel_rows, tmp_path
     assert code == 0 and [r["row"] for r in records] == ["partner"]
     assert "killed: 1\n  1 hangs seed 0" in printed
     assert "not_started: 1\n  2 partner seed 1" in printed
-    # The killed job's folder holds no record and nothing of it reached results.jsonl.
-    killed = glob.glob(str(tmp_path / "out" / "jobs" / "001_hangs_0" / "results.jsonl"))
-    assert killed == []
 
 
 def test_a_malformed_jobs_line_is_named(parallel_rows, tmp_path, capsys):
