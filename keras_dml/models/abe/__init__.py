@@ -8,12 +8,13 @@ The attention modules live in `keras_dml.layers.AttentionBranch`; plots and Grad
 from keras_dml.models.abe.branching import DEFAULT_BRANCHES, copy_segment, resolve_branches
 from keras_dml.models.abe.losses import abe_contrastive_loss, divergence_loss
 from keras_dml.models.abe.method import build_abe, build_mheads
-from keras_dml.models.abe.mheads import MHeads
+from keras_dml.models.abe.mheads import MHEADS_BRANCH_POINTS, MHeads
 from keras_dml.models.abe.model import ABE
 
 __all__ = [
     "ABE",
     "DEFAULT_BRANCHES",
+    "MHEADS_BRANCH_POINTS",
     "MHeads",
     "abe_contrastive_loss",
     "build_abe",

@@ -10,6 +10,11 @@ from keras_dml.models.abe.branching import (
     split_backbone,
 )
 
+# Where M-heads' shared part ends when it differs from ABE's `S` (`DEFAULT_BRANCHES`). ABE's
+# VGG-small cut moved to block2 after its rows were measured with both cuts; M-heads' rows were
+# measured with block1 only (each head then owns blocks 2-3), so they keep it until measured.
+MHEADS_BRANCH_POINTS = {"vgg_small": "block1"}
+
 
 @keras.saving.register_keras_serializable(package="keras_dml")
 class MHeads(SplitEnsembleBase):
@@ -33,7 +38,8 @@ class MHeads(SplitEnsembleBase):
         embedding_dim: int. Ensemble size; each learner gets `embedding_dim / M`.
             Defaults to `512`.
         branch_point: str. Layer or split-point name where the shared part ends. Defaults to
-            `None`: the same point as `ABE` (`pool3` on GoogLeNet).
+            `None`: the end of `ABE`'s `S` (`pool3` on GoogLeNet), except `block1` on VGG-small
+            (`MHEADS_BRANCH_POINTS`).
         embedding_bias: bool. Bias in each head's embedding layer. Defaults to `False`.
         pooling: str. Global pooling. Defaults to `"avg"`.
         dropout: float. Dropout before the embedding layers. Defaults to `0.0`.
@@ -76,7 +82,8 @@ class MHeads(SplitEnsembleBase):
     def _build_parts(self, backbone):
         """The shared `S`, one `G_m` per learner (learner 0: the backbone's own) and the heads."""
         if self.branch_point is None:
-            self.branch_point = resolve_branches(backbone)[0]
+            default = MHEADS_BRANCH_POINTS.get(backbone.name)
+            self.branch_point = default if default is not None else resolve_branches(backbone)[0]
         self.branch_point = str(self.branch_point)
         self.spatial_extractor, first = split_backbone(backbone, self.branch_point)
         self.global_extractors = [first] + [

@@ -28,7 +28,7 @@ class ABE(SplitEnsembleBase):
 
     Default cuts (`keras_dml.models.abe.DEFAULT_BRANCHES`): GoogLeNet `pool3` / trunk
     inception 4a-4e (the paper); ResNet-50 `conv3` / trunk = a conv4 copy at stride 8;
-    ConvNet `block2` / trunk = a block3 copy without pooling; VGG-small `block1` / a block2
+    ConvNet `block2` / trunk = a block3 copy without pooling; VGG-small `block2` / a block3
     copy without pooling; BN-Inception `inception_3c` /
     4a-4d; MobileNetV2 `block_5` / `block_12`. The trunk copy drops its downsampling (the paper
     removes pooling from the attention module, Sec. 6.3); masks that still differ in size from

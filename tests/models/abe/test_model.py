@@ -206,8 +206,21 @@ def test_every_registered_backbone_has_default_cuts():
     assert not missing, f"no default ABE cuts for {missing}"
 
 
-def test_abe_builds_on_vgg_small_with_default_cuts():
+def test_abe_cuts_vgg_small_after_block2_and_mheads_after_block1():
+    """ABE's masks act on block2's output (8x8 at 32 px, stride 4) and G is block3 alone: the
+    cut that is level with the baseline (docs/benchmarks.md). M-heads keep the block1 cut their
+    rows were measured with (16x16), each head owning blocks 2-3."""
     keras.utils.set_random_seed(0)
     backbone = backbones.get("vgg_small", input_shape=(32, 32, 1), width=8)
     model = ABE(backbone, num_learners=2, embedding_dim=8)
+    assert (model.branch_point, model.trunk_end) == ("block2", "block3")
+    assert tuple(model.spatial_extractor.outputs[0].shape[1:]) == (8, 8, 16)  # 2 x width
+    assert tuple(model.attention_trunk.outputs[0].shape[1:3]) == (8, 8)  # no pooling in C
     assert numpy(model(np.zeros((2, 32, 32, 1), "float32"))).shape == (2, 8)
+    heads = MHeads(
+        backbones.get("vgg_small", input_shape=(32, 32, 1), width=8),
+        num_learners=2,
+        embedding_dim=8,
+    )
+    assert heads.branch_point == "block1"
+    assert tuple(heads.spatial_extractor.outputs[0].shape[1:]) == (16, 16, 8)
