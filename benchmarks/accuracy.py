@@ -220,14 +220,29 @@ def run_pml(row, splits, budget, seed):
     return evaluate(embeddings, test.labels), seconds, (embeddings, test.labels)
 
 
+def host_cpu():
+    """The host's CPU model (`/proc/cpuinfo` on Linux, else `platform.processor()`)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def runtime(row):
-    """`{"backend", "device"}` a row trained on, recorded with it: rows run on CPU with
-    TensorFlow here and on a GPU with JAX / PyTorch elsewhere, and the table says which."""
+    """`{"backend", "device", "host_cpu"}` a row trained on, recorded with it: rows run on CPU
+    with TensorFlow here and on a GPU with JAX / PyTorch elsewhere, and the table says which.
+    The CPU model is there because the same seed and settings gave other weights on another
+    machine (its kernels round differently): a record names where its numbers come from."""
     if row.startswith("pml/"):
         import torch
 
         gpu = torch.cuda.is_available()
-        return {"backend": "pytorch", "device": torch.cuda.get_device_name(0) if gpu else "cpu"}
+        device = torch.cuda.get_device_name(0) if gpu else "cpu"
+        return {"backend": "pytorch", "device": device, "host_cpu": host_cpu()}
     import keras
 
     backend, device = keras.backend.backend(), "cpu"
@@ -246,7 +261,7 @@ def runtime(row):
         gpus = tf.config.list_physical_devices("GPU")
         if gpus:
             device = tf.config.experimental.get_device_details(gpus[0]).get("device_name", "gpu")
-    return {"backend": backend, "device": device}
+    return {"backend": backend, "device": device, "host_cpu": host_cpu()}
 
 
 def _images(data, size):
