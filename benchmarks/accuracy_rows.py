@@ -113,6 +113,13 @@ ABLATIONS = {
     # Hierarchical D&C freezes the backbone for the epoch after each division (reference code);
     # divided every epoch, a 3-epoch run trains its backbone in the first epoch only.
     "hdc/best-unfrozen": {"freeze_backbone": False},
+    # D&C with a class loss keeps one proxy per class in every learner's slice, trained only
+    # while the class is in that learner's cluster. Re-clustering (here before epochs 0 and 1)
+    # moves classes to learners whose proxies for them were only ever negatives. Dividing once
+    # (T = the budget's 3 epochs) keeps each class with one learner; the margin loss (`paper`),
+    # which has no proxies, tells a proxy cost from the cost of dividing once.
+    "dc/proxy_nca-fixed-clusters": {"recluster_every": 3},
+    "dc/paper-fixed-clusters": {"recluster_every": 3},
 }
 
 # Rows with one model argument or optimizer setting changed (`<method>/<variant>-<ablation>`,

@@ -185,6 +185,14 @@ def test_method_rows_name_the_loss_they_train_with_unless_it_is_the_best():
     assert "bier/normalized_softmax" in module.row_names("arcface")
     config = module.keras_config("dc/best-without-conquer", "hangul", module.BUDGET, "arcface", 0)
     assert config["loss"]["name"] == "arcface"
+    # D&C divided once: each keeps its own loss (the paper's margin loss, Proxy-NCA).
+    for row, loss in (
+        ("dc/paper-fixed-clusters", "margin"),
+        ("dc/proxy_nca-fixed-clusters", "proxy_nca"),
+    ):
+        config = module.keras_config(row, "hangul", module.BUDGET, "arcface", 0)
+        assert config["loss"]["name"] == loss, row
+        assert config["method_options"]["recluster_every"] == module.BUDGET["epochs"]
 
 
 def test_table_without_results_names_the_missing_file(tmp_path):
