@@ -390,7 +390,7 @@ def main(argv=None):
             )
             if seed not in splits:
                 splits[seed] = load_splits({**config, "image_size": budget["image_size"]})
-            start = time.perf_counter()
+            start, load = time.perf_counter(), os.getloadavg()
             if row.startswith("pml/"):
                 try:
                     metrics, seconds, embeddings = run_pml(row, splits[seed], budget, seed)
@@ -421,6 +421,9 @@ def main(argv=None):
                 "metrics": {k: v if isinstance(v, str) else float(v) for k, v in metrics.items()},
                 "seconds": float(seconds),
                 "wall": time.perf_counter() - start,
+                # The 1-, 5- and 15-minute load averages when the row started: train times on
+                # shared cores compare only between rows that ran under a like load.
+                "load": [round(value, 2) for value in load],
                 "runtime": runtime(row),
             }
             if methods and not row.startswith("pml/"):

@@ -61,6 +61,7 @@ def test_accuracy_rows_record_their_settings_and_the_analysis_cuts_learners(tmp_
     runtime = records["defaults"]["runtime"]
     assert {key: runtime[key] for key in ("backend", "device")} == CPU_PLACE
     assert runtime["host_cpu"] == benchmark_script("accuracy").host_cpu() != ""
+    assert len(records["defaults"]["load"]) == 3  # the load averages when the row started
     # The defaults row sets nothing but the dataset and epochs: its settings are the library's.
     assert records["defaults"]["settings"]["backbone"] == "vgg_small"
     assert records["defaults"]["settings"]["loss"]["name"] == "normalized_softmax"
