@@ -66,6 +66,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # Sibling scripts: the rows (budget, losses, methods, run configs) and the table.
 from accuracy_rows import BUDGET, keras_config, row_names  # noqa: E402
 from accuracy_table import print_table, table_key  # noqa: E402
+from records import machine  # noqa: E402
 
 from keras_dml.utils.sha256 import sha256_file  # noqa: E402
 
@@ -220,29 +221,14 @@ def run_pml(row, splits, budget, seed):
     return evaluate(embeddings, test.labels), seconds, (embeddings, test.labels)
 
 
-def host_cpu():
-    """The host's CPU model (`/proc/cpuinfo` on Linux, else `platform.processor()`)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def runtime(row):
-    """`{"backend", "device", "host_cpu"}` a row trained on, recorded with it: rows run on CPU
-    with TensorFlow here and on a GPU with JAX / PyTorch elsewhere, and the table says which.
-    The CPU model is there because the same seed and settings gave other weights on another
-    machine (its kernels round differently): a record names where its numbers come from."""
+    """`{"backend", "device"}` a row trained on, recorded with it: rows run on CPU with
+    TensorFlow here and on a GPU with JAX / PyTorch elsewhere, and the table says which."""
     if row.startswith("pml/"):
         import torch
 
         gpu = torch.cuda.is_available()
-        device = torch.cuda.get_device_name(0) if gpu else "cpu"
-        return {"backend": "pytorch", "device": device, "host_cpu": host_cpu()}
+        return {"backend": "pytorch", "device": torch.cuda.get_device_name(0) if gpu else "cpu"}
     import keras
 
     backend, device = keras.backend.backend(), "cpu"
@@ -261,7 +247,7 @@ def runtime(row):
         gpus = tf.config.list_physical_devices("GPU")
         if gpus:
             device = tf.config.experimental.get_device_details(gpus[0]).get("device_name", "gpu")
-    return {"backend": backend, "device": device, "host_cpu": host_cpu()}
+    return {"backend": backend, "device": device}
 
 
 def _images(data, size):
@@ -390,7 +376,7 @@ def main(argv=None):
             )
             if seed not in splits:
                 splits[seed] = load_splits({**config, "image_size": budget["image_size"]})
-            start, load = time.perf_counter(), os.getloadavg()
+            start, host = time.perf_counter(), machine()
             if row.startswith("pml/"):
                 try:
                     metrics, seconds, embeddings = run_pml(row, splits[seed], budget, seed)
@@ -421,9 +407,9 @@ def main(argv=None):
                 "metrics": {k: v if isinstance(v, str) else float(v) for k, v in metrics.items()},
                 "seconds": float(seconds),
                 "wall": time.perf_counter() - start,
-                # The 1-, 5- and 15-minute load averages when the row started: train times on
-                # shared cores compare only between rows that ran under a like load.
-                "load": [round(value, 2) for value in load],
+                # The CPU model and load when the row started (`records.machine`): train times
+                # on shared cores compare only under a like load, and weights differ by machine.
+                "machine": host,
                 "runtime": runtime(row),
             }
             if methods and not row.startswith("pml/"):

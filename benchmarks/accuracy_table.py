@@ -32,19 +32,14 @@ def train_time(records):
     """The mean train time of a row's records, with where they trained when it was not the CPU
     with TensorFlow; `"mixed runtimes"` when its seeds trained in different places (their times
     do not average)."""
-    places = {_place(r.get("runtime", CPU_RUNTIME)) for r in records}
-    if len(places) > 1:
+    runtimes = {json.dumps(r.get("runtime", CPU_RUNTIME), sort_keys=True) for r in records}
+    if len(runtimes) > 1:
         return "mixed runtimes"
     seconds = f"{np.mean([r['seconds'] for r in records]):.0f} s"
-    place = places.pop()
-    if place == _place(CPU_RUNTIME):
+    runtime = json.loads(runtimes.pop())
+    if runtime == CPU_RUNTIME:
         return seconds
-    return f"{seconds} ({place[0]}, {place[1]})"
-
-
-def _place(runtime):
-    """`(backend, device)`: where a record trained (its host CPU model is informative only)."""
-    return runtime["backend"], runtime["device"]
+    return f"{seconds} ({runtime['backend']}, {runtime['device']})"
 
 
 def read_records(path):

@@ -5,7 +5,8 @@ Every script whose numbers the documentation quotes writes one record (`--record
 site's tables are built from those files (`docs/hooks.py`), never typed by hand. A record holds:
 
 - `script` and `command`: the script and the command line that produced it;
-- `date` and `machine`: cores, memory, GPUs, TensorFlow / Keras versions and the load average;
+- `date` and `machine`: CPU model, cores, memory, GPUs, TensorFlow / Keras versions and the
+  load average;
 - `measured`: the raw values the script measured (seconds, ratios, bytes);
 - `rows` (speed scripts): the speed table's rows, `{"what", "result", "target"}`, formatted from
   `measured` by the script itself.
@@ -38,10 +39,24 @@ def add_record_option(parser, default_name):
     )
 
 
+def cpu_model():
+    """The CPU's model name (`/proc/cpuinfo` on Linux, else `platform.processor()`): the same
+    seed and settings gave other weights on another machine, whose kernels round differently."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine():
-    """The machine a measurement ran on: cores, memory, GPUs, library versions, load average."""
+    """The machine a measurement ran on: CPU, cores, memory, GPUs, library versions, load."""
     description = {
         "platform": f"{platform.system()} {platform.machine()}",
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "load_average": [round(x, 1) for x in os.getloadavg()],
         "python": platform.python_version(),

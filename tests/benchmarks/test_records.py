@@ -56,6 +56,7 @@ def checked_record(path, name, argv):
     machine = record["machine"]
     assert machine["cores"] == os.cpu_count() and machine["memory_gib"] > 0
     assert len(machine["load_average"]) == 3 and "keras" in machine
+    assert machine["cpu"] != ""  # the CPU model: weights trained elsewhere may differ
     for row in record.get("rows", []):
         assert set(row) == {"what", "result", "target"} if "method" not in row else True
     return record
