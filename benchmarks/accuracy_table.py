@@ -81,6 +81,31 @@ def pairing(record):
     return record["seed"], record.get("pretrained", {}).get("sha256")
 
 
+def seed_differences(records, base, shared, metric):
+    """`metric` of `records` minus `base`'s, one value per shared pairing (seed order)."""
+    mine = {pairing(r): r["metrics"][metric] for r in records}
+    theirs = {pairing(b): b["metrics"][metric] for b in base}
+    order = sorted(shared, key=lambda pair: (pair[0], str(pair[1])))
+    return [float(mine[pair] - theirs[pair]) for pair in order]
+
+
+def paired_differences(records, base, metric):
+    """`metric` of one row's `records` minus another's (`base`), on each seed both have (and,
+    pretrained, the same backbone weights: `pairing`), in seed order; empty when none is shared."""
+    shared = {pairing(r) for r in records} & {pairing(b) for b in base}
+    return seed_differences(records, base, shared, metric)
+
+
+def signed_spread(entry, metric):
+    """`+0.012` for one shared seed, `+0.012 (+0.004 to +0.020)` (the mean, then the smallest
+    and largest per-seed difference) for several."""
+    values = entry["by_seed"][metric]
+    mean = f"{entry[metric]:+.3f}"
+    if len(values) < 2:
+        return mean
+    return f"{mean} ({min(values):+.3f} to {max(values):+.3f})"
+
+
 def differences_from_baseline(rows):
     """Each row's difference from the baseline trained with the same loss.
 
@@ -94,8 +119,9 @@ def differences_from_baseline(rows):
         rows: dict. `read_records`' output.
 
     Returns:
-        A list of dicts (`row`, `baseline`, `seeds`, and `recall@1` / `map@r` differences of the
-        means), in table order; `baseline` is `None` (and no differences) where no baseline row
+        A list of dicts (`row`, `baseline`, `seeds`, the `recall@1` / `map@r` differences of the
+        means, and `by_seed`: `{metric: [difference on each shared seed]}`, their spread), in
+        table order; `baseline` is `None` (and no differences) where no baseline row
         with the same loss and a shared seed is recorded.
     """
     known = {key: [r for r in records if "settings" in r] for key, records in rows.items()}
@@ -119,11 +145,12 @@ def differences_from_baseline(rows):
             shared = {pairing(r) for r in records} & {pairing(b) for b in base}
             if not shared:
                 continue
-            entry.update(baseline=other, seeds=sorted(seed for seed, _ in shared))
+            entry.update(baseline=other, seeds=sorted(seed for seed, _ in shared), by_seed={})
             for metric in ("recall@1", "map@r"):
                 mine = np.mean([r["metrics"][metric] for r in records if pairing(r) in shared])
                 theirs = np.mean([b["metrics"][metric] for b in base if pairing(b) in shared])
                 entry[metric] = float(mine - theirs)
+                entry["by_seed"][metric] = seed_differences(records, base, shared, metric)
             break
     return found
 
@@ -148,9 +175,11 @@ def print_table(path):
         if entry["baseline"] is None:
             print(f"{entry['row']:<40} (no baseline row with this loss and a shared seed)")
             continue
+        spread = [f"{min(v):+.3f}..{max(v):+.3f}" for v in entry["by_seed"].values()]
         print(
             f"{entry['row']:<40} {entry['baseline']:<40} {entry['recall@1']:>+7.3f} "
             f"{entry['map@r']:>+7.3f} {','.join(map(str, entry['seeds']))}"
+            + (f"  per seed: R@1 {spread[0]}, MAP@R {spread[1]}" if len(entry["seeds"]) > 1 else "")
         )
     reranked = rerank_rows(rows)
     if reranked:

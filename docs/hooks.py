@@ -55,6 +55,7 @@ from accuracy_table import (  # noqa: E402
     differences_from_baseline,
     loss_of,
     read_records,
+    signed_spread,
     train_time,
 )
 from record_values import render_values  # noqa: E402
@@ -111,19 +112,21 @@ def accuracy_records_tables(name):
 
 
 def accuracy_differences(path=ACCURACY):
-    """Each row minus the baseline trained with the same loss, on their shared seeds."""
+    """Each row minus the baseline trained with the same loss, on their shared seeds: the mean
+    difference and, over several seeds, its smallest and largest per-seed value."""
     rows = [
         [
             f"`{entry['row']}`",
             f"`{entry['baseline']}`",
             ", ".join(map(str, entry["seeds"])),
-            f"{entry['recall@1']:+.3f}",
-            f"{entry['map@r']:+.3f}",
+            signed_spread(entry, "recall@1"),
+            signed_spread(entry, "map@r"),
         ]
         for entry in differences_from_baseline(read_records(path))
         if entry["baseline"] is not None
     ]
-    return markdown_table(["row", "baseline", "seeds", "R@1", "MAP@R"], rows)
+    header = ["row", "baseline", "seeds", "R@1 (seed range)", "MAP@R (seed range)"]
+    return markdown_table(header, rows)
 
 
 def recipes_record(dataset, results=RESULTS):

@@ -12,8 +12,8 @@ and the build replaces it with the value read from `benchmarks/results/`. The ki
 - `difference ROW METRIC`: ROW minus the baseline trained with the same loss, on the seeds both
   have, as in the differences table (`+0.013`);
 - `compare ROW OTHER METRIC`: the comparison word the records decide: `ahead of` when ROW's
-  METRIC beats OTHER's on every seed both have, `behind` when it trails on every one, else
-  `level with`;
+  METRIC beats OTHER's on every seed both have (pretrained: from the same backbone weights),
+  `behind` when it trails on every one, else `level with`;
 - any of the three above ending in `in NAME` reads `benchmarks/results/NAME.jsonl` instead (e.g.
   `difference abe/best@pretrained map@r in accuracy_hangul_pretrained`);
 - `reranking SAMPLES METHOD FIELD`: a field of `reranking_<SAMPLES>.json`'s row of the re-ranking
@@ -42,7 +42,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-from accuracy_table import differences_from_baseline, read_records  # noqa: E402
+from accuracy_table import differences_from_baseline, paired_differences, read_records  # noqa: E402
 
 ACCURACY = os.path.join(RESULTS, "accuracy_hangul.jsonl")
 VALUE = re.compile(r"<!-- value: ([^>]*?) -->")
@@ -89,11 +89,10 @@ def difference_value(rows, row, metric):
 
 def compare_word(rows, row, other, metric):
     """`ahead of` / `behind` / `level with`: `row` against `other` seed by seed."""
-    mine, theirs = seed_values(rows, row, metric), seed_values(rows, other, metric)
-    shared = sorted(set(mine) & set(theirs))
-    if not shared:
+    seed_values(rows, row, metric), seed_values(rows, other, metric)
+    differences = paired_differences(rows[row], rows[other], metric)
+    if not differences:
         raise MarkerError(f"rows {row!r} and {other!r} share no seed; compare rows that do")
-    differences = [mine[s] - theirs[s] for s in shared]
     if all(d > 0 for d in differences):
         return "ahead of"
     if all(d < 0 for d in differences):

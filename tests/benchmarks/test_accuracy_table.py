@@ -64,6 +64,28 @@ def test_difference_is_row_minus_the_baseline_with_the_same_loss_on_shared_seeds
     assert dc["recall@1"] == pytest.approx(-0.10) and dc["map@r"] == pytest.approx(0.10)
 
 
+def test_the_spread_is_the_per_seed_difference_on_each_shared_seed():
+    """The seed spread pairs seed with seed: a row ahead on both seeds shows a positive range
+    even when its worse seed trails the baseline's better one."""
+    module = table_module()
+    rows = rows_of(
+        [
+            record("baseline/normalized_softmax", 0, 0.90, 0.60, SOFTMAX),
+            record("baseline/normalized_softmax", 1, 0.80, 0.40, SOFTMAX),
+            record("mheads/best", 1, 0.81, 0.43, SOFTMAX),
+            record("mheads/best", 0, 0.92, 0.61, SOFTMAX),  # recorded out of seed order
+            record("mheads/best", 2, 0.99, 0.99, SOFTMAX),  # no baseline seed 2
+            record("abe/best", 0, 0.85, 0.50, SOFTMAX),
+        ]
+    )
+    found = {e["row"]: e for e in module.differences_from_baseline(rows)}
+    mheads = found["mheads/best"]
+    assert mheads["by_seed"]["map@r"] == pytest.approx([0.01, 0.03])
+    assert mheads["by_seed"]["recall@1"] == pytest.approx([0.02, 0.01])
+    assert module.signed_spread(mheads, "map@r") == "+0.020 (+0.010 to +0.030)"
+    assert module.signed_spread(found["abe/best"], "map@r") == "-0.100"
+
+
 def test_no_baseline_is_claimed_for_another_loss_regime_or_an_unrecorded_loss():
     other_margin = {**MARGIN, "margin": 0.1}
     rows = rows_of(
@@ -134,7 +156,7 @@ def test_readme_difference_table_matches_the_recorded_runs():
     """The Benchmarks page's table of differences from the baseline (docs/benchmarks.md, built by
     docs/hooks.py; rows of 5 cells whose first two are row names) is `differences_from_baseline`
     of benchmarks/results/accuracy_hangul.jsonl: every compared row, its baseline, the shared
-    seeds and both signed differences to 3 decimals."""
+    seeds and both signed differences to 3 decimals, with their per-seed range."""
     module = table_module()
     rows = module.read_records(os.path.join(ROOT, "benchmarks", "results", "accuracy_hangul.jsonl"))
     expected = {
@@ -155,8 +177,8 @@ def test_readme_difference_table_matches_the_recorded_runs():
         entry = expected[row]
         assert baseline == entry["baseline"], row
         assert cells[2] == ", ".join(map(str, entry["seeds"])), row
-        assert cells[3] == f"{entry['recall@1']:+.3f}", f"{row} R@1: page {cells[3]}"
-        assert cells[4] == f"{entry['map@r']:+.3f}", f"{row} MAP@R: page {cells[4]}"
+        assert cells[3] == module.signed_spread(entry, "recall@1"), f"{row} R@1: page {cells[3]}"
+        assert cells[4] == module.signed_spread(entry, "map@r"), f"{row} MAP@R: page {cells[4]}"
 
 
 def test_train_time_names_a_runtime_other_than_the_cpu_and_never_averages_two():
