@@ -27,6 +27,7 @@ def load_module(path, name):
 
 
 hooks = load_module("docs/hooks.py", "docs_hooks")
+accuracy_table = load_module("benchmarks/accuracy_table.py", "accuracy_table_for_readme")
 griffe_examples = load_module("docs/griffe_examples.py", "docs_griffe_examples")
 
 
@@ -82,11 +83,26 @@ def test_a_link_to_a_missing_page_or_anchor_or_a_leftover_section_is_caught():
     ]
 
 
+def results_section(part=0):
+    """The README's Results section: its from-scratch part (0) or the papers' regime (1)."""
+    section = read("README.md").split("## Results", 1)[1].split("\n## ", 1)[0]
+    return section.split("### The papers' regime", 1)[part]
+
+
 def readme_results():
     """`{row: (R@1, MAP@R)}` as the README's results table prints them."""
-    table = read("README.md").split("## Results", 1)[1].split("\n## ", 1)[0]
-    rows = re.findall(r"^\| `([^`]+)`[^|]*\| ([\d.]+) \| ([\d.]+) \|$", table, re.M)
+    rows = re.findall(r"^\| `([^`]+)`[^|]*\| ([\d.]+) \| ([\d.]+) \|$", results_section(), re.M)
     return {row: (recall, map_at_r) for row, recall, map_at_r in rows}
+
+
+def table_cells(markdown):
+    """The body rows of `markdown`'s tables whose first cell names a row or a claim."""
+    lines = [line for line in markdown.splitlines() if line.startswith("| ") and "---" not in line]
+    cells = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines]
+    return [row for row in cells if row[0] not in ("row", "the paper's claim")]
+
+
+PRETRAINED = os.path.join(ROOT, "benchmarks", "results", "accuracy_hangul_pretrained.jsonl")
 
 
 def test_readme_results_are_the_records_means():
@@ -97,6 +113,43 @@ def test_readme_results_are_the_records_means():
         assert row in records, f"README results row {row!r} has no record"
         means = [np.mean([r["metrics"][k] for r in records[row]]) for k in ("recall@1", "map@r")]
         assert (recall, map_at_r) == tuple(f"{m:.3f}" for m in means), row
+
+
+def test_readme_papers_regime_rows_are_the_records_with_three_seeds_and_their_spread():
+    """Issue 28's done-when: the papers' regime with 3 seeds per row, each against the baseline
+    fine-tuned from the same weights, with its per-seed range."""
+    records = hooks.read_records(PRETRAINED)
+    differences = {e["row"]: e for e in hooks.differences_from_baseline(records)}
+    printed = [cells for cells in table_cells(results_section(1)) if len(cells) == 5]
+    assert len(printed) == 7
+    for cells in printed:
+        row = cells[0].strip("`")
+        assert row in records, f"README papers' regime row {row!r} has no record"
+        seeds = sorted(r["seed"] for r in records[row])
+        assert cells[1] == ", ".join(map(str, seeds)) and len(seeds) >= 3, row
+        means = [np.mean([r["metrics"][k] for r in records[row]]) for k in ("recall@1", "map@r")]
+        assert cells[2:4] == [f"{m:.3f}" for m in means], row
+        entry = differences.get(row, {"baseline": None})
+        expected = "" if entry["baseline"] is None else hooks.signed_spread(entry, "map@r")
+        assert cells[4] == expected, f"{row}: README {cells[4]!r}, records {expected!r}"
+
+
+def test_readme_says_which_claims_hold_seed_by_seed():
+    """A paper's claim that its method is ahead holds where the records put it ahead on every
+    seed (paired on the backbone weights), is `behind` where it trails on every one, else
+    `level`."""
+    records = hooks.read_records(PRETRAINED)
+    claims = [cells for cells in table_cells(results_section(1)) if len(cells) == 3]
+    assert len(claims) >= 6
+    for claim, evidence, verdict in claims:
+        row, other = re.findall(r"`([^`]+)`", evidence)
+        values = accuracy_table.paired_differences(records[row], records[other], "map@r")
+        assert evidence.split(": ")[-1] == ", ".join(f"{v:+.3f}" for v in values), claim
+        if all(v > 0 for v in values):
+            expected = "holds"
+        else:
+            expected = "does not hold: " + ("behind" if all(v < 0 for v in values) else "level")
+        assert verdict == expected, f"{claim}: README {verdict!r}, records {expected!r}"
 
 
 def test_accuracy_tables_have_one_row_per_recorded_row():
