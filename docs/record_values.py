@@ -89,7 +89,8 @@ def difference_value(rows, row, metric):
 
 def compare_word(rows, row, other, metric):
     """`ahead of` / `behind` / `level with`: `row` against `other` seed by seed."""
-    seed_values(rows, row, metric), seed_values(rows, other, metric)
+    for name in (row, other):
+        seed_values(rows, name, metric)  # a row or metric on no record stops with its fix
     differences = paired_differences(rows[row], rows[other], metric)
     if not differences:
         raise MarkerError(f"rows {row!r} and {other!r} share no seed; compare rows that do")
