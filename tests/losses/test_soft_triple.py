@@ -7,6 +7,7 @@ import pytest
 
 from keras_dml import losses
 from tests.support import multi_center_loss_checks as checks
+from tests.support.backend_utils import value_and_gradients
 from tests.support.class_loss_reference import cross_entropy
 
 
@@ -61,6 +62,23 @@ def test_regulariser_is_zero_for_merged_centers_and_one_center_per_class():
     spread = losses.soft_triple_loss(labels, embeddings, centers, 3, tau=5.0)
     unmerged = losses.soft_triple_loss(labels, embeddings, centers, 3, tau=0.0)
     assert float(spread) - float(unmerged) > 1.0  # random centers: ~1.4 apart, tau * 1.4 / 2
+
+
+def test_merged_centers_give_finite_gradients():
+    """The regulariser pulls a class's centers together (Eq. 10), so they merge in training;
+    the distance `sqrt(2 - 2 cos)` is then at 0, where a plain square root's gradient is
+    infinite. pytorch-metric-learning's `SparseCentersRegularizer` takes that plain root: its
+    gradient is NaN for two merged centers, and the reality check's `pml/soft_triple` row
+    diverged to NaN embeddings. keras-dml's (`safe_sqrt`) stays finite and keeps training."""
+    labels, embeddings, centers = checks.multi_center_batch(3, 3)
+    merged = centers.copy()
+    merged[1] = merged[0]  # two of class 0's centers coincide
+    merged[5] = 2.0 * merged[3]  # and two of class 1's, at another norm
+    loss, grads = value_and_gradients(
+        lambda e, w: losses.soft_triple_loss(labels, e, w, 3, tau=0.2), [embeddings, merged]
+    )
+    assert np.isfinite(float(loss))
+    assert all(np.all(np.isfinite(g)) for g in grads) and np.any(grads[1] != 0.0)
 
 
 def test_one_center_per_class_is_normalised_softmax_with_a_margin_of_zero():
