@@ -147,10 +147,8 @@ def differences_from_baseline(rows):
                 continue
             entry.update(baseline=other, seeds=sorted(seed for seed, _ in shared), by_seed={})
             for metric in ("recall@1", "map@r"):
-                mine = np.mean([r["metrics"][metric] for r in records if pairing(r) in shared])
-                theirs = np.mean([b["metrics"][metric] for b in base if pairing(b) in shared])
-                entry[metric] = float(mine - theirs)
                 entry["by_seed"][metric] = seed_differences(records, base, shared, metric)
+                entry[metric] = float(np.mean(entry["by_seed"][metric]))
             break
     return found
 
@@ -175,11 +173,9 @@ def print_table(path):
         if entry["baseline"] is None:
             print(f"{entry['row']:<40} (no baseline row with this loss and a shared seed)")
             continue
-        spread = [f"{min(v):+.3f}..{max(v):+.3f}" for v in entry["by_seed"].values()]
         print(
-            f"{entry['row']:<40} {entry['baseline']:<40} {entry['recall@1']:>+7.3f} "
-            f"{entry['map@r']:>+7.3f} {','.join(map(str, entry['seeds']))}"
-            + (f"  per seed: R@1 {spread[0]}, MAP@R {spread[1]}" if len(entry["seeds"]) > 1 else "")
+            f"{entry['row']:<40} {entry['baseline']:<40} {signed_spread(entry, 'recall@1'):>7} "
+            f"{signed_spread(entry, 'map@r'):>7} {','.join(map(str, entry['seeds']))}"
         )
     reranked = rerank_rows(rows)
     if reranked:
