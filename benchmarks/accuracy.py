@@ -354,6 +354,7 @@ def main(argv=None):
         if not selected:
             parser.error("no keras-dml row selected for --regime pretrained")
 
+    from keras_dml.evaluation import NonFiniteEmbeddingsError
     from keras_dml.training import load_splits, resolve_config
 
     os.makedirs(args.output, exist_ok=True)
@@ -377,32 +378,53 @@ def main(argv=None):
             if seed not in splits:
                 splits[seed] = load_splits({**config, "image_size": budget["image_size"]})
             start, host = time.perf_counter(), machine()
-            if row.startswith("pml/"):
-                try:
-                    metrics, seconds, embeddings = run_pml(row, splits[seed], budget, seed)
-                    settings = {"backbone": budget["backbone"], "recipe": row.split("/")[1]}
-                except ImportError as error:
-                    print(f"[accuracy] {row}: skipped ({error})", flush=True)
-                    continue
-            else:
-                metrics, seconds, settings, model = run_keras(
-                    row,
-                    splits[seed],
-                    args.dataset,
-                    budget,
-                    args.best_loss,
-                    seed,
-                    args.output,
-                    dataset_options,
-                    weights,
-                )
-            record = {
+            # Fields of every record of this run, trained or diverged.
+            common = {
                 "row": row,
                 "seed": seed,
                 "dataset": args.dataset,
                 **({"dataset_options": dataset_options} if dataset_options else {}),
                 **({"regime": args.regime, "pretrained": pretrained} if pretrained else {}),
                 "budget": budget,
+            }
+            try:
+                if row.startswith("pml/"):
+                    settings = {"backbone": budget["backbone"], "recipe": row.split("/")[1]}
+                    try:
+                        metrics, seconds, embeddings = run_pml(row, splits[seed], budget, seed)
+                    except ImportError as error:
+                        print(f"[accuracy] {row}: skipped ({error})", flush=True)
+                        continue
+                else:
+                    metrics, seconds, settings, model = run_keras(
+                        row,
+                        splits[seed],
+                        args.dataset,
+                        budget,
+                        args.best_loss,
+                        seed,
+                        args.output,
+                        dataset_options,
+                        weights,
+                    )
+            except NonFiniteEmbeddingsError as error:
+                # A run whose embeddings came out NaN or Inf diverged: a result of the table,
+                # not a crash. Its record has `diverged` instead of metrics, so the tables say
+                # so (`accuracy_table.diverged_runs`) and `parallel_rows.py --skip-recorded`
+                # does not train it again; every other error still fails the run.
+                record = {
+                    **common,
+                    "diverged": str(error),
+                    "wall": time.perf_counter() - start,
+                    "machine": host,
+                    "runtime": runtime(row),
+                }
+                with open(results, "a") as f:
+                    f.write(json.dumps(record) + "\n")
+                print(f"[accuracy] {table_key(record)} seed {seed}: diverged ({error})", flush=True)
+                continue
+            record = {
+                **common,
                 "settings": settings,
                 "metrics": {k: v if isinstance(v, str) else float(v) for k, v in metrics.items()},
                 "seconds": float(seconds),

@@ -43,11 +43,22 @@ def train_time(records):
 
 
 def read_records(path):
-    """`{table key: [record, ...]}` in file order, from a `results.jsonl`.
+    """`{table key: [record, ...]}` in file order, from a `results.jsonl`: the runs that
+    trained. A run that diverged is recorded without metrics and read by `diverged_runs`.
 
     Raises:
         SystemExit: no file at `path` (a one-line message naming the fix).
     """
+    return _read(path, diverged=False)
+
+
+def diverged_runs(path):
+    """`{table key: [record, ...]}` of the runs in `path` that diverged: their test embeddings
+    were NaN or Inf, and `accuracy.py` recorded them with a `diverged` message, no metrics."""
+    return _read(path, diverged=True)
+
+
+def _read(path, diverged):
     if not os.path.exists(path):
         raise SystemExit(
             f"error: no results at {path}; run some rows first (--rows ROW --output DIR) or "
@@ -57,7 +68,8 @@ def read_records(path):
     with open(path) as f:
         for line in f:
             record = json.loads(line)
-            rows.setdefault(table_key(record), []).append(record)
+            if ("diverged" in record) == diverged:
+                rows.setdefault(table_key(record), []).append(record)
     return rows
 
 
@@ -167,6 +179,9 @@ def print_table(path):
             + f" {seeds:<5} "
             + (train_time(records))
         )
+    for row, records in diverged_runs(path).items():
+        seeds = ",".join(str(r["seed"]) for r in records)
+        print(f"{row:<40} diverged on seed {seeds}: {records[-1]['diverged']}")
     print("\ndifference from the baseline with the same loss (row - baseline, shared seeds)")
     print(f"{'row':<40} {'baseline':<40} {'dR@1':>7} {'dMAP@R':>7} seeds")
     for entry in differences_from_baseline(rows):

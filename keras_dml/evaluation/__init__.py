@@ -1,4 +1,5 @@
-"""Retrieval and clustering evaluation: `evaluate`, `embed`, `RetrievalEvaluation`."""
+"""Retrieval and clustering evaluation: `evaluate`, `embed`, `RetrievalEvaluation`, and the
+`NonFiniteEmbeddingsError` `evaluate` raises on NaN or Inf embeddings."""
 
 from keras_dml.evaluation.callback import RetrievalEvaluation
 from keras_dml.evaluation.clustering import kmeans_assignments, nmi
@@ -7,6 +8,7 @@ from keras_dml.evaluation.ensemble_diagnostics import (
     ensemble_diagnostics,
     feature_correlation,
 )
+from keras_dml.evaluation.errors import NonFiniteEmbeddingsError
 from keras_dml.evaluation.evaluate import METRICS, evaluate
 from keras_dml.evaluation.neighbors import iter_neighbors
 from keras_dml.evaluation.retrieval_metrics import map_at_r_and_r_precision, relevant_counts
@@ -14,6 +16,7 @@ from keras_dml.serving.embed import embed
 
 __all__ = [
     "METRICS",
+    "NonFiniteEmbeddingsError",
     "RetrievalEvaluation",
     "classifier_correlation",
     "embed",

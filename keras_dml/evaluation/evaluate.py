@@ -6,6 +6,7 @@ import numpy as np
 
 from keras_dml.evaluation.approximation import _approximation_report
 from keras_dml.evaluation.clustering import kmeans_description, nmi
+from keras_dml.evaluation.errors import NonFiniteEmbeddingsError
 from keras_dml.evaluation.neighbors import resolve_backend
 from keras_dml.evaluation.retrieval_metrics import _Totals, relevant_counts
 from keras_dml.evaluation.search_pass import INDEXES, _make_searcher, _search
@@ -104,6 +105,11 @@ def evaluate(
         top-k, k = `approx_neighbor_k`, the list length the metrics need) and
         `approx_error_<metric>` (its metric minus the exact one on the sample). With `rerank`,
         also `rerank` (str: the method and its parameters).
+
+    Raises:
+        NonFiniteEmbeddingsError: an embedding holds NaN or Inf (a diverged model); a
+            `ValueError`, like the other bad-input errors.
+        ValueError: shapes, labels or arguments that do not fit together.
 
     Examples:
     >>> x = np.array([[1, 0], [0.9, 0.1], [0, 1], [0.1, 0.9]], dtype="float32")
@@ -253,5 +259,7 @@ def _check_pair(embeddings, labels, what):
         raise ValueError(f"`{what}embeddings` is empty.")
     embeddings = embeddings.astype(np.float32, copy=False)
     if not np.all(np.isfinite(embeddings)):
-        raise ValueError(f"`{what}embeddings` contains NaN or Inf values; check the model output.")
+        raise NonFiniteEmbeddingsError(
+            f"`{what}embeddings` contains NaN or Inf values; check the model output."
+        )
     return embeddings, labels

@@ -1,5 +1,7 @@
 """`benchmarks/accuracy.py` and `benchmarks/ensemble_analysis.py` end to end on digits (slow)."""
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -208,6 +210,51 @@ def test_table_without_results_names_the_missing_file(tmp_path):
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "no results at" in result.stderr and "results.jsonl" in result.stderr
+
+
+def test_a_diverged_run_is_recorded_as_diverged_and_the_next_rows_go_on(tmp_path, monkeypatch):
+    # A row whose test embeddings come out NaN (PML's SoftTriple here) is a result of the table:
+    # recorded with `diverged`, no metrics; the table says so, and the next row still trains.
+    from keras_dml.evaluation import NonFiniteEmbeddingsError
+
+    module = accuracy_module()
+    table = benchmark_script("accuracy_table")
+    metrics = {"recall@1": 0.5, "map@r": 0.25, "r_precision": 0.3, "nmi": 0.4}
+
+    def fake_run_keras(row, *args, **kwargs):
+        if row == "baseline/arcface":
+            raise NonFiniteEmbeddingsError("`embeddings` contains NaN or Inf values; check it.")
+        return metrics, 2.0, {"loss": {"name": row}}, None
+
+    def failing_run_keras(row, *args, **kwargs):
+        raise ValueError("`labels` must be 1-D")
+
+    monkeypatch.setattr(module, "run_keras", fake_run_keras)
+    out = str(tmp_path / "acc")
+    rows = "baseline/arcface,baseline/cosface"
+    module.main(["--dataset", "digits", "--rows", rows, "--seeds", "0", "--output", out])
+    path = os.path.join(out, "results.jsonl")
+    with open(path) as f:
+        diverged, trained = [json.loads(line) for line in f]
+    assert diverged["row"] == "baseline/arcface" and "metrics" not in diverged
+    assert diverged["diverged"].startswith("`embeddings` contains NaN or Inf")
+    assert diverged["budget"] == module.BUDGET and diverged["runtime"]["device"] == "cpu"
+    assert trained["row"] == "baseline/cosface" and trained["metrics"] == metrics
+    # The tables read the trained runs; the diverged ones apart, by seed.
+    assert list(table.read_records(path)) == ["baseline/cosface"]
+    assert [r["seed"] for r in table.diverged_runs(path)["baseline/arcface"]] == [0]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        module.main(["--output", out, "--table"])
+    assert "baseline/arcface" in printed.getvalue()
+    assert "diverged on seed 0: `embeddings` contains NaN" in printed.getvalue()
+    # parallel_rows.py --skip-recorded does not train a diverged run again.
+    jobs = [("baseline/arcface", 0, ["--dataset", "digits"])]
+    assert benchmark_script("parallel_rows").unrecorded(jobs, [path]) == []
+    # Any other error still fails the run.
+    monkeypatch.setattr(module, "run_keras", failing_run_keras)
+    with pytest.raises(ValueError, match="must be 1-D"):
+        module.main(["--dataset", "digits", "--rows", rows, "--seeds", "1", "--output", out])
 
 
 def recorded_rows(name):

@@ -211,11 +211,19 @@ def test_argument_errors(kwargs, match):
         evaluate(**arguments)
 
 
-def test_non_finite_embeddings_rejected():
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("side", ["embeddings", "query_embeddings"])
+def test_non_finite_embeddings_raise_their_own_value_error(bad, side):
+    # Its own class (a ValueError still), so the accuracy benchmark can record a diverged run
+    # as diverged and let every other error fail the run.
+    from keras_dml.evaluation import NonFiniteEmbeddingsError
+
     x, labels = _data(n=10)
-    x[3, 0] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        evaluate(x, labels)
+    queries = x.copy()
+    (x if side == "embeddings" else queries)[3, 0] = bad
+    with pytest.raises(NonFiniteEmbeddingsError, match=f"`{side}` contains NaN or Inf"):
+        evaluate(x, labels, query_embeddings=queries, query_labels=labels)
+    assert issubclass(NonFiniteEmbeddingsError, ValueError)
 
 
 def test_first_hit_rank_ties_and_missing_class():
