@@ -148,6 +148,11 @@ PML_RECIPES = (
     "margin",
     "arcface",
     "proxy_nca",
+    # The table's other losses PML has (not binomial deviance, nor Hadsell et al.'s squared
+    # hinge of `contrastive`; torch_reference.py says how each is aligned).
+    "cosface",
+    "triplet",
+    "abe_contrastive",
     # The reality-check losses, with the settings of keras-dml's defaults (torch_reference.py).
     "ntxent",
     "supcon",

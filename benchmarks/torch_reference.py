@@ -15,8 +15,10 @@ import time
 
 import numpy as np
 import torch
+from pytorch_metric_learning import distances as pml_distances
 from pytorch_metric_learning import losses as pml_losses
 from pytorch_metric_learning import miners as pml_miners
+from pytorch_metric_learning import reducers as pml_reducers
 from pytorch_metric_learning import regularizers as pml_regularizers
 
 # name -> (loss factory(num_classes, dim), miner factory or None, proxy learning-rate factor).
@@ -56,6 +58,40 @@ RECIPES = {
     "proxy_nca": (
         lambda c, d: pml_losses.ProxyNCALoss(
             num_classes=c, embedding_size=d, softmax_scale=_keras_dml_proxy_nca_scale() ** 2
+        ),
+        None,
+        1.0,
+    ),
+    # The accuracy table's other losses that PML has (not binomial deviance), with the
+    # settings of their `baseline/<loss>` rows (accuracy_rows.LOSSES) where PML has the option.
+    # CosFace: PML's defaults are keras-dml's (scale 64, margin 0.35), the same definition.
+    "cosface": (
+        lambda c, d: pml_losses.CosFaceLoss(num_classes=c, embedding_size=d, margin=0.35, scale=64),
+        None,
+        1.0,
+    ),
+    # Triplet, margin 0.2 with semi-hard negatives. The mining differs: keras-dml's FaceNet
+    # miner takes, per positive pair, the closest negative farther than the positive; PML's
+    # "semihard" miner takes every negative between the positive's distance and it plus the
+    # margin, and PML's default reducer averages the non-zero triplet losses only.
+    "triplet": (
+        lambda c, d: pml_losses.TripletMarginLoss(margin=0.2),
+        lambda: pml_miners.TripletMarginMiner(margin=0.2, type_of_triplets="semihard"),
+        1.0,
+    ),
+    # ABE's contrastive loss (Eq. 10: d^2 for positives, relu(1 - d^2) for negatives, on squared
+    # distances) is PML's ContrastiveLoss on `LpDistance(power=2)`. The reduction differs:
+    # keras-dml averages all pairs together (`balance="joint"`); PML has no such option and
+    # averages the positive and negative pairs apart (`MeanReducer`, keras-dml's
+    # `balance="separate"`; PML's default reducer would also skip zero losses). keras-dml's
+    # `contrastive` row (Hadsell et al.'s squared hinge on the distance) has no PML row: PML's
+    # ContrastiveLoss hinges on the distance without squaring, another loss.
+    "abe_contrastive": (
+        lambda c, d: pml_losses.ContrastiveLoss(
+            pos_margin=0.0,
+            neg_margin=1.0,
+            distance=pml_distances.LpDistance(power=2),
+            reducer=pml_reducers.MeanReducer(),
         ),
         None,
         1.0,
