@@ -11,8 +11,13 @@ trained row and seed), never typed by hand. For each loss family of `accuracy_ro
 - re-ranking: for the row with the best mean R@1, the metrics each query-time re-ranking gives
   (`metrics_rerank` of its records), next to none.
 
-A cell stays empty (`-`) when its row has no record; the seeds column says which seeds each mean
-is over, so a one-seed cell is visible as such.
+A cell stays empty (`-`) when its row has no record, says `n/a` where the benchmark has no PML
+row for the loss (`accuracy_rows.PML_RECIPES`) and `diverged` where every recorded seed of the
+row diverged (NaN or Inf embeddings; `accuracy_table.diverged_runs`). The seeds column says which
+seeds each mean is over, so a one-seed cell is visible as such. A cross-batch-memory difference
+is marked `*` when, on some shared seed, the rows with and without memory trained on different
+runtimes (backend and device, e.g. TensorFlow on a CPU against JAX on a GPU); a table of where
+the records trained follows.
 
 Usage:
     python benchmarks/reality_check_table.py benchmarks/results/accuracy_hangul.jsonl \
@@ -28,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from accuracy_rows import LOSSES, PML_RECIPES  # noqa: E402
-from accuracy_table import read_records  # noqa: E402
+from accuracy_table import CPU_RUNTIME, diverged_runs, read_records  # noqa: E402
 
 XBM_SUFFIX = "+xbm"
 METRICS = ("recall@1", "map@r")
@@ -60,42 +65,105 @@ def paired(rows, left, right):
     return mean_on_seeds(a, None), mean_on_seeds(b, None), []
 
 
-def loss_rows(rows):
-    """One dict per loss family: keras-dml and PML means, XBM on and off, and the seeds."""
+def runtime_of(record):
+    """`"backend, device"` a record trained on. Records kept before runtimes were all trained
+    on this project's CPU machine: keras-dml rows with TensorFlow (`CPU_RUNTIME`), PML rows
+    with PyTorch."""
+    runtime = record.get("runtime")
+    if runtime is None:
+        pml = record["row"].startswith("pml/")
+        runtime = {"backend": "pytorch", "device": "cpu"} if pml else CPU_RUNTIME
+    return f"{runtime['backend']}, {runtime['device']}"
+
+
+def table_rows():
+    """The rows the table shows: every family's baseline and PML rows and the XBM rows."""
+    names = [f"baseline/{loss}" for loss in LOSSES] + [f"pml/{loss}" for loss in PML_RECIPES]
+    return set(names)
+
+
+def mixed_runtimes(rows, left, right, seeds):
+    """Whether rows `left` and `right` trained on different runtimes on any of `seeds`."""
+    by_seed = {
+        name: {r["seed"]: runtime_of(r) for r in rows.get(name, [])} for name in (left, right)
+    }
+    return any(by_seed[left][seed] != by_seed[right][seed] for seed in seeds)
+
+
+def loss_rows(rows, diverged=None):
+    """One dict per loss family: keras-dml and PML means, XBM on and off, the seeds, whether
+    the benchmark has a PML row for it, the seeds each side diverged on (`diverged`,
+    `{row: [seed, ...]}`), and whether the XBM comparison mixes runtimes."""
+    diverged = diverged or {}
     table = []
     for loss in loss_families():
         keras_dml, pml, seeds = paired(rows, f"baseline/{loss}", f"pml/{loss}")
-        with_xbm, without_xbm, xbm_seeds = paired(
-            rows, f"baseline/{loss}{XBM_SUFFIX}", f"baseline/{loss}"
-        )
+        xbm_row, plain_row = f"baseline/{loss}{XBM_SUFFIX}", f"baseline/{loss}"
+        with_xbm, without_xbm, xbm_seeds = paired(rows, xbm_row, plain_row)
         table.append(
             {
                 "loss": loss,
                 "keras_dml": keras_dml,
                 "pml": pml if loss in PML_RECIPES else None,
+                "has_pml_row": loss in PML_RECIPES,
                 "seeds": seeds,
                 "keras_dml_seeds": sorted({r["seed"] for r in rows.get(f"baseline/{loss}", [])}),
                 "xbm": with_xbm,
                 "no_xbm": without_xbm if with_xbm else None,
                 "xbm_seeds": xbm_seeds,
+                "xbm_mixed_runtimes": mixed_runtimes(rows, xbm_row, plain_row, xbm_seeds),
+                "diverged": {
+                    side: diverged.get(name, [])
+                    for side, name in (("keras_dml", plain_row), ("pml", f"pml/{loss}"))
+                    + (("xbm", xbm_row),)
+                },
             }
         )
     return table
 
 
+def runtime_table(rows):
+    """`[(runtime, {seed: number of records})]` of the records of the table's rows in `rows`
+    (`table_rows`), most records first."""
+    counts = {}
+    shown = table_rows()
+    for row, records in rows.items():
+        for record in records if row in shown else []:
+            per_seed = counts.setdefault(runtime_of(record), {})
+            per_seed[record["seed"]] = per_seed.get(record["seed"], 0) + 1
+    return sorted(counts.items(), key=lambda item: -sum(item[1].values()))
+
+
 def latest_per_seed(paths):
     """`{row: [record, ...]}` of the records in `paths` (read in order), keeping the last record
     of each row and seed: a row measured again (e.g. with `--rerank`) replaces its older record
-    instead of counting its seed twice."""
+    instead of counting its seed twice. A seed whose last record diverged is left out (see
+    `diverged_seeds`)."""
+    rows = {}
+    for (row, _), record in _latest(paths).items():
+        if "diverged" not in record:
+            rows.setdefault(row, []).append(record)
+    return rows
+
+
+def diverged_seeds(paths):
+    """`{row: [seed, ...]}`: the seeds whose last record in `paths` is a diverged run."""
+    seeds = {}
+    for (row, seed), record in _latest(paths).items():
+        if "diverged" in record:
+            seeds.setdefault(row, []).append(seed)
+    return {row: sorted(found) for row, found in seeds.items()}
+
+
+def _latest(paths):
+    # Within one file a diverged record of a row and seed counts after its trained one.
     latest = {}
     for path in paths:
-        for row, records in read_records(path).items():
-            for record in records:
-                latest[(row, record["seed"])] = record
-    rows = {}
-    for (row, _), record in latest.items():
-        rows.setdefault(row, []).append(record)
-    return rows
+        for read in (read_records, diverged_runs):
+            for row, records in read(path).items():
+                for record in records:
+                    latest[(row, record["seed"])] = record
+    return latest
 
 
 def rerank_rows(rows):
@@ -121,8 +189,12 @@ def rerank_rows(rows):
     return best, sorted({r["seed"] for r in records}), result
 
 
-def _cell(means, metric):
-    return "-" if means is None else f"{means[metric]:.3f}"
+def _cell(means, metric, diverged=(), has_row=True):
+    if not has_row:
+        return "n/a"
+    if means is None:
+        return "diverged" if diverged else "-"
+    return f"{means[metric]:.3f}"
 
 
 def _difference(left, right, metric):
@@ -131,8 +203,9 @@ def _difference(left, right, metric):
     return f"{left[metric] - right[metric]:+.3f}"
 
 
-def format_table(rows, markdown=False):
-    """The table as text lines (GitHub markdown when `markdown`)."""
+def format_table(rows, markdown=False, diverged=None):
+    """The table as text lines (GitHub markdown when `markdown`); `diverged` is
+    `diverged_seeds` of the same files."""
     header = [
         "loss",
         "keras-dml R@1",
@@ -149,28 +222,44 @@ def format_table(rows, markdown=False):
         "XBM seeds",
     ]
     body = []
-    for entry in loss_rows(rows):
+    for entry in loss_rows(rows, diverged):
         keras_dml, pml = entry["keras_dml"], entry["pml"]
         xbm, no_xbm = entry["xbm"], entry["no_xbm"]
         seeds = entry["seeds"] or entry["keras_dml_seeds"]
+        gone = entry["diverged"]
+        mark = "*" if entry["xbm_mixed_runtimes"] else ""
+        xbm_difference = {
+            metric: _difference(xbm, no_xbm, metric) + mark if entry["xbm_seeds"] else "-"
+            for metric in METRICS
+        }
         body.append(
             [
                 entry["loss"],
-                _cell(keras_dml, "recall@1"),
-                _cell(pml, "recall@1"),
+                _cell(keras_dml, "recall@1", gone["keras_dml"]),
+                _cell(pml, "recall@1", gone["pml"], entry["has_pml_row"]),
                 _difference(keras_dml, pml, "recall@1") if entry["seeds"] else "-",
-                _cell(keras_dml, "map@r"),
-                _cell(pml, "map@r"),
+                _cell(keras_dml, "map@r", gone["keras_dml"]),
+                _cell(pml, "map@r", gone["pml"], entry["has_pml_row"]),
                 _difference(keras_dml, pml, "map@r") if entry["seeds"] else "-",
                 ",".join(map(str, seeds)) or "-",
-                _cell(xbm, "recall@1"),
-                _difference(xbm, no_xbm, "recall@1") if entry["xbm_seeds"] else "-",
-                _cell(xbm, "map@r"),
-                _difference(xbm, no_xbm, "map@r") if entry["xbm_seeds"] else "-",
+                _cell(xbm, "recall@1", gone["xbm"]),
+                xbm_difference["recall@1"],
+                _cell(xbm, "map@r", gone["xbm"]),
+                xbm_difference["map@r"],
                 ",".join(map(str, entry["xbm_seeds"])) or "-",
             ]
         )
     lines = _render(header, body, markdown)
+    seeds = sorted({seed for counts in dict(runtime_table(rows)).values() for seed in counts})
+    lines += ["", "Where the records trained (records per seed):", ""]
+    lines += _render(
+        ["runtime", *[f"seed {seed}" for seed in seeds]],
+        [
+            [runtime, *[str(counts.get(seed, 0)) for seed in seeds]]
+            for runtime, counts in runtime_table(rows)
+        ],
+        markdown,
+    )
     reranked = rerank_rows(rows)
     if reranked is not None:
         best, seeds, results = reranked
@@ -218,7 +307,8 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    print("\n".join(format_table(latest_per_seed(args.results), markdown=args.markdown)))
+    rows, diverged = latest_per_seed(args.results), diverged_seeds(args.results)
+    print("\n".join(format_table(rows, markdown=args.markdown, diverged=diverged)))
 
 
 if __name__ == "__main__":

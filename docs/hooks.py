@@ -463,7 +463,9 @@ TABLES = {
     "accuracy-records": lambda name: accuracy_records_tables(name),
     "reality-check": lambda _: "\n".join(
         reality_check_table.format_table(
-            reality_check_table.latest_per_seed([ACCURACY, REALITY_CHECK]), markdown=True
+            reality_check_table.latest_per_seed([ACCURACY, REALITY_CHECK]),
+            markdown=True,
+            diverged=reality_check_table.diverged_seeds([ACCURACY, REALITY_CHECK]),
         )
     ),
     "recipes": lambda dataset: recipes_table(dataset) + "\n\n" + recipes_provenance(dataset),

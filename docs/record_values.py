@@ -15,7 +15,10 @@ and the build replaces it with the value read from `benchmarks/results/`. The ki
   METRIC beats OTHER's on every seed both have (pretrained: from the same backbone weights),
   `behind` when it trails on every one, else `level with`;
 - any of the three above ending in `in NAME` reads `benchmarks/results/NAME.jsonl` instead (e.g.
-  `difference abe/best@pretrained map@r in accuracy_hangul_pretrained`);
+  `difference abe/best@pretrained map@r in accuracy_hangul_pretrained`), and `in NAME+NAME2`
+  reads both, a record of NAME2 replacing NAME's of the same row and seed, as the reality-check
+  table reads them (`compare baseline/ntxent+xbm baseline/ntxent map@r in
+  accuracy_hangul+reality_check_hangul`);
 - `reranking SAMPLES METHOD FIELD`: a field of `reranking_<SAMPLES>.json`'s row of the re-ranking
   METHOD (`none`, `aqe`, `alpha_qe`, `dba`, `k_reciprocal`), e.g. `cpu_seconds` (`13`); the field
   `extra_peak_rss_mb` is the row's peak RSS minus the plain run's, signed (`+126`).
@@ -43,6 +46,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 from accuracy_table import differences_from_baseline, paired_differences, read_records  # noqa: E402
+from reality_check_table import latest_per_seed  # noqa: E402
 
 ACCURACY = os.path.join(RESULTS, "accuracy_hangul.jsonl")
 VALUE = re.compile(r"<!-- value: ([^>]*?) -->")
@@ -147,13 +151,15 @@ def render_values(markdown, page_name="page", accuracy=ACCURACY):
     records = {accuracy: read_records(accuracy)} if "<!-- value: " in markdown else {}
 
     def rows_of(name):
-        """The records of `benchmarks/results/NAME.jsonl`, read once per page."""
-        path = os.path.join(RESULTS, f"{name}.jsonl")
-        if not os.path.exists(path):
-            raise MarkerError(f"no records benchmarks/results/{name}.jsonl; name a records file")
-        if path not in records:
-            records[path] = read_records(path)
-        return records[path]
+        """The records of `benchmarks/results/NAME.jsonl` (or of `A+B`: both files, the later
+        record of a row and seed replacing the earlier), read once per page."""
+        paths = [os.path.join(RESULTS, f"{part}.jsonl") for part in name.split("+")]
+        for path, part in zip(paths, name.split("+")):
+            if not os.path.exists(path):
+                raise MarkerError(f"no records benchmarks/results/{part}.jsonl; name a file there")
+        if name not in records:
+            records[name] = read_records(paths[0]) if len(paths) == 1 else latest_per_seed(paths)
+        return records[name]
 
     def replace(match):
         kind, *arguments = match.group(1).split()

@@ -118,3 +118,60 @@ def test_a_row_measured_again_replaces_its_record_of_that_seed(tmp_path):
         (0, 0.9),
         (1, 0.7),
     ]
+
+
+def line_of(lines, loss):
+    """The cells of `loss`'s markdown line (index 1 is the loss)."""
+    line = next(x for x in lines if x.startswith(f"| {loss} |"))
+    return [cell.strip() for cell in line.split("|")]
+
+
+def test_a_loss_without_a_pml_row_says_so_and_a_diverged_row_says_diverged(tmp_path):
+    path = tmp_path / "results.jsonl"
+    trained = [record("baseline/binomial_deviance", 0, 0.9, 0.5)]
+    trained += [record("baseline/soft_triple", seed, 0.9, 0.6) for seed in (0, 1)]
+    diverged = [{"row": "pml/soft_triple", "seed": seed, "diverged": "NaN"} for seed in (0, 1)]
+    path.write_text("\n".join(json.dumps(r) for r in trained + diverged))
+    module = table()
+    rows, gone = module.latest_per_seed([str(path)]), module.diverged_seeds([str(path)])
+    assert gone == {"pml/soft_triple": [0, 1]} and "pml/soft_triple" not in rows
+    lines = module.format_table(rows, markdown=True, diverged=gone)
+    # binomial deviance: no PML row (PML has no such loss); cosface: a PML row not yet run.
+    assert line_of(lines, "binomial_deviance")[2:5] == ["0.900", "n/a", "-"]
+    assert line_of(lines, "cosface")[2:5] == ["-", "-", "-"]
+    assert line_of(lines, "soft_triple")[2:5] == ["0.900", "diverged", "-"]
+
+
+def test_a_later_trained_record_replaces_a_diverged_one_of_that_seed(tmp_path):
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    old.write_text(json.dumps({"row": "pml/circle", "seed": 0, "diverged": "NaN"}))
+    new.write_text(json.dumps(record("pml/circle", 0, 0.8, 0.4)))
+    module = table()
+    assert module.diverged_seeds([str(old), str(new)]) == {}
+    assert [r["seed"] for r in module.latest_per_seed([str(old), str(new)])["pml/circle"]] == [0]
+    assert module.diverged_seeds([str(new), str(old)]) == {"pml/circle": [0]}
+
+
+def test_an_xbm_difference_across_runtimes_is_marked_and_the_runtimes_are_counted():
+    gpu = {"backend": "jax", "device": "NVIDIA H200"}
+    rows = rows_of(
+        [
+            record("baseline/contrastive", 0, 0.90, 0.60),  # no runtime: TensorFlow on CPU
+            record("baseline/contrastive+xbm", 0, 0.95, 0.70),
+            record("baseline/supcon", 0, 0.90, 0.60),
+            record("baseline/supcon+xbm", 0, 0.95, 0.70),
+            record("pml/supcon", 0, 0.9, 0.6),  # no runtime: PyTorch on CPU
+            record("baseline/arcface-ablation", 0, 0.9, 0.6),  # not a row of this table
+        ]
+    )
+    rows["baseline/contrastive+xbm"][0]["runtime"] = gpu
+    module = table()
+    lines = module.format_table(rows, markdown=True)
+    assert line_of(lines, "contrastive")[10:13] == ["+0.050*", "0.700", "+0.100*"]
+    assert line_of(lines, "supcon")[10:13] == ["+0.050", "0.700", "+0.100"]
+    assert module.runtime_table(rows) == [
+        ("tensorflow, cpu", {0: 3}),
+        ("jax, NVIDIA H200", {0: 1}),
+        ("pytorch, cpu", {0: 1}),
+    ]
+    assert "| jax, NVIDIA H200 | 1 |" in lines

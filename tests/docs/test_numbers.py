@@ -161,6 +161,25 @@ def test_value_markers_are_the_records_means_differences_and_comparisons(tmp_pat
     assert render("compare baseline/proxy_nca baseline/proxy_nca map@r in accuracy_kanji") == (
         "level with"
     )
+
+    # `in A+B`: both files, B's record of a row and seed replacing A's (the reality-check
+    # table's reading): proxy_nca's seed 0 was trained again with re-ranking in B.
+    def seed0_of(name):
+        with open(os.path.join(ROOT, "benchmarks", "results", f"{name}.jsonl")) as f:
+            found = [r for r in map(json.loads, f) if r["row"] == "baseline/proxy_nca"]
+        return next(r for r in found if r["seed"] == 0)["metrics"]["map@r"]
+
+    both = "in accuracy_hangul+reality_check_hangul"
+    assert seed0_of("accuracy_hangul") != seed0_of("reality_check_hangul")
+    assert render(f"accuracy baseline/proxy_nca map@r 0 {both}") == (
+        f"{seed0_of('reality_check_hangul'):.3f}"
+    )
+    # ... and rows of different files compare (memory rows in B, the same loss without in A).
+    assert render(f"compare baseline/ntxent+xbm baseline/ntxent map@r {both}") in (
+        "ahead of",
+        "behind",
+        "level with",
+    )
     assert render("reranking 40000 none cpu_seconds") == "13"
     assert render("reranking 40000 dba extra_peak_rss_mb") == "+126"
 
@@ -171,6 +190,10 @@ def test_value_markers_are_the_records_means_differences_and_comparisons(tmp_pat
         ("acuracy baseline/proxy_nca recall@1", "unknown kind 'acuracy'; use one of"),
         ("accuracy baseline/nosuch recall@1", "no row 'baseline/nosuch' in the records"),
         ("accuracy baseline/proxy_nca recall@1 in nosuch", "no records benchmarks/results/nosuch"),
+        (
+            "accuracy baseline/proxy_nca recall@1 in accuracy_hangul+nosuch",
+            "no records benchmarks/results/nosuch.jsonl",
+        ),
         ("accuracy baseline/proxy_nca recall@3", "no metric 'recall@3'; use one of"),
         ("accuracy baseline/proxy_nca recall@1 7", "has no seed 7; use one of"),
         ("accuracy baseline/proxy_nca", "accuracy takes 2 or 3 arguments"),
