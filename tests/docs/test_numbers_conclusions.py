@@ -14,6 +14,8 @@ import pytest
 from tests.support.docs_site import load_hooks
 
 hooks = load_hooks()
+from record_values import compare_word  # noqa: E402  (docs/, on the path the hooks put it)
+
 ROWS = hooks.read_records(hooks.ACCURACY)
 
 
@@ -133,3 +135,50 @@ def test_ivf_recall_is_low_on_random_data():
         if "ivf" in row["what"].lower()
     ]
     assert recalls and all(recall < 0.5 for recall in recalls)
+
+
+# The reality check's records: both files, the second replacing the first's row and seed.
+REALITY_PATHS = [hooks.ACCURACY, hooks.REALITY_CHECK]
+REALITY = hooks.reality_check_table.latest_per_seed(REALITY_PATHS)
+# PML rows whose loss definition differs from keras-dml's (benchmarks/torch_reference.py).
+DIFFERENT_DEFINITIONS = {"triplet", "abe_contrastive"}
+
+
+def test_keras_dml_trails_pml_on_map_at_r_with_circle_and_fast_ap_only():
+    page_says("keras-dml trails PML with two losses whose definitions agree")
+    trailing = set()
+    for loss in hooks.reality_check_table.PML_RECIPES:
+        pml = f"pml/{loss}"
+        if loss in DIFFERENT_DEFINITIONS or pml not in REALITY:
+            continue
+        if compare_word(REALITY, f"baseline/{loss}", pml, "map@r") == "behind":
+            trailing.add(loss)
+    assert trailing == {"circle", "fast_ap"}
+
+
+def test_memory_rows_marked_across_runtimes_trained_without_memory_on_tensorflow_cpu():
+    page_says("the row without memory trained with TensorFlow on the CPU, the row with it")
+    table = hooks.reality_check_table
+    for entry in table.loss_rows(REALITY):
+        if not entry["xbm_mixed_runtimes"]:
+            continue
+        loss = entry["loss"]
+        runtimes = {
+            name: {r["seed"]: table.runtime_of(r) for r in REALITY[name]}
+            for name in (f"baseline/{loss}", f"baseline/{loss}+xbm")
+        }
+        for number in entry["xbm_seeds"]:
+            pair = (runtimes[f"baseline/{loss}"][number], runtimes[f"baseline/{loss}+xbm"][number])
+            assert pair in {pair[:1] * 2, ("tensorflow, cpu", "jax, NVIDIA H200")}, (loss, pair)
+
+
+def test_re_ranking_the_best_row_raises_map_at_r_lowers_recall_and_dba_raises_it_most():
+    page_says("raises its MAP@R with every method and lowers its R@1 a little")
+    page_says("database-side augmentation (`dba`) raises MAP@R the most")
+    best, seeds, results = hooks.reality_check_table.rerank_rows(REALITY)
+    assert best == "baseline/proxy_nca" and seeds == [0, 1]
+    plain, reranked = results[0][1], dict(results[1:])
+    for means in reranked.values():
+        assert means["map@r"] > plain["map@r"]
+        assert plain["recall@1"] - 0.02 < means["recall@1"] < plain["recall@1"]
+    assert max(reranked, key=lambda name: reranked[name]["map@r"]) == "dba"
