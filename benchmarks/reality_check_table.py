@@ -249,10 +249,10 @@ def format_table(rows, markdown=False, diverged=None):
                 ",".join(map(str, entry["xbm_seeds"])) or "-",
             ]
         )
-    lines = _render(header, body, markdown)
+    lines = render_lines(header, body, markdown)
     seeds = sorted({seed for counts in dict(runtime_table(rows)).values() for seed in counts})
     lines += ["", "Where the records trained (records per seed):", ""]
-    lines += _render(
+    lines += render_lines(
         ["runtime", *[f"seed {seed}" for seed in seeds]],
         [
             [runtime, *[str(counts.get(seed, 0)) for seed in seeds]]
@@ -277,11 +277,12 @@ def format_table(rows, markdown=False, diverged=None):
             ]
             for name, means in results
         ]
-        lines += _render(["re-ranking", "R@1", "diff", "MAP@R", "diff"], body, markdown)
+        lines += render_lines(["re-ranking", "R@1", "diff", "MAP@R", "diff"], body, markdown)
     return lines
 
 
-def _render(header, body, markdown):
+def render_lines(header, body, markdown):
+    """`header` and `body` (lists of cell strings) as GitHub markdown lines or aligned text."""
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         return lines + ["| " + " | ".join(row) + " |" for row in body]

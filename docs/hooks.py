@@ -10,6 +10,9 @@ A page asks for a table with a marker line, replaced when the site is built:
 - `<!-- table: reality-check -->`: every loss family's baseline next to PML's implementation,
   with cross-batch memory on and off, and re-ranking of the best row
   (`benchmarks/reality_check_table.py`);
+- `<!-- table: runtime-pairs -->`: rows trained again on a second runtime
+  (`benchmarks/results/runtime_pairs_hangul.jsonl`) next to their reality-check records
+  (`benchmarks/runtime_pairs.py`);
 - `<!-- table: recipes fashion_mnist -->`: `benchmarks/results/recipes_fashion_mnist.json`
   (`benchmarks/recipes.py`'s `summary.json`);
 - `<!-- table: backend-speed -->`: every method's training images/s on each Keras backend
@@ -50,6 +53,7 @@ RESULTS = os.path.join(ROOT, "benchmarks", "results")
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reality_check_table  # noqa: E402
+import runtime_pairs  # noqa: E402
 from accuracy_table import (  # noqa: E402
     METRICS,
     differences_from_baseline,
@@ -81,6 +85,15 @@ def describe_loss(loss):
 ACCURACY = os.path.join(RESULTS, "accuracy_hangul.jsonl")
 # The reality-check rows measured after the accuracy table's (the new losses, re-ranking).
 REALITY_CHECK = os.path.join(RESULTS, "reality_check_hangul.jsonl")
+# Reality-check rows and seeds trained again on a second runtime (not in its table).
+RUNTIME_PAIRS = os.path.join(RESULTS, "runtime_pairs_hangul.jsonl")
+
+
+def runtime_pairs_table():
+    """The second-runtime runs next to the reality-check records of the same row and seed."""
+    rows = reality_check_table.latest_per_seed([ACCURACY, REALITY_CHECK])
+    pairs = runtime_pairs.runtime_pairs(rows, read_records(RUNTIME_PAIRS))
+    return "\n".join(runtime_pairs.format_table(rows, pairs, markdown=True))
 
 
 def accuracy_table(path=ACCURACY):
@@ -468,6 +481,7 @@ TABLES = {
             diverged=reality_check_table.diverged_seeds([ACCURACY, REALITY_CHECK]),
         )
     ),
+    "runtime-pairs": lambda _: runtime_pairs_table(),
     "recipes": lambda dataset: recipes_table(dataset) + "\n\n" + recipes_provenance(dataset),
     "speed": lambda _: speed_table() + "\n\n" + speed_provenance(),
     "configs": configs_table,
