@@ -216,3 +216,42 @@ def test_zoo_table_lists_every_card_with_its_recorded_metrics():
         f"| {published['metrics']['recall@1']:.3f} | {published['metrics']['map@r']:.3f} |"
     )
     assert "<!-- table: zoo -->" in read("docs/zoo.md")
+
+
+def test_readme_loss_by_loss_counts_are_the_records_verdicts():
+    """The README's count of losses where keras-dml is ahead of, level with or behind PML, and
+    of pair losses that memory helps, recomputed seed by seed from the reality-check records."""
+    table = hooks.reality_check_table
+    paths = [hooks.ACCURACY, hooks.REALITY_CHECK]
+    rows, diverged = table.latest_per_seed(paths), table.diverged_seeds(paths)
+    text = " ".join(results_section(1).split("### Loss by loss", 1)[1].split())
+    # PML rows whose loss definition differs from keras-dml's (benchmarks/torch_reference.py).
+    compared = [
+        loss
+        for loss in table.PML_RECIPES
+        if loss not in ("triplet", "abe_contrastive") and f"pml/{loss}" in rows
+    ]
+    words = {
+        loss: record_values.compare_word(rows, f"baseline/{loss}", f"pml/{loss}", "map@r")
+        for loss in compared
+    }
+    count = {word: sum(w == word for w in words.values()) for word in VERDICTS}
+    behind = ", ".join(
+        {"circle": "Circle", "fast_ap": "FastAP"}.get(loss, loss)
+        for loss, word in words.items()
+        if word == "behind"
+    )
+    assert (
+        f"of the {len(compared)} losses whose definitions agree and whose PML row trained, "
+        f"keras-dml is ahead with {count['ahead of']}, level with {count['level with']} and "
+        f"behind with {count['behind']} ({behind})"
+    ) in text
+    assert diverged.get("pml/soft_triple") == [0, 1] and "SoftTriple diverged on both" in text
+    memory = [loss for loss in table.loss_families() if f"baseline/{loss}+xbm" in rows]
+    ahead = [
+        loss
+        for loss in memory
+        if record_values.compare_word(rows, f"baseline/{loss}+xbm", f"baseline/{loss}", "map@r")
+        == "ahead of"
+    ]
+    assert f"ahead of the same loss without it with {len(ahead)} of {len(memory)} pair" in text
