@@ -156,6 +156,21 @@ def test_ablation_rows_change_one_setting_and_keep_their_loss():
     assert best["loss"] == {"name": "arcface"}
 
 
+def test_a_loss_ablation_row_changes_one_option_of_its_baseline_loss():
+    # `baseline/abe_contrastive-separate`: ABE's contrastive loss with PML's reduction (positive
+    # and negative pairs averaged apart), everything else the `baseline/abe_contrastive` row's.
+    module = accuracy_module()
+    row = "baseline/abe_contrastive-separate"
+    assert row in module.row_names("normalized_softmax")
+    plain = module.keras_config("baseline/abe_contrastive", "hangul", module.BUDGET, None, 0)
+    config = module.keras_config(row, "hangul", module.BUDGET, None, 0)
+    assert config["loss"] == {**plain["loss"], "balance": "separate"}
+    assert "balance" not in plain["loss"]  # the library's default, "joint"
+    assert {k: v for k, v in config.items() if k != "loss"} == {
+        k: v for k, v in plain.items() if k != "loss"
+    }
+
+
 def test_recorded_rows_name_the_model_their_row_builds_now():
     """A record's model arguments are those its row sets today: when a row's arguments change
     (the ABE rows pinned to the block1 cut), no record keeps its name with the old ones. (A
