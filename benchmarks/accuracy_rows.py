@@ -172,6 +172,13 @@ PML_RECIPES = (
 )
 
 
+# PML rows whose loss is defined otherwise than keras-dml's row of the same name (PML has no
+# such option; benchmarks/torch_reference.py says how): triplet's semi-hard miner, and the
+# reduction of `abe_contrastive` (positive and negative pairs averaged apart). Comparisons of
+# "the same loss" leave them out.
+PML_DIFFERENT_DEFINITIONS = ("triplet", "abe_contrastive")
+
+
 def row_names(best_loss):
     """Every row, in table order.
 

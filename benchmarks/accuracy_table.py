@@ -24,20 +24,29 @@ def table_key(record):
     return record["row"] if regime == "scratch" else f"{record['row']}@{regime}"
 
 
-# Where a record without a `runtime` entry trained: every row recorded before rows ran elsewhere.
+# Where a record without a `runtime` entry trained: every row recorded before rows ran elsewhere
+# trained on this project's CPU machine, keras-dml's rows with TensorFlow and PML's with PyTorch.
 CPU_RUNTIME = {"backend": "tensorflow", "device": "cpu"}
+PML_CPU_RUNTIME = {"backend": "pytorch", "device": "cpu"}
+
+
+def record_runtime(record):
+    """`{"backend", "device"}` a record trained on: its `runtime`, or for a record kept before
+    runtimes were, this project's CPU machine with its row's framework."""
+    default = PML_CPU_RUNTIME if record["row"].startswith("pml/") else CPU_RUNTIME
+    return record.get("runtime", default)
 
 
 def train_time(records):
-    """The mean train time of a row's records, with where they trained when it was not the CPU
-    with TensorFlow; `"mixed runtimes"` when its seeds trained in different places (their times
-    do not average)."""
-    runtimes = {json.dumps(r.get("runtime", CPU_RUNTIME), sort_keys=True) for r in records}
+    """The mean train time of a row's records, with where they trained when it was not this
+    project's CPU machine (`CPU_RUNTIME`, `PML_CPU_RUNTIME`); `"mixed runtimes"` when its seeds
+    trained in different places (their times do not average)."""
+    runtimes = {json.dumps(record_runtime(r), sort_keys=True) for r in records}
     if len(runtimes) > 1:
         return "mixed runtimes"
     seconds = f"{np.mean([r['seconds'] for r in records]):.0f} s"
     runtime = json.loads(runtimes.pop())
-    if runtime == CPU_RUNTIME:
+    if runtime in (CPU_RUNTIME, PML_CPU_RUNTIME):
         return seconds
     return f"{seconds} ({runtime['backend']}, {runtime['device']})"
 
@@ -49,28 +58,30 @@ def read_records(path):
     Raises:
         SystemExit: no file at `path` (a one-line message naming the fix).
     """
-    return _read(path, diverged=False)
+    return read_runs(path)[0]
 
 
 def diverged_runs(path):
     """`{table key: [record, ...]}` of the runs in `path` that diverged: their test embeddings
     were NaN or Inf, and `accuracy.py` recorded them with a `diverged` message, no metrics."""
-    return _read(path, diverged=True)
+    return read_runs(path)[1]
 
 
-def _read(path, diverged):
+def read_runs(path):
+    """`(trained, diverged)`, each `{table key: [record, ...]}` in file order, in one reading
+    of `path` (see `read_records`, which raises the same `SystemExit`)."""
     if not os.path.exists(path):
         raise SystemExit(
             f"error: no results at {path}; run some rows first (--rows ROW --output DIR) or "
             "copy benchmarks/results/accuracy_hangul.jsonl there as results.jsonl"
         )
-    rows = {}
+    trained, diverged = {}, {}
     with open(path) as f:
         for line in f:
             record = json.loads(line)
-            if ("diverged" in record) == diverged:
-                rows.setdefault(table_key(record), []).append(record)
-    return rows
+            runs = diverged if "diverged" in record else trained
+            runs.setdefault(table_key(record), []).append(record)
+    return trained, diverged
 
 
 def loss_of(record):

@@ -13,11 +13,13 @@ trained row and seed), never typed by hand. For each loss family of `accuracy_ro
 
 A cell stays empty (`-`) when its row has no record, says `n/a` where the benchmark has no PML
 row for the loss (`accuracy_rows.PML_RECIPES`) and `diverged` where every recorded seed of the
-row diverged (NaN or Inf embeddings; `accuracy_table.diverged_runs`). The seeds column says which
-seeds each mean is over, so a one-seed cell is visible as such. A cross-batch-memory difference
-is marked `*` when, on some shared seed, the rows with and without memory trained on different
-runtimes (backend and device, e.g. TensorFlow on a CPU against JAX on a GPU); a table of where
-the records trained follows.
+row diverged (NaN or Inf embeddings, recorded with `diverged` by `accuracy.py`). The seeds
+column says which seeds each mean is over, so a one-seed cell is visible as such. A
+cross-batch-memory difference is marked `*` when, on some shared seed, the rows with and without
+memory trained on different runtimes (backend and device, e.g. TensorFlow on a CPU against JAX
+on a GPU), and a keras-dml - PML difference `†` where PML's loss of that name is defined
+otherwise (`accuracy_rows.PML_DIFFERENT_DEFINITIONS`); a table of where the records trained
+follows.
 
 Usage:
     python benchmarks/reality_check_table.py benchmarks/results/accuracy_hangul.jsonl \
@@ -32,8 +34,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accuracy_rows import LOSSES, PML_RECIPES  # noqa: E402
-from accuracy_table import CPU_RUNTIME, diverged_runs, read_records  # noqa: E402
+from accuracy_rows import LOSSES, PML_DIFFERENT_DEFINITIONS, PML_RECIPES  # noqa: E402
+from accuracy_table import read_runs, record_runtime  # noqa: E402
 
 XBM_SUFFIX = "+xbm"
 METRICS = ("recall@1", "map@r")
@@ -66,13 +68,8 @@ def paired(rows, left, right):
 
 
 def runtime_of(record):
-    """`"backend, device"` a record trained on. Records kept before runtimes were all trained
-    on this project's CPU machine: keras-dml rows with TensorFlow (`CPU_RUNTIME`), PML rows
-    with PyTorch."""
-    runtime = record.get("runtime")
-    if runtime is None:
-        pml = record["row"].startswith("pml/")
-        runtime = {"backend": "pytorch", "device": "cpu"} if pml else CPU_RUNTIME
+    """`"backend, device"` a record trained on (`accuracy_table.record_runtime`)."""
+    runtime = record_runtime(record)
     return f"{runtime['backend']}, {runtime['device']}"
 
 
@@ -139,31 +136,30 @@ def latest_per_seed(paths):
     of each row and seed: a row measured again (e.g. with `--rerank`) replaces its older record
     instead of counting its seed twice. A seed whose last record diverged is left out (see
     `diverged_seeds`)."""
-    rows = {}
-    for (row, _), record in _latest(paths).items():
-        if "diverged" not in record:
-            rows.setdefault(row, []).append(record)
-    return rows
+    return latest_runs(paths)[0]
 
 
 def diverged_seeds(paths):
     """`{row: [seed, ...]}`: the seeds whose last record in `paths` is a diverged run."""
-    seeds = {}
-    for (row, seed), record in _latest(paths).items():
-        if "diverged" in record:
-            seeds.setdefault(row, []).append(seed)
-    return {row: sorted(found) for row, found in seeds.items()}
+    return latest_runs(paths)[1]
 
 
-def _latest(paths):
-    # Within one file a diverged record of a row and seed counts after its trained one.
+def latest_runs(paths):
+    """`(latest_per_seed(paths), diverged_seeds(paths))` from one reading of each file. Within
+    one file a diverged record of a row and seed counts after its trained one."""
     latest = {}
     for path in paths:
-        for read in (read_records, diverged_runs):
-            for row, records in read(path).items():
+        for runs in read_runs(path):
+            for row, records in runs.items():
                 for record in records:
                     latest[(row, record["seed"])] = record
-    return latest
+    rows, diverged = {}, {}
+    for (row, seed), record in latest.items():
+        if "diverged" in record:
+            diverged.setdefault(row, []).append(seed)
+        else:
+            rows.setdefault(row, []).append(record)
+    return rows, {row: sorted(seeds) for row, seeds in diverged.items()}
 
 
 def rerank_rows(rows):
@@ -228,6 +224,11 @@ def format_table(rows, markdown=False, diverged=None):
         seeds = entry["seeds"] or entry["keras_dml_seeds"]
         gone = entry["diverged"]
         mark = "*" if entry["xbm_mixed_runtimes"] else ""
+        other = "†" if entry["loss"] in PML_DIFFERENT_DEFINITIONS else ""
+        pml_difference = {
+            metric: _difference(keras_dml, pml, metric) + other if entry["seeds"] else "-"
+            for metric in METRICS
+        }
         xbm_difference = {
             metric: _difference(xbm, no_xbm, metric) + mark if entry["xbm_seeds"] else "-"
             for metric in METRICS
@@ -237,10 +238,10 @@ def format_table(rows, markdown=False, diverged=None):
                 entry["loss"],
                 _cell(keras_dml, "recall@1", gone["keras_dml"]),
                 _cell(pml, "recall@1", gone["pml"], entry["has_pml_row"]),
-                _difference(keras_dml, pml, "recall@1") if entry["seeds"] else "-",
+                pml_difference["recall@1"],
                 _cell(keras_dml, "map@r", gone["keras_dml"]),
                 _cell(pml, "map@r", gone["pml"], entry["has_pml_row"]),
-                _difference(keras_dml, pml, "map@r") if entry["seeds"] else "-",
+                pml_difference["map@r"],
                 ",".join(map(str, seeds)) or "-",
                 _cell(xbm, "recall@1", gone["xbm"]),
                 xbm_difference["recall@1"],
@@ -250,6 +251,7 @@ def format_table(rows, markdown=False, diverged=None):
             ]
         )
     lines = render_lines(header, body, markdown)
+    lines += ["", "† PML's loss of that name is defined otherwise (benchmarks/torch_reference.py)."]
     seeds = sorted({seed for counts in dict(runtime_table(rows)).values() for seed in counts})
     lines += ["", "Where the records trained (records per seed):", ""]
     lines += render_lines(
@@ -308,7 +310,7 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    rows, diverged = latest_per_seed(args.results), diverged_seeds(args.results)
+    rows, diverged = latest_runs(args.results)
     print("\n".join(format_table(rows, markdown=args.markdown, diverged=diverged)))
 
 

@@ -89,6 +89,12 @@ REALITY_CHECK = os.path.join(RESULTS, "reality_check_hangul.jsonl")
 RUNTIME_PAIRS = os.path.join(RESULTS, "runtime_pairs_hangul.jsonl")
 
 
+def reality_check():
+    """The reality-check table as Markdown (`benchmarks/reality_check_table.py`)."""
+    rows, diverged = reality_check_table.latest_runs([ACCURACY, REALITY_CHECK])
+    return "\n".join(reality_check_table.format_table(rows, markdown=True, diverged=diverged))
+
+
 def runtime_pairs_table():
     """The second-runtime runs next to the reality-check records of the same row and seed."""
     rows = reality_check_table.latest_per_seed([ACCURACY, REALITY_CHECK])
@@ -474,13 +480,7 @@ TABLES = {
     "backend-kernels": lambda _: backend_kernels_table(),
     "accuracy-differences": lambda _: accuracy_differences(),
     "accuracy-records": lambda name: accuracy_records_tables(name),
-    "reality-check": lambda _: "\n".join(
-        reality_check_table.format_table(
-            reality_check_table.latest_per_seed([ACCURACY, REALITY_CHECK]),
-            markdown=True,
-            diverged=reality_check_table.diverged_seeds([ACCURACY, REALITY_CHECK]),
-        )
-    ),
+    "reality-check": lambda _: reality_check(),
     "runtime-pairs": lambda _: runtime_pairs_table(),
     "recipes": lambda dataset: recipes_table(dataset) + "\n\n" + recipes_provenance(dataset),
     "speed": lambda _: speed_table() + "\n\n" + speed_provenance(),

@@ -194,6 +194,13 @@ def test_train_time_names_a_runtime_other_than_the_cpu_and_never_averages_two():
     assert module.train_time([*cpu, gpu]) == "mixed runtimes"
     explicit = {**cpu[0], "runtime": {"backend": "tensorflow", "device": "cpu"}}
     assert module.train_time([explicit, cpu[1]]) == "2 s"
+    # A PML record kept before runtimes were trained with PyTorch on the same CPU machine: it
+    # and a later PML record that names that runtime are one runtime, not "mixed".
+    old_pml = record("pml/supcon", 0, 0.9, 0.5, SOFTMAX)
+    new_pml = {**record("pml/supcon", 1, 0.9, 0.5, SOFTMAX), "seconds": 5.0}
+    new_pml["runtime"] = {"backend": "pytorch", "device": "cpu"}
+    assert module.record_runtime(old_pml) == {"backend": "pytorch", "device": "cpu"}
+    assert module.train_time([old_pml, new_pml]) == "3 s"
 
 
 def test_pretrained_rows_pair_only_with_a_baseline_fine_tuned_from_the_same_weights():

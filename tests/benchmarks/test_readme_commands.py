@@ -10,6 +10,8 @@ import glob
 import os
 import re
 import shlex
+import subprocess
+import sys
 
 import pytest
 
@@ -117,3 +119,30 @@ def test_recipes_refuses_a_named_method_without_a_recipe(capsys):
         benchmark_script("recipes").main(["--dataset", "digits", "--methods", "dc"])
     assert stop.value.code == 2
     assert "no recipe" in capsys.readouterr().err
+
+
+# Scripts that only read the records in benchmarks/results/ and print a table: seconds, so the
+# documented commands of these run as written rather than being parsed only.
+RECORD_TABLES = ("reality_check_table", "runtime_pairs")
+
+
+@pytest.mark.parametrize(
+    "command",
+    sorted(
+        {
+            command
+            for command in readme_commands()
+            if parse(command)[0] in RECORD_TABLES and "runs/" not in command
+        }
+    ),
+)
+def test_documented_record_table_commands_run_as_written(command):
+    result = subprocess.run(
+        [sys.executable, *shlex.split(command)[1:]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.splitlines()[0].startswith(("loss ", "row ")), result.stdout[:500]

@@ -175,3 +175,18 @@ def test_an_xbm_difference_across_runtimes_is_marked_and_the_runtimes_are_counte
         ("pytorch, cpu", {0: 1}),
     ]
     assert "| jax, NVIDIA H200 | 1 |" in lines
+
+
+def test_a_pml_difference_of_another_definition_is_marked():
+    rows = rows_of(
+        [
+            record("baseline/triplet", 0, 0.9, 0.6),
+            record("pml/triplet", 0, 0.8, 0.5),
+            record("baseline/supcon", 0, 0.9, 0.6),
+            record("pml/supcon", 0, 0.8, 0.5),
+        ]
+    )
+    lines = table().format_table(rows, markdown=True)
+    assert line_of(lines, "triplet")[4] == "+0.100†" and line_of(lines, "triplet")[7] == "+0.100†"
+    assert line_of(lines, "supcon")[4] == "+0.100" and line_of(lines, "supcon")[7] == "+0.100"
+    assert any(line.startswith("† PML's loss of that name is defined otherwise") for line in lines)

@@ -140,16 +140,14 @@ def test_ivf_recall_is_low_on_random_data():
 # The reality check's records: both files, the second replacing the first's row and seed.
 REALITY_PATHS = [hooks.ACCURACY, hooks.REALITY_CHECK]
 REALITY = hooks.reality_check_table.latest_per_seed(REALITY_PATHS)
-# PML rows whose loss definition differs from keras-dml's (benchmarks/torch_reference.py).
-DIFFERENT_DEFINITIONS = {"triplet", "abe_contrastive"}
 
 
 def test_keras_dml_trails_pml_on_map_at_r_with_circle_and_fast_ap_only():
     page_says("keras-dml trails PML with two losses whose definitions agree")
-    trailing = set()
-    for loss in hooks.reality_check_table.PML_RECIPES:
+    trailing, table = set(), hooks.reality_check_table
+    for loss in table.PML_RECIPES:
         pml = f"pml/{loss}"
-        if loss in DIFFERENT_DEFINITIONS or pml not in REALITY:
+        if loss in table.PML_DIFFERENT_DEFINITIONS or pml not in REALITY:
             continue
         if compare_word(REALITY, f"baseline/{loss}", pml, "map@r") == "behind":
             trailing.add(loss)

@@ -225,11 +225,10 @@ def test_readme_loss_by_loss_counts_are_the_records_verdicts():
     paths = [hooks.ACCURACY, hooks.REALITY_CHECK]
     rows, diverged = table.latest_per_seed(paths), table.diverged_seeds(paths)
     text = " ".join(results_section(1).split("### Loss by loss", 1)[1].split())
-    # PML rows whose loss definition differs from keras-dml's (benchmarks/torch_reference.py).
     compared = [
         loss
         for loss in table.PML_RECIPES
-        if loss not in ("triplet", "abe_contrastive") and f"pml/{loss}" in rows
+        if loss not in table.PML_DIFFERENT_DEFINITIONS and f"pml/{loss}" in rows
     ]
     words = {
         loss: record_values.compare_word(rows, f"baseline/{loss}", f"pml/{loss}", "map@r")
