@@ -4,8 +4,8 @@ Its arguments are defined in `keras_dml.cli.arguments.backbones` (no Keras); thi
 loaded when `backbones` runs.
 """
 
+from keras_dml.backbones.conversions import find_conversion
 from keras_dml.backbones.convert import convert_state_dict
-from keras_dml.backbones.convert.sources import find_conversion
 from keras_dml.backbones.imagenet_lookup import read_sha256
 from keras_dml.cli.arguments.backbones import add_backbones_parser
 

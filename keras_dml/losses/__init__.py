@@ -45,11 +45,6 @@ from keras_dml.losses.cross_batch_memory import (
     is_memory_loss,
     with_memory_count,
 )
-from keras_dml.losses.distance_weighted import (
-    closest_negatives,
-    distance_weighted_probabilities,
-    sample_negatives,
-)
 from keras_dml.losses.fast_ap import FastAPLoss, fast_ap_loss
 from keras_dml.losses.lifted_structure import LiftedStructureLoss, lifted_structure_loss
 from keras_dml.losses.log_sum_exp import masked_logsumexp
@@ -122,14 +117,12 @@ __all__ = [
     "binomial_deviance_loss",
     "binomial_deviance_pairs",
     "circle_loss",
-    "closest_negatives",
     "contrastive_loss",
     "contrastive_pairs",
     "cosine_contrastive_pairs",
     "squared_contrastive_pairs",
     "cosface_loss",
     "cosine_similarity_matrix",
-    "distance_weighted_probabilities",
     "fast_ap_loss",
     "get",
     "list_losses",
@@ -153,7 +146,6 @@ __all__ = [
     "reduce_pair_losses",
     "register_loss",
     "safe_sqrt",
-    "sample_negatives",
     "selected_pair_masks",
     "snr_contrastive_loss",
     "snr_distances",

@@ -14,7 +14,6 @@ other way round.
 
 import dataclasses
 import importlib.metadata
-import warnings
 
 from keras_dml.utils.suggestions import did_you_mean, did_you_mean_keys
 
@@ -114,8 +113,7 @@ def register_method(name_or_spec=None, /, *, description="", overwrite=False, **
         overwrite: bool. Replace a method of the same name. Defaults to `False`.
         description: str. One line for `keras-dml train --help` (required, decorator form).
         **fields: the other `MethodSpec` fields (`prepare`, `compile`, `options`, `tiny`,
-            ...), decorator form only. `demo` and `title` (moved, `MOVED_FIELDS`) are ignored
-            with a DeprecationWarning naming their new place.
+            ...), decorator form only.
 
     Returns:
         In the decorator form, a decorator that registers `MethodSpec(name, build=function,
@@ -143,33 +141,12 @@ def register_method(name_or_spec=None, /, *, description="", overwrite=False, **
             f'@register_method("my_method", description=...). Received: {name_or_spec!r}'
         )
 
-    fields = _without_moved_fields(name_or_spec, fields)
-
     def decorator(build):
         spec = MethodSpec(name=name_or_spec, description=description, build=build, **fields)
         _add(spec, overwrite)
         return build
 
     return decorator
-
-
-# `MethodSpec` fields that moved next to their only reader (issue 30), and where they went.
-MOVED_FIELDS = {
-    "demo": "keras_dml.demo_entries.DEMO_ENTRIES[name]",
-    "title": "keras_dml.zoo.method_titles.METHOD_TITLES[name]",
-}
-
-
-def _without_moved_fields(name, fields):
-    """`fields` without `MOVED_FIELDS`, each dropped with a DeprecationWarning naming its place."""
-    for field in sorted(set(fields) & set(MOVED_FIELDS)):
-        warnings.warn(
-            f"register_method({name!r}, {field}=...) is no longer a method field and is ignored; "
-            f"set {MOVED_FIELDS[field]} instead.",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-    return {key: value for key, value in fields.items() if key not in MOVED_FIELDS}
 
 
 def _add(spec, overwrite):

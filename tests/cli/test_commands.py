@@ -8,12 +8,7 @@ import json
 import os
 import subprocess
 import sys
-import warnings
 
-import pytest
-
-from keras_dml.cli import config_from_args as deprecated_config_from_args
-from keras_dml.cli import train
 from keras_dml.cli.commands import COMMANDS, load_entry_point
 from keras_dml.cli.parser import build_parser
 from tests.support.paths import REPO_ROOT
@@ -69,14 +64,3 @@ def test_refused_arguments_answer_before_keras_loads(tmp_path):
     for message, (code, err, heavy) in zip(lines, answers):
         assert code == 1 and err.startswith("keras-dml: error:") and message in err, err
         assert heavy == [], f"{message!r} answered after importing {heavy}"
-
-
-def test_config_from_args_of_the_package_warns_and_names_the_new_place():
-    argv = ["train", "--method", "baseline", "--dataset", "digits", "--epochs", "3"]
-    args = build_parser(argv).parse_args([*argv, "--output", "run"])
-    with pytest.warns(DeprecationWarning, match=r"keras_dml\.cli\.train\.config_from_args"):
-        config = deprecated_config_from_args(args)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert config.to_dict() == train.config_from_args(args).to_dict()
-    assert config["epochs"] == 3

@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_dml import losses
+from keras_dml import losses, miners
 from tests.support.backend_utils import graph_on_tensorflow, to_numpy
 
 
@@ -42,7 +42,7 @@ def test_distance_weighted_probabilities_match_formula(dim, nonzero):
     x = _unit(rng, 8, dim)
     d = _dist(x)
     probs = to_numpy(
-        losses.distance_weighted_probabilities(
+        miners.distance_weighted_probabilities(
             d.astype("float32"), losses.negative_mask(labels), dim, 0.5, nonzero
         )
     )
@@ -56,7 +56,7 @@ def test_sampled_negatives_follow_the_probabilities():
         "float32",
     )
     seed = keras.random.SeedGenerator(0)
-    draw = graph_on_tensorflow(lambda: losses.sample_negatives(probs, seed=seed))
+    draw = graph_on_tensorflow(lambda: miners.sample_negatives(probs, seed=seed))
     counts = np.zeros((4, 4))
     for _ in range(500):
         indices, valid = draw()
@@ -74,7 +74,7 @@ def test_closest_negatives_match_loop():
     x = _unit(rng, 7, 3)
     d = _dist(x)
     pos = to_numpy(losses.positive_mask(labels))
-    index, valid = losses.closest_negatives(d.astype("f4"), pos, losses.negative_mask(labels), 0.5)
+    index, valid = miners.closest_negatives(d.astype("f4"), pos, losses.negative_mask(labels), 0.5)
     index, valid = to_numpy(index), to_numpy(valid)
     for i in range(7):
         eligible = sorted(

@@ -10,7 +10,7 @@ import pytest
 from keras_dml.cli.names import BUILTIN_METHODS
 from keras_dml.demo import demo_config, demo_methods
 from keras_dml.demo_entries import DEMO_ENTRIES
-from keras_dml.models import EmbeddingModel, MethodSpec, get_method, list_methods
+from keras_dml.models import EmbeddingModel, MethodSpec, list_methods
 from keras_dml.models.registry import register_method, unregister_method
 from keras_dml.zoo.method_titles import METHOD_TITLES
 from tests.support.paths import REPO_ROOT
@@ -42,15 +42,6 @@ def registered():
 def test_method_spec_has_no_demo_or_title_field():
     fields = {field.name for field in dataclasses.fields(MethodSpec)}
     assert not fields & {"demo", "title"}
-
-
-def test_an_old_registration_with_demo_and_title_warns_and_still_registers(registered):
-    with pytest.warns(DeprecationWarning, match=r"keras_dml\.demo_entries\.DEMO_ENTRIES"):
-        register_method(
-            "old_style", description="registered the old way", demo={"epochs": 1}, title="Old"
-        )(build_plain)
-    registered.append("old_style")
-    assert get_method("old_style").build is build_plain
 
 
 def test_every_built_in_method_has_its_zoo_title_and_the_demo_its_entries():
