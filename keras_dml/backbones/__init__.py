@@ -22,7 +22,6 @@ from keras_dml.backbones import (  # noqa: F401
 from keras_dml.backbones.batchnorm import freeze_batchnorm, set_batchnorm_momentum
 from keras_dml.backbones.build import get
 from keras_dml.backbones.cut import cut
-from keras_dml.backbones.local_response_normalization import LocalResponseNormalization
 from keras_dml.backbones.registry import (
     BackboneSpec,
     list_backbones,
@@ -34,7 +33,6 @@ from keras_dml.backbones.weights_resolution import check_backbone_weights
 
 __all__ = [
     "BackboneSpec",
-    "LocalResponseNormalization",
     "WeightsUnavailableError",
     "check_backbone_weights",
     "cut",

@@ -11,8 +11,8 @@ keeps for its weights), a 2x2 `pool4`, and inputs scaled to [-1, 1] (what its
 import keras
 
 from keras_dml.backbones.blocks import BN_EPSILON, caffe_pool, conv_block
-from keras_dml.backbones.local_response_normalization import LocalResponseNormalization
 from keras_dml.backbones.registry import BackboneSpec, register_backbone
+from keras_dml.layers.local_response_normalization import LocalResponseNormalization
 
 VARIANTS = ("caffe", "torchvision")
 # BatchNorm epsilon of torchvision's `BasicConv2d`.

@@ -11,8 +11,8 @@ from keras_dml.losses.class_weights import (
     mean_over_samples,
     prepare_class_inputs,
 )
-from keras_dml.losses.pairwise import one_hot_in_range, safe_sqrt
-from keras_dml.losses.reduction import finish
+from keras_dml.pairs.distances import one_hot_in_range, safe_sqrt
+from keras_dml.pairs.reduction import finish
 
 
 def margin_softmax_loss(labels, embeddings, class_weights, scale, target_logit_fn):

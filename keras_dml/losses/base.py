@@ -4,10 +4,10 @@ import inspect
 
 import keras
 
-from keras_dml.losses.argument_config import ArgumentConfig
-from keras_dml.losses.reduction import propagate_nonfinite
 from keras_dml.miners.base import PairMiner
 from keras_dml.miners.lookup import get as get_miner
+from keras_dml.pairs.reduction import propagate_nonfinite
+from keras_dml.utils.argument_config import ArgumentConfig
 
 
 class MetricLoss(ArgumentConfig, keras.losses.Loss):

@@ -4,15 +4,15 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.pair_selection import selected_pair_masks
-from keras_dml.losses.pairwise import cosine_similarity_matrix, prepare_inputs
-from keras_dml.losses.reduction import (
+from keras_dml.pairs.distances import cosine_similarity_matrix, prepare_inputs
+from keras_dml.pairs.reduction import (
     PAIR_BALANCES,
     WEIGHT_NORMALIZATIONS,
     check_choice,
     finish,
     reduce_pair_losses,
 )
+from keras_dml.pairs.selected_pairs import selected_pair_masks
 
 
 def binomial_deviance_pairs(similarities, pos_mask, neg_mask, alpha=2.0, beta=0.5, cost=25.0):

@@ -4,14 +4,14 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.pair_selection import selected_pair_masks
-from keras_dml.losses.pairwise import (
+from keras_dml.pairs.distances import (
     cosine_similarity_matrix,
     pairwise_squared_distances,
     prepare_inputs,
     safe_sqrt,
 )
-from keras_dml.losses.reduction import PAIR_BALANCES, check_choice, finish, reduce_pair_losses
+from keras_dml.pairs.reduction import PAIR_BALANCES, check_choice, finish, reduce_pair_losses
+from keras_dml.pairs.selected_pairs import selected_pair_masks
 
 SIMILARITIES = ("euclidean", "squared_euclidean", "cosine")
 DEFAULT_MARGINS = {"euclidean": 1.0, "squared_euclidean": 1.0, "cosine": 0.5}

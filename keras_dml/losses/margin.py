@@ -8,11 +8,11 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.mining import count_true
-from keras_dml.losses.pair_selection import selected_pair_masks
-from keras_dml.losses.pairwise import l2_normalize, pairwise_distances, prepare_inputs
-from keras_dml.losses.reduction import check_choice, finish
 from keras_dml.miners.aliases import margin_miner
+from keras_dml.pairs.distances import l2_normalize, pairwise_distances, prepare_inputs
+from keras_dml.pairs.masks import count_true
+from keras_dml.pairs.reduction import check_choice, finish
+from keras_dml.pairs.selected_pairs import selected_pair_masks
 
 NORMALIZATIONS = ("nonzero", "pairs")
 

@@ -3,10 +3,10 @@
 import keras
 from keras import ops
 
-from keras_dml.losses.argument_config import ArgumentConfig
 from keras_dml.losses.margin import check_margin_arguments, margin_loss
-from keras_dml.losses.pairwise import one_hot_in_range
 from keras_dml.miners.aliases import margin_miner
+from keras_dml.pairs.distances import one_hot_in_range
+from keras_dml.utils.argument_config import ArgumentConfig
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

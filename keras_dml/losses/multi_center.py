@@ -10,7 +10,7 @@ import numbers
 from keras import ops
 
 from keras_dml.losses.class_weights import check_label_range, cosine_logits, prepare_class_inputs
-from keras_dml.losses.pairwise import prepare_inputs
+from keras_dml.pairs.distances import prepare_inputs
 
 
 def check_centers_per_class(centers_per_class, class_vectors=None, name="num_sub_centers"):

@@ -4,11 +4,11 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.mining import LARGE_VALUE, count_true
-from keras_dml.losses.pair_selection import selected_pair_masks
-from keras_dml.losses.pairwise import cosine_similarity_matrix, prepare_inputs
-from keras_dml.losses.reduction import finish
 from keras_dml.miners.aliases import multi_similarity_miner
+from keras_dml.pairs.distances import cosine_similarity_matrix, prepare_inputs
+from keras_dml.pairs.masks import LARGE_VALUE, count_true
+from keras_dml.pairs.reduction import finish
+from keras_dml.pairs.selected_pairs import selected_pair_masks
 
 
 def _log_one_plus_sum_exp(values, mask):

@@ -9,8 +9,8 @@ from keras_dml.losses.class_weights import (
     mean_over_samples,
     prepare_class_inputs,
 )
-from keras_dml.losses.pairwise import one_hot_in_range
-from keras_dml.losses.reduction import finish
+from keras_dml.pairs.distances import one_hot_in_range
+from keras_dml.pairs.reduction import finish
 
 
 def normalized_softmax_loss(

@@ -4,10 +4,10 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.log_sum_exp import masked_logsumexp
-from keras_dml.losses.mining import count_true
-from keras_dml.losses.pairwise import diagonal_mask, l2_normalize, prepare_inputs
-from keras_dml.losses.reduction import finish
+from keras_dml.pairs.distances import diagonal_mask, l2_normalize, prepare_inputs
+from keras_dml.pairs.log_sum_exp import masked_logsumexp
+from keras_dml.pairs.masks import count_true
+from keras_dml.pairs.reduction import finish
 
 
 def first_pair_per_class(labels):

@@ -9,9 +9,9 @@ from keras_dml.losses.class_weights import (
     poison_if,
     prepare_class_inputs,
 )
-from keras_dml.losses.mining import LARGE_VALUE
-from keras_dml.losses.pairwise import one_hot_in_range
-from keras_dml.losses.reduction import finish
+from keras_dml.pairs.distances import one_hot_in_range
+from keras_dml.pairs.masks import LARGE_VALUE
+from keras_dml.pairs.reduction import finish
 
 
 def log_one_plus_sum_exp(values, mask, axis):

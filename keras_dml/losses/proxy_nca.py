@@ -3,10 +3,10 @@
 import keras
 from keras import ops
 
-from keras_dml.losses.argument_config import ArgumentConfig
-from keras_dml.losses.mining import LARGE_VALUE, count_true
-from keras_dml.losses.pairwise import l2_normalize, one_hot_in_range, prepare_inputs
-from keras_dml.losses.reduction import finish, masked_mean
+from keras_dml.pairs.distances import l2_normalize, one_hot_in_range, prepare_inputs
+from keras_dml.pairs.masks import LARGE_VALUE, count_true
+from keras_dml.pairs.reduction import finish, masked_mean
+from keras_dml.utils.argument_config import ArgumentConfig
 
 
 def proxy_nca_loss(

@@ -4,10 +4,10 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.mining import count_true
-from keras_dml.losses.pair_selection import selected_pair_masks
-from keras_dml.losses.pairwise import l2_normalize, prepare_inputs
-from keras_dml.losses.reduction import check_choice, finish, masked_mean
+from keras_dml.pairs.distances import l2_normalize, prepare_inputs
+from keras_dml.pairs.masks import count_true
+from keras_dml.pairs.reduction import check_choice, finish, masked_mean
+from keras_dml.pairs.selected_pairs import selected_pair_masks
 
 NORMALIZATIONS = ("nonzero", "pairs")
 _VARIANCE_EPSILON = 1e-12

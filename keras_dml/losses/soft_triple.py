@@ -12,8 +12,8 @@ from keras_dml.losses.multi_center import (
     check_centers_per_class,
     prepare_multi_center_inputs,
 )
-from keras_dml.losses.pairwise import l2_normalize, one_hot_in_range, safe_sqrt
-from keras_dml.losses.reduction import finish
+from keras_dml.pairs.distances import l2_normalize, one_hot_in_range, safe_sqrt
+from keras_dml.pairs.reduction import finish
 
 
 def check_soft_triple_arguments(la, gamma, tau):

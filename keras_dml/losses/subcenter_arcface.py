@@ -12,8 +12,8 @@ from keras_dml.losses.multi_center import (
     check_centers_per_class,
     prepare_multi_center_inputs,
 )
-from keras_dml.losses.pairwise import one_hot_in_range
-from keras_dml.losses.reduction import finish
+from keras_dml.pairs.distances import one_hot_in_range
+from keras_dml.pairs.reduction import finish
 
 
 def subcenter_arcface_loss(

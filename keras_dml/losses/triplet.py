@@ -4,11 +4,11 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.pair_selection import selected_pair_masks
-from keras_dml.losses.pairwise import pairwise_distances, prepare_inputs
-from keras_dml.losses.reduction import finish, masked_mean
 from keras_dml.miners.aliases import TRIPLET_MINING, triplet_miner
 from keras_dml.miners.distance_weighted import DistanceWeightedMiner
+from keras_dml.pairs.distances import pairwise_distances, prepare_inputs
+from keras_dml.pairs.reduction import finish, masked_mean
+from keras_dml.pairs.selected_pairs import selected_pair_masks
 
 # The string options of `mining=` (each builds a miner of `keras_dml.miners`).
 MINING_STRATEGIES = tuple(TRIPLET_MINING)

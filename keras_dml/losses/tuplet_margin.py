@@ -4,11 +4,11 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.log_sum_exp import masked_logsumexp
-from keras_dml.losses.mining import count_true
-from keras_dml.losses.pair_selection import selected_pair_masks
-from keras_dml.losses.pairwise import cosine_similarity_matrix, prepare_inputs, safe_sqrt
-from keras_dml.losses.reduction import finish, masked_mean
+from keras_dml.pairs.distances import cosine_similarity_matrix, prepare_inputs, safe_sqrt
+from keras_dml.pairs.log_sum_exp import masked_logsumexp
+from keras_dml.pairs.masks import count_true
+from keras_dml.pairs.reduction import finish, masked_mean
+from keras_dml.pairs.selected_pairs import selected_pair_masks
 
 
 def tuplet_margin_loss(

@@ -10,9 +10,6 @@ uses as its pairs. The losses' string options (`mining="semi-hard"`, `sampling="
 `epsilon=0.1`) build the same miners (`keras_dml.miners.aliases`).
 """
 
-# The losses first: their modules import the miners' modules, and the miners use the losses'
-# leaf modules (masks, distances), so loading `keras_dml.losses` first keeps one import order.
-import keras_dml.losses  # noqa: F401  (isort: skip)
 from keras_dml.miners.all_pairs import AllPairsMiner
 from keras_dml.miners.all_triplets import AllTripletsMiner
 from keras_dml.miners.base import Miner, PairMiner, TripletMiner
@@ -26,8 +23,8 @@ from keras_dml.miners.distance_weighted import (
 from keras_dml.miners.lookup import MINERS, get, list_miners
 from keras_dml.miners.multi_similarity import MultiSimilarityMiner
 from keras_dml.miners.random_negative import RandomNegativeMiner
-from keras_dml.miners.selection import PairSelection, TripletSelection
 from keras_dml.miners.semi_hard import SemiHardMiner
+from keras_dml.pairs.selections import PairSelection, TripletSelection
 
 __all__ = [
     "MINERS",

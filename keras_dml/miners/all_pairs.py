@@ -3,7 +3,7 @@
 import keras
 
 from keras_dml.miners.base import PairMiner
-from keras_dml.miners.selection import PairSelection
+from keras_dml.pairs.selections import PairSelection
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

@@ -3,7 +3,7 @@
 import keras
 
 from keras_dml.miners.base import TripletMiner
-from keras_dml.miners.selection import TripletSelection
+from keras_dml.pairs.selections import TripletSelection
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

@@ -1,8 +1,8 @@
 """Base classes of the miners: objects that choose the triplets or pairs a loss sees."""
 
-from keras_dml.losses.argument_config import ArgumentConfig
-from keras_dml.losses.pair_selection import selected_pair_masks
-from keras_dml.losses.pairwise import cosine_similarity_matrix, pairwise_distances, prepare_inputs
+from keras_dml.pairs.distances import cosine_similarity_matrix, pairwise_distances, prepare_inputs
+from keras_dml.pairs.selected_pairs import selected_pair_masks
+from keras_dml.utils.argument_config import ArgumentConfig
 
 
 class Miner(ArgumentConfig):

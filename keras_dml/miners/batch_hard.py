@@ -3,9 +3,9 @@
 import keras
 from keras import ops
 
-from keras_dml.losses.mining import LARGE_VALUE
 from keras_dml.miners.base import TripletMiner
-from keras_dml.miners.selection import TripletSelection
+from keras_dml.pairs.masks import LARGE_VALUE
+from keras_dml.pairs.selections import TripletSelection
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

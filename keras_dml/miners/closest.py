@@ -3,9 +3,9 @@
 import keras
 from keras import ops
 
-from keras_dml.losses.mining import LARGE_VALUE, count_true
 from keras_dml.miners.base import TripletMiner
-from keras_dml.miners.selection import TripletSelection
+from keras_dml.pairs.masks import LARGE_VALUE, count_true
+from keras_dml.pairs.selections import TripletSelection
 
 
 def closest_negatives(distances, pos_mask, neg_mask, cutoff=0.5):

@@ -3,9 +3,9 @@
 import keras
 from keras import ops
 
-from keras_dml.losses.mining import LARGE_VALUE
 from keras_dml.miners.base import TripletMiner
-from keras_dml.miners.selection import TripletSelection
+from keras_dml.pairs.masks import LARGE_VALUE
+from keras_dml.pairs.selections import TripletSelection
 
 _TINY = 1e-30
 
@@ -88,7 +88,7 @@ class DistanceWeightedMiner(TripletMiner):
             Defaults to `1.4`.
 
     Examples:
-    >>> embeddings = keras_dml.losses.l2_normalize(keras.random.normal((4, 8)))
+    >>> embeddings = keras_dml.pairs.l2_normalize(keras.random.normal((4, 8)))
     >>> seed = keras.random.SeedGenerator(0)
     >>> selection = DistanceWeightedMiner()(embeddings, [0, 0, 1, 1], seed=seed)
 

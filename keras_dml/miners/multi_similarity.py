@@ -3,9 +3,9 @@
 import keras
 from keras import ops
 
-from keras_dml.losses.mining import masked_max, masked_min
 from keras_dml.miners.base import PairMiner
-from keras_dml.miners.selection import PairSelection
+from keras_dml.pairs.masks import masked_max, masked_min
+from keras_dml.pairs.selections import PairSelection
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

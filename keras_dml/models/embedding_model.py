@@ -2,7 +2,6 @@
 
 import keras
 
-from keras_dml.losses.pairwise import l2_normalize  # noqa: F401 (re-exported)
 from keras_dml.models.ensemble_model import (  # noqa: F401 (re-exported)
     POOLINGS,
     EnsembleModel,
@@ -11,6 +10,7 @@ from keras_dml.models.ensemble_model import (  # noqa: F401 (re-exported)
 )
 from keras_dml.models.learner_dims import resolve_learner_dims
 from keras_dml.models.model_loss import ModelLoss
+from keras_dml.pairs.distances import l2_normalize  # noqa: F401 (re-exported)
 
 __all__ = [
     "POOLINGS",

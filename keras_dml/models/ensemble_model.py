@@ -3,8 +3,8 @@
 import keras
 from keras import ops
 
-from keras_dml.losses.pairwise import l2_normalize
 from keras_dml.models.random_state import SeedStateSaving
+from keras_dml.pairs.distances import l2_normalize
 from keras_dml.serving.input_contract import check_image_tensor, nan_rows_for_nonfinite_images
 
 POOLINGS = ("avg", "max", "avgmax")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_dml import backbones
+from keras_dml import backbones, layers
 from keras_dml.layers.image_normalization import ImageNormalization
 from tests.support.helpers import roundtrip, tiny_images
 
@@ -136,13 +136,13 @@ def test_batchnorm_momentum_survives_keras_file_and_drives_the_update():
 
 def test_googlenet_lrn_matches_tensorflow_and_batchnorm_variant():
     plain = backbones.get("googlenet", input_shape=(32, 32, 3))
-    assert isinstance(plain.get_layer("pool1"), backbones.LocalResponseNormalization)
+    assert isinstance(plain.get_layer("pool1"), layers.LocalResponseNormalization)
     assert not any(isinstance(la, keras.layers.BatchNormalization) for la in plain.layers)
     bn = backbones.get("googlenet", input_shape=(32, 32, 3), batchnorm=True)
     assert isinstance(bn.get_layer("pool1"), keras.layers.MaxPooling2D)
     assert isinstance(bn.get_layer("inception_4e_5x5_bn"), keras.layers.BatchNormalization)
     x = np.random.default_rng(0).random((2, 3, 3, 16)).astype("float32") * 50
-    ours = backbones.LocalResponseNormalization(size=5, alpha=1e-2, beta=0.75)(x)
+    ours = layers.LocalResponseNormalization(size=5, alpha=1e-2, beta=0.75)(x)
     ref = tf.nn.local_response_normalization(x, depth_radius=2, bias=1.0, alpha=1e-2 / 5, beta=0.75)
     np.testing.assert_allclose(_np(ours), ref.numpy(), rtol=1e-5)
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from keras_dml import losses
-from keras_dml.losses.argument_config import ArgumentConfig
 from keras_dml.losses.loss_lookup import LOSSES
+from keras_dml.utils.argument_config import ArgumentConfig
 
 CLASS_SIZES = {"num_classes": 3, "embedding_dim": 8}
 CLASS_LOSSES = {name for name in LOSSES if losses.is_class_loss(name)}

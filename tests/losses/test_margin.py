@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_dml import losses, miners
+from keras_dml import losses, miners, pairs
 from tests.support.backend_utils import graph_on_tensorflow, to_numpy
 
 
@@ -43,7 +43,7 @@ def test_distance_weighted_probabilities_match_formula(dim, nonzero):
     d = _dist(x)
     probs = to_numpy(
         miners.distance_weighted_probabilities(
-            d.astype("float32"), losses.negative_mask(labels), dim, 0.5, nonzero
+            d.astype("float32"), pairs.negative_mask(labels), dim, 0.5, nonzero
         )
     )
     np.testing.assert_allclose(probs, _naive_probabilities(d, labels, dim, 0.5, nonzero), atol=1e-5)
@@ -73,8 +73,8 @@ def test_closest_negatives_match_loop():
     labels = np.array([0, 0, 0, 1, 1, 2, 3])
     x = _unit(rng, 7, 3)
     d = _dist(x)
-    pos = to_numpy(losses.positive_mask(labels))
-    index, valid = miners.closest_negatives(d.astype("f4"), pos, losses.negative_mask(labels), 0.5)
+    pos = to_numpy(pairs.positive_mask(labels))
+    index, valid = miners.closest_negatives(d.astype("f4"), pos, pairs.negative_mask(labels), 0.5)
     index, valid = to_numpy(index), to_numpy(valid)
     for i in range(7):
         eligible = sorted(

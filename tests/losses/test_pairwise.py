@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_dml import losses
+from keras_dml import pairs
 from tests.support.backend_utils import dtype_name, gradients, to_numpy, value_and_gradients
 
 
@@ -16,16 +16,16 @@ def _data(seed=0, n=7, dim=5):
 def test_pairwise_distances_match_loop():
     _, x = _data()
     expected = np.array([[np.linalg.norm(a - b) for b in x] for a in x])
-    np.testing.assert_allclose(to_numpy(losses.pairwise_distances(x)), expected, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(pairs.pairwise_distances(x)), expected, atol=1e-5)
     np.testing.assert_allclose(
-        to_numpy(losses.pairwise_distances(x, squared=True)), expected**2, atol=1e-4
+        to_numpy(pairs.pairwise_distances(x, squared=True)), expected**2, atol=1e-4
     )
-    assert np.all(np.diag(to_numpy(losses.pairwise_distances(x))) == 0.0)
+    assert np.all(np.diag(to_numpy(pairs.pairwise_distances(x))) == 0.0)
 
 
 def test_distance_gradient_is_finite_for_identical_embeddings():
     x = np.array([[1.0, 2.0], [1.0, 2.0], [0.0, 1.0]], "float32")
-    (gradient,) = gradients(lambda x: keras.ops.sum(losses.pairwise_distances(x)), [x])
+    (gradient,) = gradients(lambda x: keras.ops.sum(pairs.pairwise_distances(x)), [x])
     assert np.all(np.isfinite(gradient))
     # Only the pairs with the third point contribute: unit vectors from it, twice (symmetry).
     direction = np.array([1.0, 1.0]) / np.sqrt(2.0)
@@ -34,8 +34,8 @@ def test_distance_gradient_is_finite_for_identical_embeddings():
 
 def test_safe_sqrt_value_and_gradient_at_zero():
     x = np.array([0.0, 4.0], "float32")
-    np.testing.assert_allclose(to_numpy(losses.safe_sqrt(x)), [0.0, 2.0])
-    (gradient,) = gradients(lambda x: keras.ops.sum(losses.safe_sqrt(x)), [x])
+    np.testing.assert_allclose(to_numpy(pairs.safe_sqrt(x)), [0.0, 2.0])
+    (gradient,) = gradients(lambda x: keras.ops.sum(pairs.safe_sqrt(x)), [x])
     np.testing.assert_allclose(gradient, [0.0, 0.25])
 
 
@@ -51,7 +51,7 @@ def test_cosine_similarity_matrix_matches_loop_and_handles_zero_rows():
             for a in x
         ]
     )
-    np.testing.assert_allclose(to_numpy(losses.cosine_similarity_matrix(x)), expected, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(pairs.cosine_similarity_matrix(x)), expected, atol=1e-5)
 
 
 def test_masks_match_loops():
@@ -60,19 +60,19 @@ def test_masks_match_loops():
     pos = [[labels[i] == labels[j] and i != j for j in range(n)] for i in range(n)]
     neg = [[labels[i] != labels[j] for j in range(n)] for i in range(n)]
     trip = [[[pos[a][p] and neg[a][q] for q in range(n)] for p in range(n)] for a in range(n)]
-    np.testing.assert_array_equal(to_numpy(losses.positive_mask(labels)), pos)
-    np.testing.assert_array_equal(to_numpy(losses.negative_mask(labels)), neg)
-    np.testing.assert_array_equal(to_numpy(losses.triplet_mask(labels)), trip)
+    np.testing.assert_array_equal(to_numpy(pairs.positive_mask(labels)), pos)
+    np.testing.assert_array_equal(to_numpy(pairs.negative_mask(labels)), neg)
+    np.testing.assert_array_equal(to_numpy(pairs.triplet_mask(labels)), trip)
 
 
 def test_prepare_inputs_standardises_and_validates():
-    labels, embeddings = losses.prepare_inputs(np.array([[1.0], [2.0]]), np.ones((2, 3), "f2"))
+    labels, embeddings = pairs.prepare_inputs(np.array([[1.0], [2.0]]), np.ones((2, 3), "f2"))
     assert dtype_name(labels) == "int32" and tuple(labels.shape) == (2,)
     assert dtype_name(embeddings) == "float32"
     with pytest.raises(ValueError, match="embedding_dim"):
-        losses.prepare_inputs([0, 1], np.ones((2, 3, 1)))
+        pairs.prepare_inputs([0, 1], np.ones((2, 3, 1)))
     with pytest.raises(ValueError, match="same batch"):
-        losses.prepare_inputs([0, 1, 2], np.ones((2, 3)))
+        pairs.prepare_inputs([0, 1, 2], np.ones((2, 3)))
 
 
 def _naive_reduction(values, pos, neg, weights, balance, normalization):
@@ -98,9 +98,9 @@ def test_reduce_pair_losses_matches_naive(balance, normalization, weighted):
     rng = np.random.default_rng(5)
     values = rng.random((7, 7)).astype("float32")
     weights = rng.random((7, 7)).astype("float32") if weighted else None
-    pos = to_numpy(losses.positive_mask(labels))
-    neg = to_numpy(losses.negative_mask(labels))
-    loss, count = losses.reduce_pair_losses(values, pos, neg, weights, balance, normalization)
+    pos = to_numpy(pairs.positive_mask(labels))
+    neg = to_numpy(pairs.negative_mask(labels))
+    loss, count = pairs.reduce_pair_losses(values, pos, neg, weights, balance, normalization)
     expected = _naive_reduction(values, pos, neg, weights, balance, normalization)
     np.testing.assert_allclose(float(loss), expected, rtol=1e-5)
     assert int(count) == pos.sum() + neg.sum()
@@ -108,11 +108,11 @@ def test_reduce_pair_losses_matches_naive(balance, normalization, weighted):
 
 def test_pair_weights_are_constants():
     labels = np.array([0, 0, 1, 1])
-    pos, neg = losses.positive_mask(labels), losses.negative_mask(labels)
+    pos, neg = pairs.positive_mask(labels), pairs.negative_mask(labels)
     weights = np.ones((4, 4), "float32")
     values = np.ones((4, 4), "float32")
     loss, (grad_values, grad_weights) = value_and_gradients(
-        lambda v, w: losses.reduce_pair_losses(v, pos, neg, w)[0], [values, weights]
+        lambda v, w: pairs.reduce_pair_losses(v, pos, neg, w)[0], [values, weights]
     )
     assert float(loss) == 1.0 and np.abs(grad_values).sum() > 0.0
     np.testing.assert_array_equal(grad_weights, 0.0)
@@ -120,4 +120,4 @@ def test_pair_weights_are_constants():
 
 def test_reduction_rejects_unknown_options():
     with pytest.raises(ValueError, match="balance"):
-        losses.reduce_pair_losses(np.ones((2, 2)), np.eye(2) > 0, np.eye(2) > 0, balance="mean")
+        pairs.reduce_pair_losses(np.ones((2, 2)), np.eye(2) > 0, np.eye(2) > 0, balance="mean")

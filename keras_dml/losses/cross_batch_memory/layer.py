@@ -4,7 +4,6 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_dml.losses.argument_config import ArgumentConfig
 from keras_dml.losses.cross_batch_memory.arguments import (
     memory_miner,
     positive_int,
@@ -12,7 +11,8 @@ from keras_dml.losses.cross_batch_memory.arguments import (
 )
 from keras_dml.losses.cross_batch_memory.memory_loss import loss_against_memory
 from keras_dml.losses.cross_batch_memory.memory_queue import MemoryQueue
-from keras_dml.losses.reduction import propagate_nonfinite
+from keras_dml.pairs.reduction import propagate_nonfinite
+from keras_dml.utils.argument_config import ArgumentConfig
 
 
 @keras.saving.register_keras_serializable(package="keras_dml")

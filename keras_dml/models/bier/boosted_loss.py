@@ -2,9 +2,9 @@
 
 from keras import ops
 
-from keras_dml.losses import negative_mask, positive_mask
 from keras_dml.models.bier.boosting import shrinkage_rates
 from keras_dml.models.bier.pair_losses import BinomialDeviance, dot_products
+from keras_dml.pairs import negative_mask, positive_mask
 
 BOOSTING_VARIANTS = ("paper", "reference")
 

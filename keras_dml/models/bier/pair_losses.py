@@ -16,13 +16,8 @@ the loss's own cost `C_y` already does.
 
 from keras import ops
 
-from keras_dml.losses import (
-    binomial_deviance_pairs,
-    cosine_contrastive_pairs,
-    masked_mean,
-    negative_mask,
-    positive_mask,
-)
+from keras_dml.losses import binomial_deviance_pairs, cosine_contrastive_pairs
+from keras_dml.pairs import masked_mean, negative_mask, positive_mask
 
 LOSSES = ("binomial_deviance", "contrastive", "triplet")
 DEFAULT_OPTIONS = {

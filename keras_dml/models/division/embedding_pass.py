@@ -5,7 +5,7 @@ import numpy as np
 
 from keras_dml.data.batch_streams import iterate_batches
 from keras_dml.evaluation.evaluate import evaluate
-from keras_dml.losses.pairwise import l2_normalize
+from keras_dml.pairs.distances import l2_normalize
 from keras_dml.serving.embed import embed
 
 

@@ -242,7 +242,7 @@ def test_build_bier_from_the_fashion_mnist_config_with_the_real_convnet():
 def test_a_compiled_loss_replaces_boosting_by_one_loss_per_group():
     """Any loss passed to compile trains each group on its own slice, without boosting weights."""
     from keras_dml import losses
-    from keras_dml.losses.pairwise import l2_normalize
+    from keras_dml.pairs.distances import l2_normalize
 
     model = BIER(tiny_backbone(), group_sizes=(4, 6))
     model.compile("adam", loss=losses.MultiSimilarityLoss())

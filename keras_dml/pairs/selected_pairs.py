@@ -2,7 +2,7 @@
 
 from keras import ops
 
-from keras_dml.losses.mining import negative_mask, positive_mask
+from keras_dml.pairs.masks import negative_mask, positive_mask
 
 
 def selected_pair_masks(labels, pair_mask=None):

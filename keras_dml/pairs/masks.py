@@ -7,7 +7,7 @@ gradient stays finite, also when a row has no valid entry.
 
 from keras import ops
 
-from keras_dml.losses.pairwise import diagonal_mask
+from keras_dml.pairs.distances import diagonal_mask
 
 # Finite stand-in for infinity in masked min / max; far above any distance or similarity.
 LARGE_VALUE = 1e9

@@ -2,7 +2,7 @@
 
 from keras import ops
 
-from keras_dml.losses.mining import LARGE_VALUE
+from keras_dml.pairs.masks import LARGE_VALUE
 
 
 def masked_logsumexp(values, mask, axis=-1, add_one=False):

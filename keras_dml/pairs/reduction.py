@@ -6,7 +6,7 @@ gradients) when nothing is valid, and the int32 number of valid terms, which mod
 
 from keras import ops
 
-from keras_dml.losses.mining import count_true
+from keras_dml.pairs.masks import count_true
 
 PAIR_BALANCES = ("joint", "separate")
 WEIGHT_NORMALIZATIONS = ("count", "weights")
