@@ -36,7 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from records import add_record_option, write_record  # noqa: E402
 
 from keras_dml import backbones  # noqa: E402
-from keras_dml.models.abe import ABE, MHeads  # noqa: E402
+from keras_dml.models.abe import ABE
+from keras_dml.models.mheads import MHeads
 
 
 def layer_macs(layer):

@@ -113,7 +113,7 @@ def run_worker(args):
 
     from keras_dml.data.batch_streams import iterate_batches
     from keras_dml.data.samplers import MPerClassSampler
-    from keras_dml.models.method_defaults import sampled_batches
+    from keras_dml.methods.defaults import sampled_batches
     from keras_dml.training import load_splits, resolve_config, train
 
     backend, row = args.worker

@@ -27,7 +27,8 @@ from records import add_record_option, write_record  # noqa: E402
 def build_models(image_size, embedding_dim):
     from keras_dml import backbones
     from keras_dml.losses.binomial_deviance import BinomialDevianceLoss
-    from keras_dml.models.bier import BIER, boosting_group_sizes
+    from keras_dml.models.bier import BIER
+    from keras_dml.models.boosting.weights import boosting_group_sizes
     from keras_dml.models.embedding_model import EmbeddingModel
 
     def backbone():

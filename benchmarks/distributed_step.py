@@ -66,8 +66,8 @@ def main(argv=None):
     import numpy as np
 
     from keras_dml import backbones
-    from keras_dml.models import get_method, list_methods
-    from keras_dml.models.method_defaults import compile_with_config
+    from keras_dml.methods import get_method, list_methods
+    from keras_dml.methods.defaults import compile_with_config
     from keras_dml.training.run_config import resolve_config
 
     names = list_methods() if args.methods == "*" else args.methods.split(",")

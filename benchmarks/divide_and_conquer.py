@@ -68,8 +68,9 @@ def main(argv=None):
     from keras_dml.data.samplers.cluster_m_per_class import ClusterMPerClassSampler
     from keras_dml.data.samplers.m_per_class import MPerClassSampler
     from keras_dml.losses import MarginLoss
+    from keras_dml.methods.divide_and_conquer.callback import DivideAndConquerCallback
     from keras_dml.models import EmbeddingModel
-    from keras_dml.models.divide_and_conquer import DivideAndConquer, DivideAndConquerCallback
+    from keras_dml.models.divide_and_conquer import DivideAndConquer
 
     train = load_dataset("digits", split="train", image_size=32)
     # Digits has few classes; relabel each class into sub-classes so K clusters of several

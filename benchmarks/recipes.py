@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def recipe_methods():
     """Every registered method, baseline first (a new method needs only its recipe JSONs)."""
-    from keras_dml.models import list_methods
+    from keras_dml.methods import list_methods
 
     return sorted(list_methods(), key=lambda name: name != "baseline")
 

@@ -17,7 +17,7 @@ from keras_dml.demo_folder import check_demo_folder, clear_demo_folder
 from keras_dml.demo_progress import DemoProgress
 from keras_dml.export.onnx_model import export_onnx
 from keras_dml.export.saved_model import export_saved_model
-from keras_dml.models import get_method, list_methods
+from keras_dml.methods import get_method, list_methods
 from keras_dml.training import RunConfig, load_splits, train
 from keras_dml.utils import is_available
 

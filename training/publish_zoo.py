@@ -33,7 +33,7 @@ PAPER_BACKBONES = ("resnet50", "googlenet", "bn_inception")
 def method_title(method):
     """The long name of a registered method for card descriptions
     (`keras_dml.zoo.method_titles`, else its registered description)."""
-    from keras_dml.models import get_method
+    from keras_dml.methods import get_method
     from keras_dml.zoo.method_titles import METHOD_TITLES
 
     return METHOD_TITLES.get(method) or get_method(method).description

@@ -25,9 +25,9 @@ COMMANDS = {
     "backbones": (None, "keras_dml.cli.backbones:run_backbones"),
 }
 
-# `keras_dml.models.list_methods`, loaded only when `--plugin` modules or installed packages
+# `keras_dml.methods.list_methods`, loaded only when `--plugin` modules or installed packages
 # register methods that `keras-dml train --help` must list (the registry imports Keras).
-METHOD_REGISTRY = "keras_dml.models:list_methods"
+METHOD_REGISTRY = "keras_dml.methods:list_methods"
 
 
 def load_entry_point(entry_point):

@@ -3,7 +3,7 @@
 Building the parser must not import Keras or TensorFlow (several seconds), yet the help of
 `train` and `demo` lists the methods and losses, whose registries live in modules that import
 Keras. These tables repeat the built-in registrations; tests/cli/test_help_imports.py checks them
-against `keras_dml.models.list_methods`, `keras_dml.losses.list_losses` and
+against `keras_dml.methods.list_methods`, `keras_dml.losses.list_losses` and
 `keras_dml.demo.demo_methods`. Plug-in methods (`--plugin`, `keras_dml.methods` entry points)
 are read from the registry itself, since only importing them tells their names.
 """
@@ -13,7 +13,7 @@ import importlib.metadata
 from keras_dml.cli.commands import METHOD_REGISTRY, load_entry_point
 from keras_dml.cli.plugins import load_plugins
 
-# `keras_dml.models.list_methods(verbose=True)` of the built-in methods.
+# `keras_dml.methods.list_methods(verbose=True)` of the built-in methods.
 BUILTIN_METHODS = {
     "abe": "ABE-M: M attention masks on a shared trunk, shared embedding G, divergence loss",
     "baseline": "single embedding: backbone, pooling, linear layer, L2 (the reference point)",

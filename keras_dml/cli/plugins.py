@@ -26,7 +26,7 @@ def plugin_modules(argv):
 
 
 def load_plugins(modules):
-    """Imports user modules that register methods with `@keras_dml.models.register_method`.
+    """Imports user modules that register methods with `@keras_dml.methods.register_method`.
 
     Args:
         modules: iterable of str, importable module names.

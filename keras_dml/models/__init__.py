@@ -1,33 +1,26 @@
-"""Models: the single-embedding baseline and the ensemble methods built on it.
+"""Model architectures: the single-embedding baseline and the ensembles built on it.
 
-Importing this package registers every built-in training method (each folder's `method.py`), so
-`list_methods()` / `get_method(name)` see them; register your own with `@register_method`.
+Each is a registered, serialisable `keras.Model` whose inference output is the concatenation of
+its learners' L2-normalised embeddings. How each method trains (its run-configuration spec,
+callbacks and division passes) is in `keras_dml.methods`.
 """
 
-from keras_dml.models import baseline  # noqa: F401 (registers the "baseline" method)
-from keras_dml.models.abe import ABE, MHeads
+from keras_dml.models.abe import ABE
 from keras_dml.models.bier import BIER
 from keras_dml.models.dcml import DCML
-from keras_dml.models.divide_and_conquer import DivideAndConquer, DivideAndConquerCallback
+from keras_dml.models.divide_and_conquer import DivideAndConquer
 from keras_dml.models.embedding_model import EmbeddingModel
-from keras_dml.models.hierarchical_divide_and_conquer import (
-    HierarchicalDivideAndConquer,
-    HierarchicalDivideAndConquerCallback,
-)
-from keras_dml.models.registry import MethodSpec, get_method, list_methods, register_method
+from keras_dml.models.ensemble_model import EnsembleModel
+from keras_dml.models.hierarchical_divide_and_conquer import HierarchicalDivideAndConquer
+from keras_dml.models.mheads import MHeads
 
 __all__ = [
     "ABE",
     "BIER",
     "DCML",
     "DivideAndConquer",
-    "DivideAndConquerCallback",
     "EmbeddingModel",
+    "EnsembleModel",
     "HierarchicalDivideAndConquer",
-    "HierarchicalDivideAndConquerCallback",
     "MHeads",
-    "MethodSpec",
-    "get_method",
-    "list_methods",
-    "register_method",
 ]

@@ -5,14 +5,14 @@ the training methods (`method.py`, callbacks) import evaluation and search, whic
 not need.
 """
 
-from keras_dml.models.abe.mheads import MHeads
-from keras_dml.models.abe.model import ABE
-from keras_dml.models.bier.diversity import ActivationDiversity, AdversarialDiversity
-from keras_dml.models.bier.model import BIER
-from keras_dml.models.dcml.model import DCML
-from keras_dml.models.divide_and_conquer.model import DivideAndConquer
+from keras_dml.layers.diversity import ActivationDiversity, AdversarialDiversity
+from keras_dml.models.abe import ABE
+from keras_dml.models.bier import BIER
+from keras_dml.models.dcml import DCML
+from keras_dml.models.divide_and_conquer import DivideAndConquer
 from keras_dml.models.embedding_model import EmbeddingModel
-from keras_dml.models.hierarchical_divide_and_conquer.model import HierarchicalDivideAndConquer
+from keras_dml.models.hierarchical_divide_and_conquer import HierarchicalDivideAndConquer
+from keras_dml.models.mheads import MHeads
 
 MODEL_CLASSES = (
     ABE,

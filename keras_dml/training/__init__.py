@@ -5,7 +5,7 @@ and nothing imports it. `run_config` holds the typed run configuration (`RunConf
 `fit_to_data` the settings fitted to the training split, `run` the training run (`train`).
 """
 
-from keras_dml.models.registry import MethodSpec, get_method, list_methods, register_method
+from keras_dml.methods import MethodSpec, get_method, list_methods, register_method
 from keras_dml.training.run import evaluate_model, load_splits, train
 from keras_dml.training.run_config import RunConfig, load_config, resolve_config
 

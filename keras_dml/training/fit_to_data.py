@@ -1,12 +1,12 @@
 """Fit the settings a user left unset to the training split: batch composition, learner counts.
 
-Batch composition comes from `keras_dml.models.batch_composition`. A method whose learners each
+Batch composition comes from `keras_dml.methods.batch_composition`. A method whose learners each
 need their own classes (Divide & Conquer: every cluster needs two classes) gets at most
 `usable classes // classes_per_learner` learners when the user did not set the count; a count the
 user set that cannot work on the data fails with the CLI flag and configuration key that fix it.
 """
 
-from keras_dml.models.batch_composition import (  # noqa: F401 (re-exported)
+from keras_dml.methods.batch_composition import (  # noqa: F401 (re-exported)
     fit_batch_composition,
     usable_classes,
 )

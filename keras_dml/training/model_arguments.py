@@ -9,7 +9,7 @@ import re
 
 import keras
 
-from keras_dml.models.method_defaults import accepted_arguments
+from keras_dml.methods.defaults import accepted_arguments
 from keras_dml.utils.suggestions import did_you_mean_keys
 
 _UNRECOGNIZED = re.compile(r"Unrecognized keyword arguments passed to (\w+): \{(.*)\}")

@@ -18,8 +18,8 @@ from keras_dml.losses.class_weights import (
     with_class_arguments,
     with_recommended_lr_multipliers,
 )
-from keras_dml.models import get_method
-from keras_dml.models.method_defaults import (
+from keras_dml.methods import get_method
+from keras_dml.methods.defaults import (
     check_loss_entry,
     compile_with_config,
     m_per_class_batches,

@@ -51,7 +51,7 @@ class RunConfig:
     """A training run's settings: data, model, loss, optimizer, schedule and devices.
 
     Args:
-        method: str. The training method, one of `keras_dml.models.list_methods()`.
+        method: str. The training method, one of `keras_dml.methods.list_methods()`.
         dataset: str. One of `keras_dml.data.list_datasets()`.
         description: str or `None`. What the recipe is (kept in `config.json`; optional).
         paper: str or `None`. The paper the recipe follows (optional).

@@ -11,7 +11,7 @@ import keras
 from keras_dml import backbones  # noqa: F401 (importing it registers the built-in backbones)
 from keras_dml.backbones.registry import get_spec
 from keras_dml.data.transform_options import AUGMENTATIONS
-from keras_dml.models.method_defaults import accepted_arguments, find_optimizer_class
+from keras_dml.methods.defaults import accepted_arguments, find_optimizer_class
 from keras_dml.utils.suggestions import closest, did_you_mean
 
 # Values of the `strategy` and `precision` settings (keras_dml.training.strategy and

@@ -70,7 +70,7 @@ def unknown_names(name, args):
         patterns = [p for p in args.rows.split(",") if not PLACEHOLDER.match(p)]
         return accuracy.select_rows(accuracy.row_names(best_loss), patterns)[1]
     if name in ("recipes", "distributed_step") and args.methods not in (None, "*"):
-        from keras_dml.models import list_methods
+        from keras_dml.methods import list_methods
 
         unknown = [m for m in args.methods.split(",") if m not in list_methods()]
         if name == "recipes":

@@ -67,8 +67,8 @@ def test_help_and_usage_errors_import_no_keras_or_tensorflow():
 
 
 def test_method_table_is_the_registry():
-    from keras_dml.models import get_method, list_methods
-    from keras_dml.models.registry import ENTRY_POINT_GROUP
+    from keras_dml.methods import get_method, list_methods
+    from keras_dml.methods.registry import ENTRY_POINT_GROUP
 
     # Built-in: registered by keras_dml itself (other tests may leave plug-ins registered).
     builtin = {

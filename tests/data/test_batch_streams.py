@@ -6,7 +6,7 @@ import numpy as np
 from keras_dml import backbones
 from keras_dml.data import ImageDataset
 from keras_dml.data.batch_streams import is_batch_stream, is_tf_dataset, iterate_batches
-from keras_dml.models.bier.initialization import _features_of
+from keras_dml.methods.bier.initialization import _features_of
 from keras_dml.models.dcml import DCML
 from tests.support.helpers import tiny_images, tiny_labels
 

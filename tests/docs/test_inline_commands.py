@@ -92,7 +92,7 @@ def unknown_method(words):
     """The `--method` of a `train` command when it is not registered (plugins aside)."""
     if words[0] != "train" or "--plugin" in words or "--method" not in words:
         return None
-    from keras_dml.models import list_methods
+    from keras_dml.methods import list_methods
 
     method = words[words.index("--method") + 1]
     return None if method in list_methods() else method

@@ -18,7 +18,7 @@ import tensorflow as tf
 from keras_dml import backbones
 from keras_dml.export import ExportError, export_onnx, export_saved_model
 from keras_dml.export.float32_model import float32_inference_model
-from keras_dml.models import get_method, list_methods
+from keras_dml.methods import get_method, list_methods
 from keras_dml.training.precision import precision_policy
 
 pytestmark = pytest.mark.tf_only("exports SavedModel and ONNX graphs through TensorFlow")

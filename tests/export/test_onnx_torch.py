@@ -21,7 +21,7 @@ TORCH_EXPORT_RUN = CLI_RUNNER + textwrap.dedent(
     import onnxruntime
     from keras_dml import backbones
     from keras_dml.export import ExportError, export_onnx, export_saved_model
-    from keras_dml.models import get_method
+    from keras_dml.methods import get_method
     from keras_dml.search import EmbeddingIndex
 
 
@@ -102,7 +102,7 @@ JAX_REFUSAL_RUN = textwrap.dedent(
     import os, sys, tempfile
     from keras_dml import backbones
     from keras_dml.export import ExportError, export_onnx, export_saved_model
-    from keras_dml.models import get_method
+    from keras_dml.methods import get_method
 
     model = get_method("baseline").tiny(backbones.get("convnet", input_shape=(32, 32, 3)))
     root = tempfile.mkdtemp()

@@ -15,7 +15,7 @@ import pytest
 
 from keras_dml import backbones
 from keras_dml.export import export_onnx
-from keras_dml.models import get_method
+from keras_dml.methods import get_method
 from tests.support.no_tensorflow import run_blocked
 
 DTYPES = ("float32", "uint8")

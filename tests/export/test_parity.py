@@ -17,7 +17,8 @@ import pytest
 import tensorflow as tf
 
 from keras_dml.export import export_onnx, export_saved_model
-from keras_dml.models import EmbeddingModel, get_method, list_methods
+from keras_dml.methods import get_method, list_methods
+from keras_dml.models import EmbeddingModel
 from keras_dml.training.run_config import resolve_config
 
 IMAGE_SIZE = 32

@@ -57,7 +57,7 @@ def test_default_margins_follow_the_similarity():
 
 def test_the_squared_distance_form_is_abes_eq_10():
     """ABE's learners and a baseline with `similarity="squared_euclidean"` train one loss."""
-    from keras_dml.models.abe import abe_contrastive_loss
+    from keras_dml.models.attention.objective import abe_contrastive_loss
 
     rng = np.random.default_rng(3)
     labels = rng.integers(0, 4, size=12)

@@ -13,8 +13,8 @@ import pytest
 
 from keras_dml import backbones, losses
 from keras_dml.data import load_dataset
-from keras_dml.models import get_method, list_methods
-from keras_dml.models.method_defaults import compile_with_config, m_per_class_batches
+from keras_dml.methods import get_method, list_methods
+from keras_dml.methods.defaults import compile_with_config, m_per_class_batches
 from keras_dml.training.run_config import resolve_config
 from tests.support.backend_utils import gradients
 from tests.support.helpers import roundtrip, tiny_images, tiny_labels

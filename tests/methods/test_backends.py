@@ -45,7 +45,7 @@ assert "torch" not in sys.modules, "loading imported torch"
     reason="run with KERAS_BACKEND=jax or torch (the TensorFlow suite covers TensorFlow)",
 )
 def test_every_method_fits_evaluates_and_loads_on_tensorflow(tmp_path):
-    from keras_dml.models import list_methods
+    from keras_dml.methods import list_methods
 
     backend_fit_script.main(str(tmp_path))
     env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}

@@ -95,7 +95,7 @@ def test_too_few_memories_for_the_call_sites_are_refused(splits):  # noqa: F811
 def test_the_cli_flags_reach_the_loss():
     from keras_dml.cli.parser import build_parser
     from keras_dml.cli.train import config_from_args
-    from keras_dml.models.method_defaults import build_loss
+    from keras_dml.methods.defaults import build_loss
 
     argv = ["train", "--method", "dc", "--dataset", "digits", "--loss", "cross_batch_memory"]
     argv += ["--set", "loss.loss.name=contrastive", "--set", "loss.memory_size=256"]

@@ -26,7 +26,7 @@ SCRIPT = textwrap.dedent(
     from keras_dml import backbones, losses
     from keras_dml.models import get_method, list_methods
     from keras_dml.training.run_config import resolve_config
-    from keras_dml.models.method_defaults import compile_with_config
+    from keras_dml.methods.defaults import compile_with_config
 
     XBM = {"name": "cross_batch_memory", "loss": {"name": "contrastive"}, "memory_size": 12}
     MODELS = {"dc": {"num_learners": 2}, "bier": {"num_learners": 3, "embedding_dim": 24},

@@ -27,7 +27,7 @@ SCRIPT = textwrap.dedent(
     from keras_dml import backbones
     from keras_dml.models import get_method, list_methods
     from keras_dml.training.run_config import resolve_config
-    from keras_dml.models.method_defaults import compile_with_config
+    from keras_dml.methods.defaults import compile_with_config
 
     CLUSTERED = {"dc": 1, "hdc": 1}
 
@@ -121,7 +121,7 @@ DEFAULT_LOSS_SCRIPT = textwrap.dedent(
     from keras_dml import backbones
     from keras_dml.models import get_method, list_methods
     from keras_dml.training.run_config import resolve_config
-    from keras_dml.models.method_defaults import compile_with_config
+    from keras_dml.methods.defaults import compile_with_config
 
     rng = np.random.default_rng(0)
     images = (rng.random((16, 32, 32, 3)) * 255).astype("float32")

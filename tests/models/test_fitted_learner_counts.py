@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from keras_dml import backbones
-from keras_dml.models import get_method, list_methods
+from keras_dml.methods import get_method, list_methods
 from keras_dml.models.divide_and_conquer import DivideAndConquer
 from keras_dml.models.learner_dims import resolve_learner_dims
 from keras_dml.training.fit_to_data import DEFAULT_LEARNERS, fit_to_data

@@ -15,8 +15,8 @@ import pytest
 
 from keras_dml import cli
 from keras_dml.data import from_arrays
-from keras_dml.models import list_methods
-from keras_dml.models.registry import unregister_method
+from keras_dml.methods import list_methods
+from keras_dml.methods.registry import unregister_method
 from keras_dml.training import train
 from tests.support.paths import REPO_ROOT
 

@@ -17,8 +17,8 @@ import pytest
 
 from keras_dml import cli
 from keras_dml.data.datasets import from_arrays
-from keras_dml.models import get_method, list_methods, register_method
-from keras_dml.models.registry import unregister_method
+from keras_dml.methods import get_method, list_methods, register_method
+from keras_dml.methods.registry import unregister_method
 from keras_dml.training import train
 from tests.support.paths import REPO_ROOT
 
@@ -30,7 +30,8 @@ TOY_MODULE = textwrap.dedent(
 
     import dataclasses
 
-    from keras_dml.models import EmbeddingModel, register_method
+    from keras_dml.methods import register_method
+    from keras_dml.models import EmbeddingModel
 
 
     @dataclasses.dataclass(frozen=True)
@@ -53,7 +54,7 @@ TOY_MODULE = textwrap.dedent(
         return build_toy(config, backbone, splits)
 
 
-    from keras_dml.models import get_method  # noqa: E402
+    from keras_dml.methods import get_method  # noqa: E402
     '''
 )
 
@@ -103,7 +104,7 @@ def test_builtin_methods_register_on_import_without_the_training_package():
         "import keras_dml.data, keras_dml.evaluation, keras_dml.export, keras_dml.zoo\n"
         "import keras_dml.visualization, keras_dml.utils\n"
         "assert 'keras_dml.training' not in sys.modules, 'a sub-package imports training'\n"
-        "from keras_dml.models import list_methods\n"
+        "from keras_dml.methods import list_methods\n"
         "print(','.join(list_methods()))\n"
     )
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": ROOT}

@@ -28,12 +28,15 @@ def test_catalogue_is_large_and_covers_every_method_and_part():
     assert len(RECORDS) >= 40
     files = {record["file"] for record in RECORDS}
     for part in (
-        "keras_dml/models/bier/",
-        "keras_dml/models/divide_and_conquer/",
-        "keras_dml/models/division/",
-        "keras_dml/models/hierarchical_divide_and_conquer/",
-        "keras_dml/models/dcml/",
-        "keras_dml/models/abe/",
+        "keras_dml/models/bier.py",
+        "keras_dml/models/boosting/",
+        "keras_dml/models/divide_and_conquer.py",
+        "keras_dml/models/dcml.py",
+        "keras_dml/models/composition/",
+        "keras_dml/models/attention/",
+        "keras_dml/methods/divide_and_conquer/",
+        "keras_dml/methods/division/",
+        "keras_dml/methods/hierarchical_divide_and_conquer/",
         "keras_dml/layers/",
         "keras_dml/losses/",
         "keras_dml/evaluation/",

@@ -7,8 +7,8 @@ import pytest
 
 from keras_dml import backbones, losses
 from keras_dml.losses.class_weights import with_recommended_lr_multipliers
+from keras_dml.methods.defaults import build_optimizer
 from keras_dml.models import EmbeddingModel
-from keras_dml.models.method_defaults import build_optimizer
 from keras_dml.optimizers import LearningRateMultipliers, with_multipliers
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from keras_dml.evaluation import embed, evaluate
-from keras_dml.models import get_method, list_methods
+from keras_dml.methods import get_method, list_methods
 from keras_dml.search import EmbeddingIndex
 from keras_dml.serving import InputContractError
 from tests.export.test_parity import convnet, digit_images

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from keras_dml.export import export_onnx, export_saved_model
-from keras_dml.models import get_method
+from keras_dml.methods import get_method
 from tests.export.test_onnx_client import load_client
 from tests.export.test_parity import convnet
 from tests.serving.test_input_contract import (

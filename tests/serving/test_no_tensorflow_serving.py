@@ -29,7 +29,7 @@ SERVING_RUN = CLI_RUNNER + textwrap.dedent(
     from keras_dml import backbones, data
     from keras_dml.evaluation import embed, evaluate
     from keras_dml.evaluation.model_evaluation import evaluate_model
-    from keras_dml.models import get_method
+    from keras_dml.methods import get_method
     from keras_dml.search import EmbeddingIndex, Embedder
     from keras_dml.utils import MissingDependencyError
 

@@ -19,8 +19,8 @@ def main(out_dir):
     import tensorflow as tf
 
     from keras_dml import backbones
-    from keras_dml.models import get_method, list_methods
-    from keras_dml.models.method_defaults import compile_with_config
+    from keras_dml.methods import get_method, list_methods
+    from keras_dml.methods.defaults import compile_with_config
     from keras_dml.training.run_config import resolve_config
 
     rng = np.random.default_rng(0)

@@ -8,8 +8,8 @@ from keras_dml.cli.train import config_from_args
 from keras_dml.data import load_dataset
 from keras_dml.data.image_dataset import ImageDataset
 from keras_dml.data.preprocessing import AUGMENTATIONS
-from keras_dml.models.division.batches import cluster_batches
-from keras_dml.models.method_defaults import build_augmentation, m_per_class_batches
+from keras_dml.methods.defaults import build_augmentation, m_per_class_batches
+from keras_dml.methods.division.batches import cluster_batches
 from keras_dml.training.run_config import DEFAULTS, resolve_config
 
 BASE = {"method": "baseline", "dataset": "digits", "batch_size": 8, "m_per_class": 4}

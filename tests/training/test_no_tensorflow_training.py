@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from keras_dml.models import list_methods
+from keras_dml.methods import list_methods
 from tests.support.no_tensorflow import run_blocked
 
 DIVIDE_AND_CONQUER_RUN = textwrap.dedent(
@@ -26,7 +26,7 @@ DIVIDE_AND_CONQUER_RUN = textwrap.dedent(
     import numpy as np
     import keras
     from keras_dml.cli import main
-    from keras_dml.models.division.embedding_pass import (
+    from keras_dml.methods.division.embedding_pass import (
         cached_inputs, compiled_forward, embed_training_set)
     from keras_dml.training import load_splits, train
     from keras_dml.training.strategy import make_strategy

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from keras_dml import backbones
-from keras_dml.models import get_method, list_methods
-from keras_dml.models.method_defaults import compile_with_config
+from keras_dml.methods import get_method, list_methods
+from keras_dml.methods.defaults import compile_with_config
 from keras_dml.training.precision import precision_policy
 from keras_dml.training.run_config import resolve_config
 

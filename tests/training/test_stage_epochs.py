@@ -12,7 +12,7 @@ import warnings
 
 import pytest
 
-from keras_dml.models import get_method
+from keras_dml.methods import get_method
 from keras_dml.training.run import warn_unreached_stages
 from tests.support.paths import REPO_ROOT
 

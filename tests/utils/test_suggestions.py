@@ -21,19 +21,19 @@ def resolve(**entries):
 
 
 def build_optimizer(**entry):
-    from keras_dml.models.method_defaults import build_optimizer
+    from keras_dml.methods.defaults import build_optimizer
 
     return build_optimizer({"optimizer": entry})
 
 
 def parse_dc_options(**options):
-    from keras_dml.models import get_method
+    from keras_dml.methods import get_method
 
     return get_method("dc").parse_options({"method_options": options})
 
 
 def check_loss(**entry):
-    from keras_dml.models.method_defaults import check_loss_entry
+    from keras_dml.methods.defaults import check_loss_entry
 
     return check_loss_entry(entry)
 
@@ -57,7 +57,7 @@ def losses_get(name):
 
 
 def method(name):
-    from keras_dml.models import get_method
+    from keras_dml.methods import get_method
 
     return get_method(name)
 

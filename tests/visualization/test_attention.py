@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from keras_dml import backbones
-from keras_dml.models.abe import ABE, MHeads
+from keras_dml.models.abe import ABE
+from keras_dml.models.mheads import MHeads
 from keras_dml.visualization.attention import plot_attention
 from tests.support.helpers import tiny_images
 

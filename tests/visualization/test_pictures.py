@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from keras_dml.models import DCML, EmbeddingModel
-from keras_dml.models.abe import ABE, MHeads
+from keras_dml.models.abe import ABE
+from keras_dml.models.mheads import MHeads
 from keras_dml.visualization import (
     compositor_weight_matrix,
     nearest_neighbors,

@@ -8,7 +8,7 @@ import pytest
 
 from keras_dml import zoo
 from keras_dml.data import load_dataset
-from keras_dml.models import list_methods
+from keras_dml.methods import list_methods
 from keras_dml.training import evaluate_model
 from tests.support.paths import REPO_ROOT
 

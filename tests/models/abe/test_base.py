@@ -4,7 +4,8 @@ import keras
 import pytest
 
 from keras_dml import backbones
-from keras_dml.models.abe import ABE, MHeads
+from keras_dml.models.abe import ABE
+from keras_dml.models.mheads import MHeads
 
 
 def convnet():

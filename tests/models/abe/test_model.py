@@ -3,8 +3,10 @@ import numpy as np
 import pytest
 
 from keras_dml import backbones
-from keras_dml.models.abe import ABE, MHeads, abe_contrastive_loss, divergence_loss
+from keras_dml.models.abe import ABE
+from keras_dml.models.attention.objective import abe_contrastive_loss, divergence_loss
 from keras_dml.models.embedding_model import l2_normalize
+from keras_dml.models.mheads import MHeads
 from tests.support.backend_utils import gradients
 from tests.support.helpers import check_model, tiny_images, tiny_labels
 
@@ -200,7 +202,7 @@ def test_default_branches_of_large_backbones(name):
 def test_every_registered_backbone_has_default_cuts():
     """ABE (and M-heads) build on every registered backbone without the user naming cuts."""
     from keras_dml.backbones import list_backbones
-    from keras_dml.models.abe import DEFAULT_BRANCHES
+    from keras_dml.models.attention.branching import DEFAULT_BRANCHES
 
     missing = sorted(set(list_backbones()) - set(DEFAULT_BRANCHES))
     assert not missing, f"no default ABE cuts for {missing}"

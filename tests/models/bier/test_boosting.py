@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from keras_dml.models.bier.boosting import (
+from keras_dml.models.boosting.weights import (
     PAPER_GROUP_SIZES,
     boosting_group_sizes,
     boosting_weights,

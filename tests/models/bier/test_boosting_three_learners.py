@@ -11,7 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from keras_dml.models.bier import boosted_learner_losses, get_loss_form
+from keras_dml.models.boosting.boosted_loss import boosted_learner_losses
+from keras_dml.models.boosting.pair_losses import get_loss_form
 from tests.support.backend_utils import to_numpy
 
 # The boosting recursion's running score on each backend: the JAX line runs these.

@@ -2,7 +2,7 @@
 
 import pytest
 
-from keras_dml.models.bier import build_bier
+from keras_dml.methods.bier.spec import build_bier
 
 
 def test_a_partial_configuration_is_refused_with_the_resolving_call():

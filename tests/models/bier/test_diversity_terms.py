@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from keras_dml.models.bier.diversity import ActivationDiversity, AdversarialDiversity
+from keras_dml.layers.diversity import ActivationDiversity, AdversarialDiversity
 from tests.support.backend_utils import to_numpy
 
 SIZES = (2, 3, 4)

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
+from keras_dml.methods.bier.initialization import initialize_bier_embedding
 from keras_dml.models.bier import BIER
-from keras_dml.models.bier.initialization import initialize_bier_embedding
 from tests.models.bier.test_model import tiny_backbone
 from tests.support.backend_utils import to_numpy
 from tests.support.helpers import tiny_images

@@ -6,8 +6,9 @@ import pytest
 
 from keras_dml.losses.binomial_deviance import BinomialDevianceLoss
 from keras_dml.losses.contrastive import ContrastiveLoss
-from keras_dml.models.bier import BIER, boosted_learner_losses, boosting_weights, get_loss_form
-from keras_dml.models.bier.model import HEAD_PATTERN
+from keras_dml.models.bier import BIER, HEAD_PATTERN, boosting_weights
+from keras_dml.models.boosting.boosted_loss import boosted_learner_losses
+from keras_dml.models.boosting.pair_losses import get_loss_form
 from keras_dml.models.embedding_model import EmbeddingModel
 from tests.support.backend_utils import gradients, to_numpy, value_and_gradients
 from tests.support.helpers import check_model, tiny_images, tiny_labels
@@ -219,8 +220,8 @@ def test_argument_errors():
 
 
 def test_build_bier_from_the_fashion_mnist_config_with_the_real_convnet():
-    from keras_dml.models import get_method
-    from keras_dml.models.bier import build_bier
+    from keras_dml.methods import get_method
+    from keras_dml.methods.bier.spec import build_bier
     from keras_dml.training import load_config
 
     config = load_config("training/configs/bier_fashion_mnist.json")

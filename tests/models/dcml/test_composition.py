@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from keras_dml.models.dcml.objective import compose
+from keras_dml.models.composition.objective import compose
 from tests.support.backend_utils import to_numpy
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from keras_dml import backbones
-from keras_dml.models import get_method
+from keras_dml.methods import get_method
 from keras_dml.models.dcml import DCML
 from keras_dml.training.run_config import load_config
 from tests.support.helpers import tiny_images, tiny_labels

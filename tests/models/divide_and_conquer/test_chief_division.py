@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from keras_dml.models.divide_and_conquer import chief_division as dc
-from keras_dml.models.division.preconditions import check_division_arguments
-from keras_dml.models.hierarchical_divide_and_conquer import chief_division as hdc
+from keras_dml.methods.divide_and_conquer import chief_division as dc
+from keras_dml.methods.division.preconditions import check_division_arguments
+from keras_dml.methods.hierarchical_divide_and_conquer import chief_division as hdc
 
 
 def test_dc_outcome_vector_leads_with_its_status():

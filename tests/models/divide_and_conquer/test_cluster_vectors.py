@@ -14,10 +14,10 @@ import numpy as np
 from keras_dml.data.datasets.arrays import from_arrays
 from keras_dml.data.samplers.cluster_m_per_class import ClusterMPerClassSampler
 from keras_dml.losses import ContrastiveLoss
-from keras_dml.models.divide_and_conquer import callback as callback_module
-from keras_dml.models.divide_and_conquer.chief_division import cluster_division
-from keras_dml.models.divide_and_conquer.model import DivideAndConquer
-from keras_dml.models.division.clustering import match_clusters
+from keras_dml.methods.divide_and_conquer import callback as callback_module
+from keras_dml.methods.divide_and_conquer.chief_division import cluster_division
+from keras_dml.methods.division.clustering import match_clusters
+from keras_dml.models.divide_and_conquer import DivideAndConquer
 from tests.support.backend_utils import to_numpy
 
 

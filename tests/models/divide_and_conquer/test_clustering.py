@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from keras_dml.models.division.clustering import (
+from keras_dml.methods.division.clustering import (
     ClusteringError,
     cluster_nmi,
     cluster_sizes,

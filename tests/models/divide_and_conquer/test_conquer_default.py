@@ -8,8 +8,8 @@ Without the merge, a short D&C run kept four under-trained learners (hangul, 3 e
 import numpy as np
 import pytest
 
-from keras_dml.models import get_method
-from keras_dml.models.divide_and_conquer.method import conquer_epoch_for
+from keras_dml.methods import get_method
+from keras_dml.methods.divide_and_conquer.spec import conquer_epoch_for
 from keras_dml.training import train
 from tests.training.test_entry_points import array_splits
 

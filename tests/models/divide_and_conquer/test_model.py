@@ -5,8 +5,8 @@ import pytest
 from keras_dml.data.datasets.arrays import from_arrays
 from keras_dml.data.samplers.cluster_m_per_class import ClusterMPerClassSampler
 from keras_dml.losses import ContrastiveLoss
-from keras_dml.models.divide_and_conquer.callback import DivideAndConquerCallback
-from keras_dml.models.divide_and_conquer.model import DivideAndConquer
+from keras_dml.methods.divide_and_conquer.callback import DivideAndConquerCallback
+from keras_dml.models.divide_and_conquer import DivideAndConquer
 from tests.support import backend_utils
 from tests.support.helpers import check_model, tiny_images, tiny_labels
 
@@ -203,8 +203,8 @@ def test_callback_argument_errors():
 
 def test_failed_division_keeps_the_previous_one(monkeypatch):
     """A division that cannot give every cluster two classes keeps the last good assignment."""
-    from keras_dml.models.divide_and_conquer import callback as callback_module
-    from keras_dml.models.divide_and_conquer import chief_division
+    from keras_dml.methods.divide_and_conquer import callback as callback_module
+    from keras_dml.methods.divide_and_conquer import chief_division
 
     labels = np.repeat(np.arange(4), 6)
     previous = np.tile([0, 1], 12)

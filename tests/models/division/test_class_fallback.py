@@ -5,14 +5,14 @@ import warnings
 import numpy as np
 import pytest
 
-from keras_dml.models.divide_and_conquer.chief_division import cluster_division
-from keras_dml.models.division.class_fallback import divide_samples, kmeans_by_class
-from keras_dml.models.division.clustering import (
+from keras_dml.methods.divide_and_conquer.chief_division import cluster_division
+from keras_dml.methods.division.class_fallback import divide_samples, kmeans_by_class
+from keras_dml.methods.division.clustering import (
     ClusteringError,
     kmeans,
     usable_classes_per_cluster,
 )
-from keras_dml.models.hierarchical_divide_and_conquer.division import recluster, split_clusters
+from keras_dml.methods.hierarchical_divide_and_conquer.division import recluster, split_clusters
 
 KMEANS = {"backend": "sklearn", "nredo": 2, "niter": 50}
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from keras_dml.losses import ContrastiveLoss, MarginLoss, ProxyAnchorLoss
-from keras_dml.models.divide_and_conquer.model import DivideAndConquer
+from keras_dml.models.divide_and_conquer import DivideAndConquer
 from keras_dml.models.division.model import DivisionModel, batch_cluster
-from keras_dml.models.hierarchical_divide_and_conquer.model import HierarchicalDivideAndConquer
+from keras_dml.models.hierarchical_divide_and_conquer import HierarchicalDivideAndConquer
 from tests.models.divide_and_conquer.test_model import tiny_backbone
 
 MODELS = {

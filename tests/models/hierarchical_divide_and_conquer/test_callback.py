@@ -4,7 +4,7 @@ import pytest
 
 from keras_dml.data.datasets.arrays import from_arrays
 from keras_dml.data.samplers.cluster_m_per_class import ClusterMPerClassSampler
-from keras_dml.models.hierarchical_divide_and_conquer.callback import (
+from keras_dml.methods.hierarchical_divide_and_conquer.callback import (
     HierarchicalDivideAndConquerCallback,
 )
 from tests.models.hierarchical_divide_and_conquer.test_model import make_model, numpy
@@ -108,7 +108,7 @@ def test_degenerate_inputs():
 
 
 def test_failed_re_clustering_warns_and_keeps_the_clusters(monkeypatch):
-    from keras_dml.models.hierarchical_divide_and_conquer import chief_division as module
+    from keras_dml.methods.hierarchical_divide_and_conquer import chief_division as module
 
     original = module.recluster
 

@@ -14,7 +14,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_dml.models import get_method
+from keras_dml.methods import get_method
 from keras_dml.training import train
 from tests.support.paths import REPO_ROOT
 from tests.training.test_entry_points import array_splits

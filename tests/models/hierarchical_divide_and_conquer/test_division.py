@@ -4,8 +4,8 @@ import os
 import numpy as np
 import pytest
 
-from keras_dml.models.hierarchical_divide_and_conquer.division import recluster, split_clusters
-from keras_dml.models.hierarchical_divide_and_conquer.presets import list_presets, preset_config
+from keras_dml.methods.hierarchical_divide_and_conquer.division import recluster, split_clusters
+from keras_dml.methods.hierarchical_divide_and_conquer.presets import list_presets, preset_config
 from keras_dml.training.run_config import resolve_config
 from tests.support.paths import REPO_ROOT
 

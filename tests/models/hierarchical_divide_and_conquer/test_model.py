@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from keras_dml.losses import ContrastiveLoss
-from keras_dml.models.hierarchical_divide_and_conquer.model import HierarchicalDivideAndConquer
+from keras_dml.models.hierarchical_divide_and_conquer import HierarchicalDivideAndConquer
 from tests.support.helpers import check_model, roundtrip, tiny_images, tiny_labels
 
 

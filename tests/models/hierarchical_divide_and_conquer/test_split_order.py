@@ -5,7 +5,7 @@ Sanakoyeu et al., TPAMI 2021, Sec. 3.1.1 (bisecting division); `split_clusters`'
 
 import numpy as np
 
-from keras_dml.models.hierarchical_divide_and_conquer.division import split_clusters
+from keras_dml.methods.hierarchical_divide_and_conquer.division import split_clusters
 
 KMEANS = {"niter": 20, "nredo": 1, "backend": "sklearn"}
 

@@ -1,0 +1,48 @@
+"""`keras-dml train --method abe | mheads`: how a run configuration builds ABE and M-heads.
+
+The `model` entry of a configuration holds the constructor arguments of `ABE` / `MHeads`
+(`num_learners`, `embedding_dim`, `lambda_div`, ...). The loss is part of the model (Eq. 8-10):
+by default the paper's contrastive loss (Eq. 10); a top-level `loss` entry (or `model.metric_loss`)
+replaces it, e.g. `{"name": "contrastive", "margin": 0.5}`.
+"""
+
+from keras_dml.methods.defaults import compile_optimizer_only
+from keras_dml.methods.registry import register_method
+from keras_dml.models.abe import ABE
+from keras_dml.models.mheads import MHeads
+
+
+def model_options(config):
+    """`config["model"]` with a top-level `loss` entry mapped to `metric_loss`."""
+    options = dict(config.get("model", {}))
+    if config.get("loss"):
+        if options.get("metric_loss") is not None:
+            raise ValueError(
+                "The metric loss is set twice: in `loss` and in `model.metric_loss`. Keep one."
+            )
+        options["metric_loss"] = dict(config["loss"])
+    return options
+
+
+@register_method(
+    "abe",
+    description="ABE-M: M attention masks on a shared trunk, shared embedding G, divergence loss",
+    compile=compile_optimizer_only,
+    tiny=lambda backbone: ABE(backbone, num_learners=2, embedding_dim=16),
+)
+def build_abe(config, backbone, splits=None):
+    """Builds an uncompiled `ABE` from `config["model"]` (constructor keyword arguments)."""
+    del splits
+    return ABE(backbone, **model_options(config))
+
+
+@register_method(
+    "mheads",
+    description="M-heads: shared bottom layers, M separate copies of the top (ABE's baseline)",
+    compile=compile_optimizer_only,
+    tiny=lambda backbone: MHeads(backbone, num_learners=2, embedding_dim=16),
+)
+def build_mheads(config, backbone, splits=None):
+    """Builds an uncompiled `MHeads` from `config["model"]` (constructor keyword arguments)."""
+    del splits
+    return MHeads(backbone, **model_options(config))

@@ -1,0 +1,1 @@
+from keras_dml.methods.divide_and_conquer import spec  # noqa: F401 (registers the method)

@@ -1,0 +1,109 @@
+"""`keras-dml train --method hdc`: how a run configuration builds and fits hierarchical D&C.
+
+`config["model"]` holds the constructor arguments of `HierarchicalDivideAndConquer`;
+`config["method_options"]` the callback's options (`HierarchicalDivideAndConquerOptions`).
+"""
+
+import dataclasses
+
+from keras_dml.methods.division.batches import prepare_division
+from keras_dml.methods.hierarchical_divide_and_conquer.callback import (
+    HierarchicalDivideAndConquerCallback,
+)
+from keras_dml.methods.registry import get_method, register_method
+from keras_dml.models.hierarchical_divide_and_conquer import HierarchicalDivideAndConquer
+
+
+@dataclasses.dataclass(frozen=True)
+class HierarchicalDivideAndConquerOptions:
+    """`method_options` of an HDC run configuration (TPAMI 2021, Tab. 9 / Sec. 3).
+
+    Args:
+        division_every: int. Epochs between divisions. Defaults to `2`.
+        finetune_epoch: int or `None`. First epoch of the final fine-tuning. Defaults to `None`.
+        cluster_on: str. `"embedding"` or `"features"`. Defaults to `"embedding"`.
+        freeze_backbone: bool. Freeze the backbone for the epoch after each division, as the
+            reference code does with its ImageNet backbone (the paper recipes in
+            `training/configs/hdc_*.json` set it). Defaults to `False`: trained from scratch,
+            freezing cost most of the training (hangul, 3 epochs divided every epoch, the
+            backbone trained in the first epoch only: R@1 0.919 / MAP@R 0.476 frozen, 0.983 /
+            0.753 not, `python benchmarks/accuracy.py --rows hdc/best,hdc/best-unfrozen`).
+        split_attempts: int. 2-means restarts per split. Defaults to `30`.
+        epoch_length: int or `None`. Batches per epoch; constant because tf.data fixes the epoch
+            length on the first epoch and the number of clusters changes. `None`: training
+            samples // batch_size.
+        kmeans_niter: int. K-means iterations. Defaults to `100`.
+        kmeans_nredo: int. K-means restarts. Defaults to `5`.
+        similarity: str. How clusters are matched to the previous division. Defaults to `"iou"`.
+    """
+
+    division_every: int = 2
+    finetune_epoch: int | None = None
+    cluster_on: str = "embedding"
+    freeze_backbone: bool = False
+    split_attempts: int = 30
+    epoch_length: int | None = None
+    kmeans_niter: int = 100
+    kmeans_nredo: int = 5
+    similarity: str = "iou"
+
+
+def prepare_hierarchical_divide_and_conquer(config, model, splits):
+    """Cluster-conditioned batches and the division callback.
+
+    Args:
+        config: resolved run configuration.
+        model: the `HierarchicalDivideAndConquer` model.
+        splits: dict of loaded splits (uses `train`; validation metrics come from the run's
+            `RetrievalEvaluation`).
+
+    Returns:
+        `(train_dataset, [HierarchicalDivideAndConquerCallback, SamplerEpochCallback])`.
+    """
+    del model
+    options = get_method("hdc").parse_options(config)
+    return prepare_division(
+        config,
+        splits,
+        options,
+        HierarchicalDivideAndConquerCallback,
+        division_every=options.division_every,
+        finetune_epoch=options.finetune_epoch,
+        freeze_backbone=options.freeze_backbone,
+        split_attempts=options.split_attempts,
+    )
+
+
+def training_only_weights(model):
+    """Training state `call` never reads (`num_active` is read: it selects the summed masks)."""
+    names = (
+        "division_depth",
+        "recluster_count",
+        "stage_variable",
+        "backbone_frozen",
+        "cluster_assignment",
+    )
+    return [getattr(model, n) for n in names if hasattr(model, n)]
+
+
+@register_method(
+    "hdc",
+    description="Hierarchical Divide & Conquer (TPAMI 2021): progressive 2-means division, "
+    "soft masks per cluster, mask orthogonality loss",
+    prepare=prepare_hierarchical_divide_and_conquer,
+    options=HierarchicalDivideAndConquerOptions,
+    learners_option="max_learners",
+    classes_per_learner=2,
+    tiny=lambda backbone: HierarchicalDivideAndConquer(backbone, embedding_dim=16, max_learners=2),
+    training_only_weights=training_only_weights,
+)
+def build_hierarchical_divide_and_conquer(config, backbone, splits):
+    """`HierarchicalDivideAndConquer(backbone, **config["model"])`.
+
+    When `config["model"]` has no `num_train_samples`, it is the size of `splits["train"]`, so
+    the cluster assignment becomes model state (checkpoints carry it).
+    """
+    options = dict(config["model"])
+    if options.get("num_train_samples") is None:
+        options["num_train_samples"] = len(splits["train"].labels)
+    return HierarchicalDivideAndConquer(backbone, **options)

@@ -1,0 +1,276 @@
+"""`HierarchicalDivideAndConquer`: one embedding, soft masks per cluster, progressive division."""
+
+import re
+
+import keras
+from keras import ops
+
+from keras_dml.models.distribution import ForwardCache, gather_replicas, with_model_losses
+from keras_dml.models.division.hierarchical_state import FINETUNE, DivisionStateMixin
+from keras_dml.models.division.model import DivisionModel, batch_cluster, split_targets
+from keras_dml.models.embedding_model import l2_normalize
+from keras_dml.optimizers import find_multipliers, with_multipliers
+
+# The soft masks' variables, for their own learning rate.
+MASK_PATTERN = r"(^|/)soft_mask/"
+
+
+@keras.saving.register_keras_serializable(package="keras_dml")
+class HierarchicalDivideAndConquer(DivisionStateMixin, DivisionModel):
+    """Hierarchical Divide & Conquer: learnable soft masks over one embedding, one per cluster.
+
+    The backbone and one linear layer give the embedding `f(x)` of size d; a `SoftMask` layer
+    holds K_max masks `s_k`. Only the first K masks are active (K grows by progressive division,
+    driven by `HierarchicalDivideAndConquerCallback`).
+
+    Training (`fit` on batches `(images, {"labels", "clusters"})`, each batch from ONE cluster):
+    - **divide** stage: a batch of cluster k is embedded in subspace k, `L2(f(x) * relu(s_k))`
+      (Eq. 4), and the loss is the compiled metric loss on it plus `orthogonality_weight` times
+      the mask orthogonality loss of the active masks (Eq. 5-6). Only mask k (and, through Eq. 5,
+      the other active masks) and the shared network receive gradients.
+    - **fine-tune** stage (`set_stage("finetune")`): the loss uses the final embedding of Eq. 8,
+      while batches are still sampled within clusters (Sec. 3.3). Batches without cluster ids
+      always use the final embedding.
+    The step is Keras' own on every backend (`compute_loss`); the optimizer policy is a
+    `keras_dml.optimizers.LearningRateMultipliers`: the masks are their own parameter group
+    (`mask_optimizer`, learning rate x `mask_lr_multiplier`) whose state is reset at every
+    division, and while `backbone_frozen` is set (one epoch after each re-clustering,
+    METHOD_NOTES) the backbone's multiplier is 0, so its weights do not move (its moments still
+    see the gradients).
+
+    Inference: `call(images)` returns `L2(f(x) * sum_{k<K} relu(s_k))` (Eq. 8), a single learner
+    of size d (`learner_dims == (d,)`); `subspace_embeddings(images)` gives the K subspaces.
+
+    State saved with the weights (checkpoints, `.keras`): the masks, `num_active` (K),
+    `division_depth`, `recluster_count`, the stage, `backbone_frozen`, and, when
+    `num_train_samples` is given, the cluster assignment of the training set
+    (`cluster_assignment`), so a resumed run continues with the same clusters and learners.
+
+    Like `DivideAndConquer`, the per-cluster step needs one device (a conditional optimizer
+    update); a multi-replica strategy raises a clear error.
+
+    Args:
+        backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map.
+        embedding_dim: int. d, the size of `f(x)` and of the output. Defaults to `512`.
+        max_learners: int. K_max, the largest number of clusters / masks. Defaults to `4`.
+        fixed_masks: bool. Fixed disjoint 0/1 masks ("Ours (fix)") instead of learned ones.
+            Defaults to `False`.
+        orthogonality_weight: float. lambda of Eq. 6. Defaults to `1.0`.
+        mask_lr_multiplier: float. Learning-rate multiplier of the masks. Defaults to `1.0`.
+        num_train_samples: int or `None`. Size of the training set; when given, the cluster
+            assignment is a model variable. Defaults to `None`.
+        pooling: str. `"avg"`, `"max"` or `"avgmax"`. Defaults to `"avg"`.
+        dropout: float. Dropout on pooled features. Defaults to `0.0`.
+        **kwargs: passed to `keras.Model`.
+
+    Examples:
+    >>> import keras_dml
+    >>> backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
+    >>> model = HierarchicalDivideAndConquer(backbone, embedding_dim=64, max_learners=4)
+    >>> model.compile(optimizer=keras.optimizers.Adam(1e-4))  # margin loss by default
+    >>> # model.fit(batches, epochs=20, callbacks=[HierarchicalDivideAndConquerCallback(...)])
+
+    References:
+        Sanakoyeu et al., "Improving Deep Metric Learning by Divide and Conquer", TPAMI 2021,
+        Sec. 3.1-3.3, Eq. (4)-(8).
+    """
+
+    def __init__(
+        self,
+        backbone,
+        embedding_dim=512,
+        max_learners=4,
+        fixed_masks=False,
+        orthogonality_weight=1.0,
+        mask_lr_multiplier=1.0,
+        num_train_samples=None,
+        pooling="avg",
+        dropout=0.0,
+        **kwargs,
+    ):
+        for key in ("num_learners", "learner_dims", "learner_weights"):
+            value = kwargs.pop(key, None)
+            if value not in (None, 1, [int(embedding_dim)], (int(embedding_dim),)):
+                raise ValueError(
+                    "HierarchicalDivideAndConquer has one output learner of size embedding_dim; "
+                    f"use max_learners for the number of masks. Received: {key}={value!r}"
+                )
+        if isinstance(max_learners, bool) or int(max_learners) < 1:
+            raise ValueError(f"`max_learners` must be >= 1. Received: max_learners={max_learners}")
+        if fixed_masks and int(max_learners) > int(embedding_dim):
+            raise ValueError(
+                "Fixed masks need embedding_dim >= max_learners. Received: "
+                f"embedding_dim={embedding_dim}, max_learners={max_learners}"
+            )
+        if float(orthogonality_weight) < 0.0:
+            raise ValueError(
+                f"`orthogonality_weight` must be >= 0. Received: {orthogonality_weight}"
+            )
+        if float(mask_lr_multiplier) <= 0.0:
+            raise ValueError(f"`mask_lr_multiplier` must be > 0. Received: {mask_lr_multiplier}")
+        if num_train_samples is not None and int(num_train_samples) < 1:
+            raise ValueError(f"`num_train_samples` must be >= 1. Received: {num_train_samples}")
+        self.max_learners = int(max_learners)
+        self.fixed_masks = bool(fixed_masks)
+        self.orthogonality_weight = float(orthogonality_weight)
+        self.mask_lr_multiplier = float(mask_lr_multiplier)
+        self.num_train_samples = None if num_train_samples is None else int(num_train_samples)
+        self.forward_cache = ForwardCache()
+        super().__init__(
+            backbone,
+            embedding_dim=embedding_dim,
+            num_learners=1,
+            pooling=pooling,
+            dropout=dropout,
+            **kwargs,
+        )
+
+    # -- forward --------------------------------------------------------------------------------
+    def raw_embedding(self, images, training=False):
+        """`f(x)`: the unmasked, unnormalised embedding `[N, d]`."""
+        return self.raw_learner_embeddings(images, training=training)[0]
+
+    def call(self, images, training=False):
+        images = self.checked_images(images)
+        raw = self.raw_embedding(images, training)
+        output = self.served(images, self.soft_mask.combine(raw, self.num_active))
+        if training:
+            # `compute_loss` of the same step embeds a divide-stage batch in its subspace from
+            # `f(x)`; the pair is used only when it receives exactly this output tensor.
+            self.forward_cache.put(output, raw)
+        return output
+
+    def learner_embeddings(self, images, training=False):
+        """The final embedding of Eq. 8 as the single learner: `[tensor [N, d]]`."""
+        return [self(images, training=training)]
+
+    def subspace_embeddings(self, images, training=False):
+        """The K active subspace embeddings `L2(f(x) * relu(s_k))` (Eq. 4): list of `[N, d]`."""
+        raw = self.raw_embedding(images, training)
+        return [self.soft_mask.subspace(raw, k) for k in range(self.active_learners)]
+
+    # -- training -------------------------------------------------------------------------------
+    def compile(self, optimizer="adam", loss=None, **kwargs):
+        """`keras.Model.compile` with the masks' learning-rate multiplier and backbone freezing.
+
+        The optimizer is wrapped in `keras_dml.optimizers.LearningRateMultipliers`: the masks
+        learn `mask_lr_multiplier` times faster (their own parameter group, as in the reference
+        code) and the backbone's multiplier is 0 while `backbone_frozen` is set. `.keras` files
+        save every group's state.
+
+        Args:
+            optimizer: main optimizer (backbone and embedding layer).
+            loss: metric loss; defaults to `MarginLoss(beta=1.2, margin=0.2)` with
+                distance-weighted sampling.
+            **kwargs: passed to `keras.Model.compile`.
+        """
+        if kwargs.pop("mask_optimizer", None) is not None:
+            raise ValueError(
+                "HierarchicalDivideAndConquer steps its masks with the main optimizer's class and "
+                "settings at `mask_lr_multiplier` times its learning rate; set "
+                "`mask_lr_multiplier` instead of passing `mask_optimizer`."
+            )
+        optimizer = with_multipliers(
+            optimizer,
+            {
+                MASK_PATTERN: self.mask_lr_multiplier,
+                self.backbone_pattern(): 0.0 if self.is_backbone_frozen() else 1.0,
+            },
+        )
+        # `DivisionModel.compile`: the margin loss by default, the optimizer built at once.
+        super().compile(optimizer=optimizer, loss=loss, **kwargs)
+
+    def backbone_pattern(self):
+        """The optimizer pattern matching exactly the backbone's trainable variables."""
+        paths = [re.escape(v.path) for v in self.backbone.trainable_variables]
+        return "^(" + "|".join(paths) + ")$" if paths else "^$"
+
+    @property
+    def loss_memory_keys(self):
+        """Cross-batch memory keys: 0 the final embedding (fine-tuning), `1 + k` subspace k."""
+        return 1 + self.max_learners
+
+    @property
+    def mask_optimizer(self):
+        """The optimizer of the masks' parameter group (`None` before `compile`)."""
+        # The multipliers, also inside the LossScaleOptimizer of a mixed_float16 policy.
+        optimizer = find_multipliers(getattr(self, "optimizer", None))
+        if optimizer is None or not optimizer.built:
+            return None
+        return optimizer.group_optimizer(MASK_PATTERN)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The metric loss of the batch's subspace (divide) or of the final embedding, plus Eq. 5.
+
+        A batch of cluster k trains subspace k, `L2(f(x) * relu(s_k))` (Eq. 6), from the `f(x)`
+        of the step's forward pass (or, for an output computed elsewhere, recovered from
+        `L2(f(x) * sum_j relu(s_j))`, the same function of `f(x)` and the masks); the fine-tuning
+        stage, batches without cluster ids and evaluation use the final embedding (Eq. 8). The mask
+        orthogonality loss (Eq. 5) is added with `orthogonality_weight`. Under `tf.distribute` the
+        loss is that of the global batch.
+        """
+        del x
+        labels, clusters = split_targets(y)
+        raw = self.forward_cache.take(y_pred)
+        replicas, (labels, y_pred, raw, sample_weight) = gather_replicas(
+            labels, y_pred, raw, sample_weight
+        )
+        embedding = ops.cast(y_pred, "float32")
+        masks = self.soft_mask.relu_masks()
+        active = ops.cast(ops.arange(self.max_learners) < self.num_active, "float32")
+        # The mask of the embedding the loss sees: a class-based loss (proxies) compares it with
+        # class vectors under the same mask, so each subspace has its own class vectors.
+        mask = ops.sum(masks * active[:, None], axis=0)
+        memory = 0
+        if clusters is not None and training:
+            cluster = batch_cluster(clusters)
+            cluster = ops.clip(cluster, 0, ops.cast(self.num_active, "int32") - 1)
+            if raw is not None:
+                subspace = self.soft_mask.subspace(raw, cluster)
+            else:  # an output computed elsewhere: the same function of f(x) and the masks
+                subspace = self._subspace_of_final(embedding, cluster)
+            finetune = ops.equal(self.stage_variable, FINETUNE)
+            embedding = ops.where(finetune, embedding, subspace)
+            mask = ops.where(finetune, mask, ops.take(masks, cluster, axis=0))
+            memory = ops.where(finetune, 0, 1 + cluster)
+        metric_loss = self.metric_loss(
+            labels,
+            embedding,
+            sample_weight,
+            lambda w: w * ops.cast(mask, w.dtype)[None, :],
+            memory=memory,
+        )
+        orthogonality = self.soft_mask.orthogonality_loss(self.num_active)
+        self.metric_loss_tracker.update_state(metric_loss)
+        self.orthogonality_tracker.update_state(orthogonality)
+        total = metric_loss + self.orthogonality_weight * orthogonality
+        return with_model_losses(self, total, replicas)
+
+    def _subspace_of_final(self, final, index):
+        masks = self.soft_mask.relu_masks()
+        active = ops.cast(ops.arange(self.max_learners) < self.num_active, "float32")
+        weights = ops.sum(masks * active[:, None], axis=0)
+        mask = ops.take(masks, index, axis=0)
+        ratio = ops.where(weights > 0, mask / ops.where(weights > 0, weights, 1.0), 0.0)
+        return l2_normalize(final * ratio)
+
+    # -- serialization --------------------------------------------------------------------------
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "embedding_dim": self.embedding_dim,
+            "max_learners": self.max_learners,
+            "fixed_masks": self.fixed_masks,
+            "orthogonality_weight": self.orthogonality_weight,
+            "mask_lr_multiplier": self.mask_lr_multiplier,
+            "num_train_samples": self.num_train_samples,
+            "pooling": self.pooling,
+            "dropout": self.dropout,
+            **(
+                {}
+                if self.loss_layer is None
+                else {"loss_layer": keras.saving.serialize_keras_object(self.loss_layer)}
+            ),
+        }
