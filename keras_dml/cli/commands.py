@@ -18,10 +18,10 @@ COMMANDS = {
     "report": (None, "keras_dml.cli.report:run_report"),
     "export": (
         "keras_dml.cli.arguments.export:check_export_args",
-        "keras_dml.export.cli:run_export",
+        "keras_dml.cli.export:run_export",
     ),
-    "zoo": (None, "keras_dml.zoo.cli:run_zoo"),
-    "search": ("keras_dml.cli.rerank:rerank_from_args", "keras_dml.search.cli:run_search"),
+    "zoo": (None, "keras_dml.cli.zoo:run_zoo"),
+    "search": ("keras_dml.cli.rerank:rerank_from_args", "keras_dml.cli.search:run_search"),
     "backbones": (None, "keras_dml.cli.backbones:run_backbones"),
 }
 

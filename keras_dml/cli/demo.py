@@ -4,8 +4,8 @@ Its arguments are defined in `keras_dml.cli.arguments.demo` (no Keras); this mod
 when `demo` runs.
 """
 
-from keras_dml import demo
 from keras_dml.cli.arguments.demo import add_demo_parser, check_demo_args
+from keras_dml.demo import run as demo
 
 __all__ = ["add_demo_parser", "run_demo"]
 

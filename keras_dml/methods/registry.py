@@ -31,7 +31,7 @@ class MethodSpec:
 
     What building, training and exporting the method need, plus its `tiny` model, which the
     tests that iterate the registry build (so a new method is covered without an edit); the
-    demo's entries live in `keras_dml.demo_entries`, the zoo cards' long names in
+    demo's entries live in `keras_dml.demo.entries`, the zoo cards' long names in
     `keras_dml.zoo.method_titles`.
 
     Args:

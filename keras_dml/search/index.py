@@ -9,6 +9,7 @@ from keras_dml.search.index_matching import IndexMatching
 from keras_dml.search.index_search import IndexSearch
 from keras_dml.search.normalize import l2_normalize
 from keras_dml.serving.embedder import Embedder
+from keras_dml.zoo.loading import resolve_model
 
 __all__ = ["BACKENDS", "EmbeddingIndex", "l2_normalize", "make_backend"]
 
@@ -63,7 +64,7 @@ class EmbeddingIndex(IndexSearch, IndexMatching):
         self.backend_options = dict(backend_options)
         self.embedder = None
         if model is not None:
-            self.embedder = model if isinstance(model, Embedder) else Embedder(model)
+            self.embedder = model if isinstance(model, Embedder) else Embedder(resolve_model(model))
             learner_slices = learner_slices or self.embedder.learner_slices
         self.normalize = bool(normalize)
         self.learner_slices = (

@@ -12,7 +12,6 @@ import os
 
 import numpy as np
 
-from keras_dml import zoo
 from keras_dml.serving.input_contract import ImageContract
 from keras_dml.utils import MissingDependencyError, optional_import
 
@@ -40,7 +39,7 @@ class Embedder:
     Args:
         model: a `keras.Model`; or a path: `*.onnx` (onnxruntime), a SavedModel folder (loaded
             with `tf.saved_model.load`, which runs the graph's ops: load only your own exports),
-            or anything `keras_dml.zoo.load` accepts (`.keras` file, preset folder, zoo name).
+            (`keras_dml.zoo.resolve_model` also takes `.keras` files and zoo names).
 
     Attributes:
         image_size: `(height, width)` the model expects, or None when not fixed.
@@ -71,7 +70,10 @@ class Embedder:
             elif os.path.isfile(os.path.join(path, "saved_model.pb")):
                 self._load_saved_model(path)
             else:
-                self._use_keras(zoo.load(path))
+                raise ValueError(
+                    f"{path} is neither an ONNX file nor a SavedModel folder; for a .keras file "
+                    f"or a zoo model, pass keras_dml.zoo.resolve_model({path!r})."
+                )
         else:
             self.description = getattr(model, "name", type(model).__name__)
             self._use_keras(model)

@@ -3,18 +3,13 @@
 Cards (one JSON per model, schema in `models/README.md`) give each file's sha256 and size.
 `load` and `download` find files next to the card, in the cache, on a mirror
 (`KERAS_DML_MIRROR`) or at the card's URL, verify them before use, and load `.keras` files
-with `safe_mode=True` only. Keras is imported only when a model is loaded or saved: `load` comes
-from `keras_dml.zoo.loading` on first use (that module registers keras-dml's layers, losses and
-models when it is imported), so listing the zoo stays free of Keras and TensorFlow.
+with `safe_mode=True` only.
 
 Examples:
 >>> from keras_dml import zoo
 >>> zoo.list_models(status="published")  # doctest: +SKIP
 >>> model = zoo.load("digits_dc_convnet")  # doctest: +SKIP
 """
-
-import importlib
-from typing import TYPE_CHECKING
 
 from keras_dml.zoo.cache import cache_root, download, download_all, mirror_url
 from keras_dml.zoo.card import ModelCard, read_card
@@ -28,13 +23,11 @@ from keras_dml.zoo.errors import (
     ZooError,
 )
 from keras_dml.zoo.integrity import sha256_file, verify_file
+from keras_dml.zoo.loading import load, resolve_model
 from keras_dml.zoo.preset import save_preset
 from keras_dml.zoo.publish import publish_run
 from keras_dml.zoo.registry import card_directories, get_card, list_models
 from keras_dml.zoo.schema import validate_card
-
-if TYPE_CHECKING:  # for documentation tools and type checkers; run time: __getattr__
-    from keras_dml.zoo.loading import load
 
 __all__ = [
     "CardValidationError",
@@ -55,20 +48,9 @@ __all__ = [
     "mirror_url",
     "publish_run",
     "read_card",
+    "resolve_model",
     "save_preset",
     "sha256_file",
     "validate_card",
     "verify_file",
 ]
-
-
-def __getattr__(name):
-    if name == "load":
-        return importlib.import_module("keras_dml.zoo.loading").load
-    if name == "loading":
-        return importlib.import_module("keras_dml.zoo.loading")
-    raise AttributeError(f"module 'keras_dml.zoo' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted([*globals(), "load", "loading"])

@@ -195,3 +195,21 @@ def load(name_or_path, compile=False, cache_dir=None, progress=None, **fetch_opt
             "preset directory, or a model name from `keras-dml zoo list`."
         )
     return load_card(get_card(str(name_or_path)), compile=compile, **options)
+
+
+def resolve_model(model):
+    """What `keras_dml.serving.Embedder` runs for a model reference.
+
+    Args:
+        model: a `keras.Model`; a path to an ONNX file or a SavedModel folder (returned as is);
+            or anything `load` takes (a `.keras` file, a preset folder, a zoo name).
+
+    Returns:
+        A `keras.Model` or the ONNX / SavedModel path.
+    """
+    if not isinstance(model, (str, os.PathLike)):
+        return model
+    path = os.fspath(model)
+    if path.endswith(".onnx") or os.path.isfile(os.path.join(path, "saved_model.pb")):
+        return path
+    return load(path)

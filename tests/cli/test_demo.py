@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from keras_dml.demo import demo_config, demo_methods, format_table, run_demo
+from keras_dml.demo.run import demo_config, demo_methods, format_table, run_demo
 from keras_dml.training import list_methods
 from tests.support.demo_checks import demo_folder_problems
 
@@ -41,7 +41,7 @@ def test_format_table_lists_every_method():
 
 
 def test_demo_progress_line_counts_methods_epochs_and_time_left():
-    from keras_dml.demo_progress import DemoProgress
+    from keras_dml.demo.progress import DemoProgress
 
     progress = DemoProgress("dc", index=1, count=6, epochs=8)
     line = progress.line(epoch=1, elapsed=10.0, logs={"val_map@r": 0.5})

@@ -7,7 +7,7 @@ retrained and files of the same name were replaced, without a word.
 import pytest
 
 from keras_dml.cli import main
-from keras_dml.demo_folder import DEMO_OUTPUTS, check_demo_folder, clear_demo_folder
+from keras_dml.demo.folder import DEMO_OUTPUTS, check_demo_folder, clear_demo_folder
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def earlier_demo(tmp_path):
 @pytest.fixture
 def no_training(monkeypatch):
     """Makes a demo that starts training fail at once (the refusal must come first)."""
-    from keras_dml import demo
+    from keras_dml.demo import run as demo
 
     def refuse(*args, **kwargs):
         raise AssertionError("the demo started on a folder holding files")
@@ -53,14 +53,14 @@ def test_demo_refuses_a_file_as_its_folder(tmp_path, capsys):
 
 
 def test_run_demo_refuses_before_training(earlier_demo, no_training):
-    from keras_dml import demo
+    from keras_dml.demo import run as demo
 
     with pytest.raises(FileExistsError, match="overwrite=True"):
         demo.run_demo(str(earlier_demo), methods=["baseline"], epochs=1, verbose=False)
 
 
 def test_overwrite_reaches_the_demo(earlier_demo, monkeypatch):
-    from keras_dml import demo
+    from keras_dml.demo import run as demo
 
     calls = []
     monkeypatch.setattr(demo, "run_demo", lambda *args, **kwargs: calls.append(kwargs))

@@ -271,7 +271,7 @@ def test_help_imports_no_tensorflow_and_documents_the_options():
     assert "--image-size PIXELS side of the square images" in train_help
     assert "--dataset DATASET dataset name:" in train_help
     assert "--num-learners NUM_LEARNERS learners of an ensemble method" in train_help
-    from keras_dml.demo import demo_methods
+    from keras_dml.demo.run import demo_methods
 
     assert f"--methods METHODS comma-separated subset of: {','.join(demo_methods())}" in (
         help_text("demo")

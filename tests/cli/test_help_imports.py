@@ -81,7 +81,7 @@ def test_method_table_is_the_registry():
 
 
 def test_loss_and_demo_tables_are_the_registries():
-    from keras_dml.demo import demo_methods
+    from keras_dml.demo.run import demo_methods
     from keras_dml.losses import list_losses
 
     assert list(names.BUILTIN_LOSSES) == list_losses()

@@ -12,13 +12,13 @@ import numpy as np
 import onnx
 import pytest
 
+from keras_dml.cli.export import add_export_parser, run_export
 from keras_dml.export import (
     ExportError,
     ExportParityError,
     export_onnx,
     export_saved_model,
 )
-from keras_dml.export.cli import add_export_parser, run_export
 from keras_dml.export.report import check_parity
 from keras_dml.export.signature import resolve_image_shape
 from keras_dml.models import EmbeddingModel

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from keras_dml.cli.names import BUILTIN_METHODS
-from keras_dml.demo import demo_config, demo_methods
-from keras_dml.demo_entries import DEMO_ENTRIES
+from keras_dml.demo.entries import DEMO_ENTRIES
+from keras_dml.demo.run import demo_config, demo_methods
 from keras_dml.methods import MethodSpec, list_methods, register_method, unregister_method
 from keras_dml.models import EmbeddingModel
 from keras_dml.zoo.method_titles import METHOD_TITLES

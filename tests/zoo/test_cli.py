@@ -9,7 +9,7 @@ import keras
 import pytest
 
 from keras_dml import zoo
-from keras_dml.zoo.cli import add_zoo_parser, main, run_zoo
+from keras_dml.cli.zoo import add_zoo_parser, main, run_zoo
 from tests.zoo.test_httpserver import ZooServer, file_entry, isolate_zoo, make_card, write_card
 
 DATA = b"0123456789" * 1000

@@ -1,7 +1,7 @@
 """`keras-dml demo`'s arguments and the check of its output folder (run: `keras_dml.cli.demo`)."""
 
 from keras_dml.cli.names import BUILTIN_DEMO_METHODS
-from keras_dml.demo_folder import check_demo_folder
+from keras_dml.demo.folder import check_demo_folder
 
 
 def add_demo_parser(subparsers):
@@ -32,6 +32,6 @@ def check_demo_args(args):
         args: `argparse.Namespace` of the `demo` sub-command.
 
     Raises:
-        FileExistsError: see `keras_dml.demo_folder.check_demo_folder`.
+        FileExistsError: see `keras_dml.demo.folder.check_demo_folder`.
     """
     check_demo_folder(args.output, args.overwrite)

@@ -1,4 +1,4 @@
-"""`keras-dml export`'s arguments and their checks (the run: `keras_dml.export.cli`).
+"""`keras-dml export`'s arguments and their checks (the run: `keras_dml.cli.export`).
 
 Nothing here imports TensorFlow: `keras-dml export --help` and a bad combination of options
 answer at once.

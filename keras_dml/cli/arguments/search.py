@@ -1,4 +1,4 @@
-"""`keras-dml search`'s arguments (the run: `keras_dml.search.cli`)."""
+"""`keras-dml search`'s arguments (the run: `keras_dml.cli.search`)."""
 
 from keras_dml.cli.arguments.rerank import add_rerank_arguments
 

@@ -1,4 +1,4 @@
-"""`keras-dml zoo`'s arguments: list, info, download, publish (the run: `keras_dml.zoo.cli`)."""
+"""`keras-dml zoo`'s arguments: list, info, download, publish (the run: `keras_dml.cli.zoo`)."""
 
 import argparse  # noqa: F401 (the doctest's)
 

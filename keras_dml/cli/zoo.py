@@ -1,7 +1,7 @@
 """`keras-dml zoo ...`: list, inspect, download and publish zoo models.
 
 Its arguments are defined in `keras_dml.cli.arguments.zoo`; `keras-dml` loads `run_zoo` from
-here when `zoo` runs (`keras_dml.cli.commands`). `python -m keras_dml.zoo.cli list` runs the
+here when `zoo` runs (`keras_dml.cli.commands`). `python -m keras_dml.cli.zoo list` runs the
 same commands standalone.
 """
 
@@ -115,7 +115,7 @@ def run_zoo(args, out=None, err=None):
 
 
 def main(argv=None):
-    """Standalone entry point: `python -m keras_dml.zoo.cli list`."""
+    """Standalone entry point: `python -m keras_dml.cli.zoo list`."""
     parser = argparse.ArgumentParser(prog="keras-dml")
     subparsers = parser.add_subparsers(dest="command", required=True)
     add_zoo_parser(subparsers)

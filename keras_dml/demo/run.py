@@ -12,16 +12,16 @@ import warnings
 
 import keras
 
-from keras_dml.demo_entries import DEMO_ENTRIES
-from keras_dml.demo_folder import check_demo_folder, clear_demo_folder
-from keras_dml.demo_progress import DemoProgress
+from keras_dml.demo.entries import DEMO_ENTRIES
+from keras_dml.demo.folder import check_demo_folder, clear_demo_folder
+from keras_dml.demo.progress import DemoProgress
 from keras_dml.export.onnx_model import export_onnx
 from keras_dml.export.saved_model import export_saved_model
 from keras_dml.methods import get_method, list_methods
 from keras_dml.training import RunConfig, load_splits, train
 from keras_dml.utils import is_available
 
-# Short budgets for 2 CPU cores; each method's entries (`keras_dml.demo_entries`) follow its
+# Short budgets for 2 CPU cores; each method's entries (`keras_dml.demo.entries`) follow its
 # paper's defaults scaled down to a 64-d embedding on 32 px images.
 BASE_CONFIG = {
     "dataset": "digits",
@@ -37,7 +37,7 @@ BASE_CONFIG = {
 
 
 def demo_methods():
-    """Every registered method with demo entries (`keras_dml.demo_entries`), baseline first.
+    """Every registered method with demo entries (`keras_dml.demo.entries`), baseline first.
 
     Returns:
         dict method name -> its run-configuration entries (`model`, `method_options`, ...).

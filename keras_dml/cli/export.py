@@ -1,7 +1,7 @@
 """`keras-dml export MODEL --format saved_model|onnx --output PATH`: export from the command line.
 
 `keras-dml` loads `run_export` from here when `export` runs (`keras_dml.cli.commands`);
-`python -m keras_dml.export.cli MODEL --format onnx --output model.onnx` runs it standalone.
+`python -m keras_dml.cli.export MODEL --format onnx --output model.onnx` runs it standalone.
 The arguments and their checks are defined in `keras_dml.cli.arguments.export` (no TensorFlow);
 this module is loaded when `export` runs.
 """
@@ -96,7 +96,7 @@ def run_export(args, out=None, err=None):
 
 
 def main(argv=None):
-    """Standalone entry point: `python -m keras_dml.export.cli MODEL --format ... --output ...`."""
+    """Standalone entry point: `python -m keras_dml.cli.export MODEL --format ... --output ...`."""
     parser = add_export_arguments(
         argparse.ArgumentParser(
             prog="keras-dml export", description="Export a keras-dml model to SavedModel or ONNX."
