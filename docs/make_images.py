@@ -24,7 +24,7 @@ def main(argv=None):
     epochs, points = (1, 100) if budget else (args.epochs, args.points)
 
     from keras_dml.data import load_dataset
-    from keras_dml.demo.run import demo_config
+    from keras_dml.demo import demo_config
     from keras_dml.training import train
     from keras_dml.visualization import plot_projection, plot_retrieval_grid, save_figure
     from keras_dml.visualization.report_run import sample_images

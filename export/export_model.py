@@ -45,8 +45,8 @@ def build_parser():
 
 def export_all(args):
     """Runs every export `args` asks for and returns the list of report dicts."""
-    from keras_dml.cli.export import load_model
     from keras_dml.export import export_onnx, export_saved_model
+    from keras_dml_cli.run.export import load_model
 
     model = load_model(args.model)
     size = None if not args.image_size else (args.image_size[0], args.image_size[-1])

@@ -1,36 +1,50 @@
 """keras-dml: ensemble deep metric learning for Keras 3 on TensorFlow, JAX and PyTorch.
 
-Sub-packages load on first use (`keras_dml.models`, `keras_dml.data`, ...), so `import keras_dml`
-stays cheap and the CLI's light commands start fast.
+Importing the package registers every built-in (methods, losses, miners, backbones, datasets,
+re-rankers) and every serialisable class with Keras, so `keras.saving.load_model` reads any
+keras-dml `.keras` file after `import keras_dml`.
 """
 
-import importlib
+from keras_dml import (
+    backbones,
+    data,
+    demo,
+    evaluation,
+    export,
+    layers,
+    losses,
+    methods,
+    miners,
+    models,
+    optimizers,
+    pairs,
+    search,
+    serving,
+    training,
+    utils,
+    visualization,
+    zoo,
+)
+from keras_dml.utils.version import __version__
 
-__version__ = "0.1.0"
-
-_SUBPACKAGES = (
+__all__ = [
+    "__version__",
     "backbones",
     "data",
+    "demo",
     "evaluation",
     "export",
     "layers",
     "losses",
+    "methods",
     "miners",
     "models",
+    "optimizers",
+    "pairs",
     "search",
     "serving",
     "training",
     "utils",
     "visualization",
     "zoo",
-)
-
-
-def __getattr__(name):
-    if name in _SUBPACKAGES:
-        return importlib.import_module(f"keras_dml.{name}")
-    raise AttributeError(f"module 'keras_dml' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted([*globals(), *_SUBPACKAGES])
+]

@@ -4,7 +4,7 @@ Every import is an edge, one inside a function too, so a cycle cannot hide behin
 import. The in-function imports of keras_dml left each name, on their line, the dependency they
 defer: TensorFlow for the tf.data pipeline (optional on JAX and PyTorch), and Keras for the
 zoo's object registration (`keras-dml zoo list` stays Keras-free, tests/zoo/test_light_import.py).
-The command line loads its run modules from a table (keras_dml/cli/commands.py).
+The command line loads its run modules from a table (keras_dml_cli/dispatch.py).
 """
 
 import ast

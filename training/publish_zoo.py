@@ -31,12 +31,12 @@ PAPER_BACKBONES = ("resnet50", "googlenet", "bn_inception")
 
 
 def method_title(method):
-    """The long name of a registered method for card descriptions
-    (`keras_dml.zoo.method_titles`, else its registered description)."""
+    """The long name of a registered method for card descriptions (its `MethodSpec.title`, else
+    its registered description)."""
     from keras_dml.methods import get_method
-    from keras_dml.zoo.method_titles import METHOD_TITLES
 
-    return METHOD_TITLES.get(method) or get_method(method).description
+    spec = get_method(method)
+    return spec.title or spec.description
 
 
 def _read(path):
@@ -57,9 +57,7 @@ def publish_runs(run_dirs, prefix, command, output=MODELS_DIR, overwrite=True):
     import keras
 
     from keras_dml.zoo import publish_run
-    from keras_dml.zoo.loading import register_builtin_objects
 
-    register_builtin_objects()
     cards = []
     for run_dir in run_dirs:
         config = _read(os.path.join(run_dir, "config.json"))

@@ -3,7 +3,8 @@
 import dataclasses
 from collections.abc import Callable, Mapping
 
-from keras_dml.utils.suggestions import did_you_mean, did_you_mean_keys
+from keras_dml.utils.registry import Registry
+from keras_dml.utils.suggestions import did_you_mean_keys
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +60,7 @@ class BackboneSpec:
         return dict(self.split_points)
 
 
-_REGISTRY = {}
+BACKBONES = Registry("backbone")
 
 
 def register_backbone(spec):
@@ -79,15 +80,12 @@ def register_backbone(spec):
     ...                     normalization={"mode": "tf"}, split_points={"features": "x"})
     >>> register_backbone(spec)  # doctest: +SKIP
     """
-    if spec.name in _REGISTRY:
-        raise ValueError(f"A backbone named {spec.name!r} is already registered.")
     if "features" not in spec.resolve_split_points():
         raise ValueError(
             f"Backbone {spec.name!r} must define a 'features' split point. "
             f"Received: split_points={spec.resolve_split_points()}"
         )
-    _REGISTRY[spec.name] = spec
-    return spec
+    return BACKBONES.register(spec.name, spec, description=spec.description)
 
 
 def get_spec(name):
@@ -96,12 +94,7 @@ def get_spec(name):
     Raises:
         ValueError: naming the known backbones and the closest matches.
     """
-    if isinstance(name, str) and name in _REGISTRY:
-        return _REGISTRY[name]
-    known = sorted(_REGISTRY)
-    raise ValueError(
-        f"Unknown backbone {name!r}.{did_you_mean(name, known)} Known backbones: {known}."
-    )
+    return BACKBONES.get(name)
 
 
 def list_backbones(verbose=False):
@@ -117,9 +110,7 @@ def list_backbones(verbose=False):
     >>> "googlenet" in list_backbones()
     True
     """
-    if verbose:
-        return {name: _REGISTRY[name].description for name in sorted(_REGISTRY)}
-    return sorted(_REGISTRY)
+    return BACKBONES.describe() if verbose else BACKBONES.names()
 
 
 def split_points(name, **options):

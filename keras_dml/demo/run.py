@@ -12,7 +12,6 @@ import warnings
 
 import keras
 
-from keras_dml.demo.entries import DEMO_ENTRIES
 from keras_dml.demo.folder import check_demo_folder, clear_demo_folder
 from keras_dml.demo.progress import DemoProgress
 from keras_dml.export.onnx_model import export_onnx
@@ -21,8 +20,8 @@ from keras_dml.methods import get_method, list_methods
 from keras_dml.training import RunConfig, load_splits, train
 from keras_dml.utils import is_available
 
-# Short budgets for 2 CPU cores; each method's entries (`keras_dml.demo.entries`) follow its
-# paper's defaults scaled down to a 64-d embedding on 32 px images.
+# Short budgets for 2 CPU cores; each method's entries (its `MethodSpec.demo`) follow its paper's
+# defaults scaled down to a 64-d embedding on 32 px images.
 BASE_CONFIG = {
     "dataset": "digits",
     "image_size": 32,
@@ -37,22 +36,20 @@ BASE_CONFIG = {
 
 
 def demo_methods():
-    """Every registered method with demo entries (`keras_dml.demo.entries`), baseline first.
+    """Every registered method with demo entries (`MethodSpec.demo`), baseline first.
 
     Returns:
         dict method name -> its run-configuration entries (`model`, `method_options`, ...).
     """
-    registered = set(list_methods())
-    names = sorted(
-        (name for name in DEMO_ENTRIES if name in registered), key=lambda n: (n != "baseline", n)
-    )
-    return {name: DEMO_ENTRIES[name] for name in names}
+    entries = {name: get_method(name).demo for name in list_methods()}
+    names = sorted((n for n, demo in entries.items() if demo), key=lambda n: (n != "baseline", n))
+    return {name: entries[name] for name in names}
 
 
 def demo_run_config(method, epochs=None):
     """The demo's `RunConfig` of `method` (`epochs` overrides the demo's budget when given)."""
-    get_method(method)  # an unknown name fails with the closest registered one
-    config = {**BASE_CONFIG, "method": method, **DEMO_ENTRIES.get(method, {})}
+    demo = get_method(method).demo or {}  # an unknown name fails with the closest one
+    config = {**BASE_CONFIG, "method": method, **demo}
     if epochs is not None:
         config["epochs"] = int(epochs)
     return RunConfig.from_dict(config)

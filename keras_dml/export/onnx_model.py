@@ -12,7 +12,6 @@ import os
 
 import keras
 
-import keras_dml
 from keras_dml.export.backend_support import check_onnx_backend
 from keras_dml.export.contract import (
     INPUT_NAME,
@@ -29,6 +28,7 @@ from keras_dml.export.onnx_torch import BATCH_DIM_NAME, torch_onnx_graph
 from keras_dml.export.output_path import check_output_path
 from keras_dml.export.report import ExportReport, check_parity
 from keras_dml.utils import optional_import
+from keras_dml.utils.version import __version__
 
 DEFAULT_OPSET = 17
 
@@ -173,7 +173,7 @@ def _add_metadata(onnx, proto, model, image_shape, policy=None):
     """Records what a client needs beyond the graph: learner slices and the input range."""
     learner_dims = _learner_dims(model)
     entries = {
-        "keras_dml.version": keras_dml.__version__,
+        "keras_dml.version": __version__,
         "keras_dml.model_class": type(model).__name__,
         "keras_dml.image_shape": ",".join(str(d) for d in image_shape),
         "keras_dml.input_range": "raw RGB pixels in [0, 255], NHWC",
@@ -187,7 +187,7 @@ def _add_metadata(onnx, proto, model, image_shape, policy=None):
     if policy is not None:
         entries["keras_dml.trained_dtype_policy"] = f"{policy} (exported graph computes in float32)"
     onnx.helper.set_model_props(proto, entries)
-    proto.producer_name = f"keras-dml {keras_dml.__version__} (keras {keras.__version__})"
+    proto.producer_name = f"keras-dml {__version__} (keras {keras.__version__})"
     proto.doc_string = f"{model.name}: images [batch, H, W, C] -> embedding [batch, D]"
 
 

@@ -11,6 +11,7 @@ from keras_dml.losses.class_weights import (
     mean_over_samples,
     prepare_class_inputs,
 )
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import one_hot_in_range, safe_sqrt
 from keras_dml.pairs.reduction import finish
 
@@ -163,6 +164,7 @@ def cosface_loss(labels, embeddings, class_weights, scale=64.0, margin=0.35, ret
     return finish(loss, count, return_count, embeddings=embeddings)
 
 
+@register_loss("arcface")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class ArcFaceLoss(ClassWeightLoss):
     """ArcFace loss as a layer owning the class weights `[num_classes, dim]`.
@@ -218,6 +220,7 @@ class ArcFaceLoss(ClassWeightLoss):
         self.easy_margin = bool(easy_margin)
 
 
+@register_loss("cosface")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class CosFaceLoss(ClassWeightLoss):
     """CosFace (large margin cosine) loss as a layer owning the class weights `[C, dim]`.

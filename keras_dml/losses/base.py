@@ -5,7 +5,7 @@ import inspect
 import keras
 
 from keras_dml.miners.base import PairMiner
-from keras_dml.miners.lookup import get as get_miner
+from keras_dml.miners.registry import get as get_miner
 from keras_dml.pairs.reduction import propagate_nonfinite
 from keras_dml.utils.argument_config import ArgumentConfig
 

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import cosine_similarity_matrix, prepare_inputs
 from keras_dml.pairs.reduction import (
     PAIR_BALANCES,
@@ -102,6 +103,7 @@ def binomial_deviance_loss(
     return finish(loss, count, return_count, embeddings=embeddings)
 
 
+@register_loss("binomial_deviance")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class BinomialDevianceLoss(MetricLoss):
     """Binomial deviance (BIER form) as a `keras.losses.Loss` over `(labels, embeddings)`.

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import cosine_similarity_matrix, prepare_inputs
 from keras_dml.pairs.log_sum_exp import masked_logsumexp
 from keras_dml.pairs.masks import count_true
@@ -63,6 +64,7 @@ def circle_loss(labels, embeddings, margin=0.4, gamma=80.0, pair_mask=None, retu
     return finish(loss, count, return_count, embeddings=embeddings)
 
 
+@register_loss("circle")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class CircleLoss(MetricLoss):
     """Circle loss (pair-wise labels) as a `keras.losses.Loss` over `(labels, embeddings)`.

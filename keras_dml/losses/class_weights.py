@@ -13,7 +13,7 @@ import numpy as np
 from keras import ops
 
 from keras_dml.losses.cross_batch_memory import is_memory_loss
-from keras_dml.losses.loss_lookup import loss_class
+from keras_dml.losses.registry import loss_class
 from keras_dml.pairs.distances import l2_normalize, prepare_inputs
 from keras_dml.utils.argument_config import ArgumentConfig
 

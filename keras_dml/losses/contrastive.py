@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import (
     cosine_similarity_matrix,
     pairwise_squared_distances,
@@ -147,6 +148,7 @@ def contrastive_loss(
     return finish(loss, count, return_count, embeddings=embeddings)
 
 
+@register_loss("contrastive")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class ContrastiveLoss(MetricLoss):
     """Contrastive loss as a `keras.losses.Loss` over `(labels, embeddings)`.

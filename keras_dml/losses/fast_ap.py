@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import l2_normalize, pairwise_squared_distances, prepare_inputs
 from keras_dml.pairs.masks import count_true
 from keras_dml.pairs.reduction import finish, masked_mean
@@ -99,6 +100,7 @@ def fast_ap_loss(labels, embeddings, num_bins=10, pair_mask=None, return_count=F
     return finish(ops.where(valid, loss, 0.0), count, return_count, embeddings=embeddings)
 
 
+@register_loss("fast_ap")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class FastAPLoss(MetricLoss):
     """FastAP list-wise loss as a `keras.losses.Loss` over `(labels, embeddings)`.

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import l2_normalize, pairwise_distances, prepare_inputs
 from keras_dml.pairs.log_sum_exp import masked_logsumexp
 from keras_dml.pairs.masks import LARGE_VALUE, count_true
@@ -71,6 +72,7 @@ def lifted_structure_loss(
     return finish(ops.where(valid, loss, 0.0), count, return_count, embeddings=embeddings)
 
 
+@register_loss("lifted_structure")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class LiftedStructureLoss(MetricLoss):
     """Lifted structured pair loss (Eq. 4) as a `keras.losses.Loss` over `(labels, embeddings)`.

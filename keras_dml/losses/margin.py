@@ -8,6 +8,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.registry import register_loss
 from keras_dml.miners.aliases import margin_miner
 from keras_dml.pairs.distances import l2_normalize, pairwise_distances, prepare_inputs
 from keras_dml.pairs.masks import count_true
@@ -161,6 +162,7 @@ def margin_loss(
     return finish(loss, count, return_count, embeddings=embeddings)
 
 
+@register_loss("margin")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class MarginLoss(MetricLoss):
     """Margin loss with a fixed beta as a `keras.losses.Loss` over `(labels, embeddings)`.

@@ -4,11 +4,13 @@ import keras
 from keras import ops
 
 from keras_dml.losses.margin import check_margin_arguments, margin_loss
+from keras_dml.losses.registry import register_loss
 from keras_dml.miners.aliases import margin_miner
 from keras_dml.pairs.distances import one_hot_in_range
 from keras_dml.utils.argument_config import ArgumentConfig
 
 
+@register_loss("learnable_margin")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class LearnableMarginLoss(ArgumentConfig, keras.layers.Layer):
     """Margin loss whose boundary beta is trained with the model (global or per class).

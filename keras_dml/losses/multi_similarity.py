@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.registry import register_loss
 from keras_dml.miners.aliases import multi_similarity_miner
 from keras_dml.pairs.distances import cosine_similarity_matrix, prepare_inputs
 from keras_dml.pairs.masks import LARGE_VALUE, count_true
@@ -102,6 +103,7 @@ def multi_similarity_loss(
     return finish(loss, count, return_count, embeddings=embeddings)
 
 
+@register_loss("multi_similarity")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class MultiSimilarityLoss(MetricLoss):
     """Multi-similarity loss as a `keras.losses.Loss` over `(labels, embeddings)`.

@@ -9,6 +9,7 @@ from keras_dml.losses.class_weights import (
     mean_over_samples,
     prepare_class_inputs,
 )
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import one_hot_in_range
 from keras_dml.pairs.reduction import finish
 
@@ -54,6 +55,7 @@ def normalized_softmax_loss(
     return finish(loss, count, return_count, embeddings=embeddings)
 
 
+@register_loss("normalized_softmax")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class NormalizedSoftmaxLoss(ClassWeightLoss):
     """Normalised softmax loss as a layer owning the class weights `[num_classes, dim]`.

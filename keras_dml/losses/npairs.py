@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import diagonal_mask, l2_normalize, prepare_inputs
 from keras_dml.pairs.log_sum_exp import masked_logsumexp
 from keras_dml.pairs.masks import count_true
@@ -75,6 +76,7 @@ def npairs_loss(labels, embeddings, normalize_embeddings=False, return_count=Fal
     return finish(loss, count, return_count, embeddings=embeddings)
 
 
+@register_loss("npairs")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class NPairsLoss(MetricLoss):
     """Multi-class N-pair loss as a `keras.losses.Loss` over `(labels, embeddings)`.

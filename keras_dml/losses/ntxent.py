@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import cosine_similarity_matrix, prepare_inputs
 from keras_dml.pairs.log_sum_exp import masked_logsumexp
 from keras_dml.pairs.masks import count_true
@@ -67,6 +68,7 @@ def ntxent_loss(labels, embeddings, temperature=0.07, pair_mask=None, return_cou
     return finish(ops.where(valid, loss, 0.0), count, return_count, embeddings=embeddings)
 
 
+@register_loss("ntxent")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class NTXentLoss(MetricLoss):
     """NT-Xent (SimCLR) pair loss as a `keras.losses.Loss` over `(labels, embeddings)`.

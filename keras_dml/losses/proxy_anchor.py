@@ -9,6 +9,7 @@ from keras_dml.losses.class_weights import (
     poison_if,
     prepare_class_inputs,
 )
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import one_hot_in_range
 from keras_dml.pairs.masks import LARGE_VALUE
 from keras_dml.pairs.reduction import finish
@@ -85,6 +86,7 @@ def proxy_anchor_loss(labels, embeddings, proxies, alpha=32.0, delta=0.1, return
     return finish(poison_if(loss, invalid), count, return_count, embeddings=embeddings)
 
 
+@register_loss("proxy_anchor")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class ProxyAnchorLoss(ClassWeightLoss):
     """Proxy-Anchor loss as a layer owning the trainable proxies `[num_classes, dim]`.

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import l2_normalize, one_hot_in_range, prepare_inputs
 from keras_dml.pairs.masks import LARGE_VALUE, count_true
 from keras_dml.pairs.reduction import finish, masked_mean
@@ -79,6 +80,7 @@ def proxy_nca_loss(
     return finish(loss, count_true(valid), return_count, embeddings=embeddings)
 
 
+@register_loss("proxy_nca")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class ProxyNCALoss(ArgumentConfig, keras.layers.Layer):
     """Proxy-NCA loss as a layer owning the trainable class proxies `[num_classes, dim]`.

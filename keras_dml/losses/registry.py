@@ -1,72 +1,107 @@
-"""The built-in losses, registered by name, for configuration files and the CLI.
+"""The loss registry: names to loss classes, configurations to loss instances.
 
-The table and its look-ups (`get`, `list_losses`, `register_loss`) live in
-`keras_dml.losses.loss_lookup`; this module fills the table and re-exports them.
+A loss module declares its class with `@register_loss("name")`; this module imports no loss, so
+modules inside the loss family (class-based losses, cross-batch memory) can resolve others.
 """
 
-from keras_dml.losses.additive_margin import ArcFaceLoss, CosFaceLoss
-from keras_dml.losses.binomial_deviance import BinomialDevianceLoss
-from keras_dml.losses.circle import CircleLoss
-from keras_dml.losses.contrastive import ContrastiveLoss
-from keras_dml.losses.cross_batch_memory import CrossBatchMemory
-from keras_dml.losses.fast_ap import FastAPLoss
-from keras_dml.losses.lifted_structure import LiftedStructureLoss
-from keras_dml.losses.loss_lookup import LAYER_LOSSES, LOSSES, get, list_losses, register_loss
-from keras_dml.losses.margin import MarginLoss
-from keras_dml.losses.margin_layer import LearnableMarginLoss
-from keras_dml.losses.multi_similarity import MultiSimilarityLoss
-from keras_dml.losses.normalized_softmax import NormalizedSoftmaxLoss
-from keras_dml.losses.npairs import NPairsLoss
-from keras_dml.losses.ntxent import NTXentLoss
-from keras_dml.losses.proxy_anchor import ProxyAnchorLoss
-from keras_dml.losses.proxy_nca import ProxyNCALoss
-from keras_dml.losses.snr_contrastive import SNRContrastiveLoss
-from keras_dml.losses.soft_triple import SoftTripleLoss
-from keras_dml.losses.subcenter_arcface import SubCenterArcFaceLoss
-from keras_dml.losses.supcon import SupConLoss
-from keras_dml.losses.triplet import TripletLoss
-from keras_dml.losses.tuplet_margin import TupletMarginLoss
+import inspect
 
-LOSSES.update(
-    {
-        "contrastive": ContrastiveLoss,
-        "triplet": TripletLoss,
-        "margin": MarginLoss,
-        "learnable_margin": LearnableMarginLoss,
-        "binomial_deviance": BinomialDevianceLoss,
-        "proxy_nca": ProxyNCALoss,
-        "multi_similarity": MultiSimilarityLoss,
-        "normalized_softmax": NormalizedSoftmaxLoss,
-        "proxy_anchor": ProxyAnchorLoss,
-        "arcface": ArcFaceLoss,
-        "cosface": CosFaceLoss,
-        "ntxent": NTXentLoss,
-        "supcon": SupConLoss,
-        "circle": CircleLoss,
-        "lifted_structure": LiftedStructureLoss,
-        "npairs": NPairsLoss,
-        "tuplet_margin": TupletMarginLoss,
-        "snr_contrastive": SNRContrastiveLoss,
-        "subcenter_arcface": SubCenterArcFaceLoss,
-        "soft_triple": SoftTripleLoss,
-        "fast_ap": FastAPLoss,
-        "cross_batch_memory": CrossBatchMemory,
-    }
+import keras
+
+from keras_dml.utils.registry import Registry, normal_name
+
+LOSSES = Registry(
+    "loss", plural="losses", hint=" Register your own with @keras_dml.losses.register_loss."
 )
 
-# Losses that hold weights (trainable, or XBM's memory): `keras.layers.Layer`s the model must own.
-LAYER_LOSSES.extend(
-    [
-        "cross_batch_memory",
-        "learnable_margin",
-        "proxy_nca",
-        "normalized_softmax",
-        "proxy_anchor",
-        "arcface",
-        "cosface",
-        "subcenter_arcface",
-        "soft_triple",
-    ]
-)
 
-__all__ = ["LAYER_LOSSES", "LOSSES", "get", "list_losses", "register_loss"]
+def register_loss(name):
+    """Class decorator registering a loss under `name` for configurations and `get`.
+
+    Examples:
+    >>> @register_loss("my_loss")  # doctest: +SKIP
+    ... class MyLoss(keras_dml.losses.MetricLoss): ...
+    """
+    return LOSSES.register(name)
+
+
+def list_losses(verbose=False):
+    """Names of the registered losses, sorted (`{name: first docstring line}` if verbose).
+
+    Examples:
+    >>> "margin" in list_losses()
+    True
+    """
+    return LOSSES.describe() if verbose else LOSSES.names()
+
+
+def get(identifier, **kwargs):
+    """Returns a loss instance from a name, a config dict or an instance.
+
+    Args:
+        identifier: one of
+            - a registered name (`list_losses()`; `-`, `_` and case are interchangeable),
+              built with `**kwargs`;
+            - a dict `{"name": <name>, **arguments}` (the form used in training configs);
+            - a Keras serialized dict `{"class_name": ..., "config": ...}`;
+            - a loss or loss-layer instance, returned unchanged.
+        **kwargs: constructor arguments, merged over the dict's arguments.
+
+    Returns:
+        A `keras.losses.Loss` (usable in `model.compile(loss=...)`), or a `keras.layers.Layer`
+        for a loss that holds weights, which the model owns (`EmbeddingModel.compile(loss=layer)`
+        attaches it; other models call it in `compute_loss`).
+
+    Raises:
+        ValueError: for an unknown name or an unusable identifier; the message lists the names.
+
+    Examples:
+    >>> loss = get("triplet", margin=0.2, mining="batch-hard")
+    >>> loss = get({"name": "margin", "beta": 1.2})
+    >>> proxy_loss = get("proxy_nca", num_classes=100, embedding_dim=128)
+    >>> arcface = get("arcface", num_classes=100, embedding_dim=128, margin=0.5)
+    """
+    if isinstance(identifier, (keras.losses.Loss, keras.layers.Layer)):
+        if kwargs:
+            raise ValueError(
+                "Keyword arguments cannot be applied to a loss instance. "
+                f"Received: identifier={identifier!r}, kwargs={kwargs}"
+            )
+        return identifier
+    if isinstance(identifier, dict):
+        if "class_name" in identifier:
+            loss = keras.saving.deserialize_keras_object(identifier)
+            if kwargs:
+                loss = type(loss).from_config({**loss.get_config(), **kwargs})
+            return loss
+        arguments = dict(identifier)
+        if "name" not in arguments:
+            raise ValueError(
+                "A loss config dict needs a 'name' key (or Keras' 'class_name'/'config'). "
+                f"Known names: {LOSSES.names()}. Received: {identifier!r}"
+            )
+        name = arguments.pop("name")
+        return get(name, **{**arguments, **kwargs})
+    if isinstance(identifier, str):
+        key = LOSSES.key(identifier)
+        if kwargs.get("miner") is not None and not _takes_miner(LOSSES.get(key)):
+            takers = [name for name, cls in LOSSES.items() if _takes_miner(cls)]
+            raise ValueError(
+                f"The {key} loss takes no miner (it builds its tuples itself or learns class "
+                f"vectors); the losses that do: {takers}. Received: miner={kwargs['miner']!r}"
+            )
+        return LOSSES.get(key)(**kwargs)
+    raise ValueError(
+        "Cannot interpret a loss from "
+        f"{identifier!r}: expected a name ({LOSSES.names()}), a config dict or a loss instance."
+    )
+
+
+def _takes_miner(cls):
+    return "miner" in inspect.signature(cls.__init__).parameters
+
+
+def loss_class(name):
+    """The class registered under `name` (`-`, `_` and case interchangeable), or `None`."""
+    key = normal_name(name)
+    return LOSSES.get(key) if key in LOSSES else None

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import l2_normalize, prepare_inputs
 from keras_dml.pairs.masks import count_true
 from keras_dml.pairs.reduction import check_choice, finish, masked_mean
@@ -96,6 +97,7 @@ def snr_contrastive_loss(
     return finish(ops.where(valid, loss, 0.0), count, return_count, embeddings=embeddings)
 
 
+@register_loss("snr_contrastive")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class SNRContrastiveLoss(MetricLoss):
     """Contrastive pair loss on SNR distances (DSML) as a `keras.losses.Loss`.

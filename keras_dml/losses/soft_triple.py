@@ -12,6 +12,7 @@ from keras_dml.losses.multi_center import (
     check_centers_per_class,
     prepare_multi_center_inputs,
 )
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import l2_normalize, one_hot_in_range, safe_sqrt
 from keras_dml.pairs.reduction import finish
 
@@ -132,6 +133,7 @@ def soft_triple_loss(
     return finish(loss, count, return_count, embeddings=embeddings)
 
 
+@register_loss("soft_triple")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class SoftTripleLoss(ClassWeightLoss):
     """SoftTriple loss as a layer owning `num_classes * centers_per_class` trainable centers.

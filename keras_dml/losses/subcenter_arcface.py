@@ -12,6 +12,7 @@ from keras_dml.losses.multi_center import (
     check_centers_per_class,
     prepare_multi_center_inputs,
 )
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import one_hot_in_range
 from keras_dml.pairs.reduction import finish
 
@@ -77,6 +78,7 @@ def subcenter_arcface_loss(
     return finish(loss, count, return_count, embeddings=embeddings)
 
 
+@register_loss("subcenter_arcface")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class SubCenterArcFaceLoss(ClassWeightLoss):
     """Sub-center ArcFace loss as a layer owning `num_classes * num_sub_centers` class weights.

@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_dml.losses.base import MetricLoss
 from keras_dml.losses.ntxent import check_temperature
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import cosine_similarity_matrix, prepare_inputs
 from keras_dml.pairs.log_sum_exp import masked_logsumexp
 from keras_dml.pairs.masks import count_true
@@ -56,6 +57,7 @@ def supcon_loss(labels, embeddings, temperature=0.1, pair_mask=None, return_coun
     return finish(loss, count, return_count, embeddings=embeddings)
 
 
+@register_loss("supcon")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class SupConLoss(MetricLoss):
     """Supervised contrastive pair loss as a `keras.losses.Loss` over `(labels, embeddings)`.

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.registry import register_loss
 from keras_dml.miners.aliases import TRIPLET_MINING, triplet_miner
 from keras_dml.miners.distance_weighted import DistanceWeightedMiner
 from keras_dml.pairs.distances import pairwise_distances, prepare_inputs
@@ -134,6 +135,7 @@ def triplet_loss(
     return finish(loss, count, return_count, embeddings=embeddings)
 
 
+@register_loss("triplet")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class TripletLoss(MetricLoss):
     """Triplet loss with in-batch mining as a `keras.losses.Loss` over `(labels, embeddings)`.

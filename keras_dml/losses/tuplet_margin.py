@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.distances import cosine_similarity_matrix, prepare_inputs, safe_sqrt
 from keras_dml.pairs.log_sum_exp import masked_logsumexp
 from keras_dml.pairs.masks import count_true
@@ -62,6 +63,7 @@ def tuplet_margin_loss(
     return finish(ops.where(valid, loss, 0.0), count, return_count, embeddings=embeddings)
 
 
+@register_loss("tuplet_margin")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class TupletMarginLoss(MetricLoss):
     """Tuplet margin pair loss as a `keras.losses.Loss` over `(labels, embeddings)`.

@@ -180,14 +180,7 @@ def check_loss_entry(entry):
         )
     options = dict(entry)
     name = options.pop("name")
-    key = str(name).strip().lower().replace("-", "_")
-    known = getattr(registry, "LOSSES", None)
-    if known is None:
-        return
-    if key not in known:
-        hint = did_you_mean(name, known)
-        raise ValueError(f"Unknown loss {name!r}.{hint} Known names: {sorted(known)}.")
-    check_arguments(known[key], options, f"loss {name!r}", "loss")
+    check_arguments(registry.LOSSES.get(name), options, f"loss {name!r}", "loss")
 
 
 def compile_with_config(config, model):

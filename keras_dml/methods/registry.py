@@ -13,9 +13,9 @@ other way round.
 """
 
 import dataclasses
-import importlib.metadata
 
-from keras_dml.utils.suggestions import did_you_mean, did_you_mean_keys
+from keras_dml.utils.registry import Registry
+from keras_dml.utils.suggestions import did_you_mean_keys
 
 ENTRY_POINT_GROUP = "keras_dml.methods"
 
@@ -29,37 +29,29 @@ class NoOptions:
 class MethodSpec:
     """How `keras-dml train --method NAME` builds and trains a model family.
 
-    What building, training and exporting the method need, plus its `tiny` model, which the
-    tests that iterate the registry build (so a new method is covered without an edit); the
-    demo's entries live in `keras_dml.demo.entries`, the zoo cards' long names in
-    `keras_dml.zoo.method_titles`.
-
     Args:
         name: str. The CLI name.
         description: str. One line for `keras-dml train --help` and the README table.
         build: callable `(config, backbone, splits) -> keras.Model`. `splits` is the dict of
-            loaded `ImageDataset`s (`train`, `val`, ...): nothing is reloaded by name.
-        prepare: callable `(config, model, splits) -> (tf.data.Dataset, callbacks)`.
-            Defaults to `None`: class-balanced m-per-class batches and no extra callback.
-        compile: callable `(config, model) -> None`. Defaults to `None`: the configuration's
+            loaded `ImageDataset`s (`train`, `val`, ...).
+        prepare: callable `(config, model, splits) -> (train_data, callbacks)`, or `None` for
+            class-balanced m-per-class batches and no extra callback.
+        compile: callable `(config, model) -> None`, or `None` for the configuration's
             optimizer and loss (`keras_dml.methods.defaults.compile_with_config`).
-        options: a frozen dataclass type. The method's `method_options`, with their defaults;
-            `parse_options` rejects unknown keys. Defaults to `NoOptions`.
-        uses_state_dir: bool. The method keeps training state on disk (e.g. D&C's cluster
-            assignments); `train` then sets `method_options["state_dir"]` inside the run folder
-            so that resuming an interrupted run restores it. Its options need a `state_dir`.
-        tiny: callable `(backbone) -> keras.Model` or `None`. A small model of the family for
-            tests (the export parity test builds every registered method with it).
-        training_only_weights: callable `(model) -> list of variables` or `None`. The weights
-            `call` never reads (training-only parts and state), which export leaves out.
-        default_loss: dict or `None`. The run configuration's `loss` when it gives none
-            (`keras_dml.training.train` fills it in and saves it in `config.json`). Defaults to
-            `None`: the method's own default (e.g. D&C's margin loss).
-        learners_option: str. The `model` argument that `--num-learners` sets. Defaults to
-            `"num_learners"`.
-        classes_per_learner: int. Training classes each learner needs (D&C: 2, every cluster
-            forms positive and negative pairs); `train` then caps an unset learner count to the
-            data. Defaults to `0` (the learner count does not depend on the classes).
+        options: a frozen dataclass type: the method's `method_options` and their defaults.
+        uses_state_dir: bool. The method keeps training state on disk; `train` sets
+            `method_options["state_dir"]` inside the run folder so a resumed run restores it.
+        tiny: callable `(backbone) -> keras.Model`. A small model of the family; the tests that
+            iterate the registry build it, so a new method is covered without an edit.
+        training_only_weights: callable `(model) -> list of variables`, or `None`. Weights
+            `call` never reads, which export leaves out.
+        default_loss: dict or `None`. The `loss` entry when the configuration gives none.
+        learners_option: str. The `model` argument that `--num-learners` sets.
+        classes_per_learner: int. Training classes each learner needs (D&C: 2); `train` caps
+            an unset learner count to the data. `0`: the count does not depend on the classes.
+        title: str or `None`. The long name on zoo cards (paper and year).
+        demo: dict or `None`. The method's run-configuration entries in `keras-dml demo`;
+            `None` leaves it out of the demo.
     """
 
     name: str
@@ -74,6 +66,8 @@ class MethodSpec:
     default_loss: dict = None
     learners_option: str = "num_learners"
     classes_per_learner: int = 0
+    title: str = None
+    demo: dict = None
 
     def parse_options(self, config):
         """The method's options from `config["method_options"]`, defaults filled in.
@@ -100,8 +94,11 @@ class MethodSpec:
         return self.options(**values)
 
 
-_METHODS = {}
-_ENTRY_POINTS_LOADED = False
+METHODS = Registry(
+    "method",
+    entry_point_group=ENTRY_POINT_GROUP,
+    hint=" Register your own with @keras_dml.methods.register_method.",
+)
 
 
 def register_method(name_or_spec=None, /, *, description="", overwrite=False, **fields):
@@ -110,17 +107,16 @@ def register_method(name_or_spec=None, /, *, description="", overwrite=False, **
     Args:
         name_or_spec: str or `MethodSpec`. The method's name (decorator form) or a complete
             spec (call form).
-        overwrite: bool. Replace a method of the same name. Defaults to `False`.
         description: str. One line for `keras-dml train --help` (required, decorator form).
-        **fields: the other `MethodSpec` fields (`prepare`, `compile`, `options`, `tiny`,
-            ...), decorator form only.
+        overwrite: bool. Replace a method of the same name. Defaults to `False`.
+        **fields: the other `MethodSpec` fields, decorator form only.
 
     Returns:
-        In the decorator form, a decorator that registers `MethodSpec(name, build=function,
-        **fields)` and returns the function unchanged; in the call form, the spec.
+        The decorator (which registers `MethodSpec(name, build=function, **fields)` and returns
+        the function unchanged), or the spec in the call form.
 
     Raises:
-        ValueError: when the name is taken (and `overwrite` is false) or the spec is incomplete.
+        ValueError: the name is taken (and `overwrite` is false) or the spec is incomplete.
 
     Examples:
     >>> @register_method("my_method", description="one linear embedding")  # doctest: +SKIP
@@ -142,8 +138,9 @@ def register_method(name_or_spec=None, /, *, description="", overwrite=False, **
         )
 
     def decorator(build):
-        spec = MethodSpec(name=name_or_spec, description=description, build=build, **fields)
-        _add(spec, overwrite)
+        _add(
+            MethodSpec(name=name_or_spec, description=description, build=build, **fields), overwrite
+        )
         return build
 
     return decorator
@@ -161,60 +158,24 @@ def _add(spec, overwrite):
         f.name for f in dataclasses.fields(spec.options)
     }:
         raise ValueError(f"Method {spec.name!r} uses a state_dir; its options need a `state_dir`.")
-    if spec.name in _METHODS and not overwrite and _METHODS[spec.name] != spec:
-        raise ValueError(
-            f"A method named {spec.name!r} is registered already; pass overwrite=True to "
-            "replace it."
-        )
-    _METHODS[spec.name] = spec
+    METHODS.register(spec.name, spec, description=spec.description, overwrite=overwrite)
 
 
 def unregister_method(name):
-    """Removes a method from the registry (e.g. a test's toy method). Unknown names are an error."""
-    get_method(name)
-    del _METHODS[name]
-
-
-def load_entry_points():
-    """Imports the modules of the `keras_dml.methods` entry-point group (installed plug-ins).
-
-    Each entry point names a module (or an object in it) whose import registers methods with
-    `@register_method`. Called once by `list_methods` and `get_method`.
-    """
-    global _ENTRY_POINTS_LOADED
-    if _ENTRY_POINTS_LOADED:
-        return
-    _ENTRY_POINTS_LOADED = True
-    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        entry_point.load()
+    """Removes a method from the registry (e.g. a test's toy method)."""
+    METHODS.unregister(name)
 
 
 def list_methods(verbose=False):
-    """Names of every registered training method, sorted.
-
-    Args:
-        verbose: bool. Return `{name: description}` instead. Defaults to `False`.
+    """Names of every registered training method, sorted (`{name: description}` if verbose).
 
     Examples:
     >>> "dc" in list_methods()
     True
     """
-    load_entry_points()
-    if verbose:
-        return {name: _METHODS[name].description for name in sorted(_METHODS)}
-    return sorted(_METHODS)
+    return METHODS.describe() if verbose else METHODS.names()
 
 
 def get_method(name):
-    """Returns the `MethodSpec` called `name`, with a suggestion for a misspelt name.
-
-    Raises:
-        ValueError: for an unknown name, listing the known ones.
-    """
-    load_entry_points()
-    if name not in _METHODS:
-        raise ValueError(
-            f"Unknown method {name!r}.{did_you_mean(name, _METHODS)} Known methods: "
-            f"{sorted(_METHODS)}. Register your own with @keras_dml.methods.register_method."
-        )
-    return _METHODS[name]
+    """The `MethodSpec` called `name`; a `ValueError` with the closest name if there is none."""
+    return METHODS.get(name)

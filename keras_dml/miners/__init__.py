@@ -20,9 +20,9 @@ from keras_dml.miners.distance_weighted import (
     distance_weighted_probabilities,
     sample_negatives,
 )
-from keras_dml.miners.lookup import MINERS, get, list_miners
 from keras_dml.miners.multi_similarity import MultiSimilarityMiner
 from keras_dml.miners.random_negative import RandomNegativeMiner
+from keras_dml.miners.registry import MINERS, get, list_miners
 from keras_dml.miners.semi_hard import SemiHardMiner
 from keras_dml.pairs.selections import PairSelection, TripletSelection
 

@@ -10,9 +10,9 @@ from keras_dml.miners.base import PairMiner, TripletMiner
 from keras_dml.miners.batch_hard import BatchHardMiner
 from keras_dml.miners.closest import ClosestNegativeMiner
 from keras_dml.miners.distance_weighted import DistanceWeightedMiner
-from keras_dml.miners.lookup import get
 from keras_dml.miners.multi_similarity import MultiSimilarityMiner
 from keras_dml.miners.random_negative import RandomNegativeMiner
+from keras_dml.miners.registry import get
 from keras_dml.miners.semi_hard import SemiHardMiner
 
 TRIPLET_MINING = {

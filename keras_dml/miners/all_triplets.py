@@ -3,9 +3,11 @@
 import keras
 
 from keras_dml.miners.base import TripletMiner
+from keras_dml.miners.registry import register_miner
 from keras_dml.pairs.selections import TripletSelection
 
 
+@register_miner("all_triplets")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class AllTripletsMiner(TripletMiner):
     """Every triplet `(a, p, n)` of the allowed positive and negative pairs (no mining).

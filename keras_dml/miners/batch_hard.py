@@ -4,10 +4,12 @@ import keras
 from keras import ops
 
 from keras_dml.miners.base import TripletMiner
+from keras_dml.miners.registry import register_miner
 from keras_dml.pairs.masks import LARGE_VALUE
 from keras_dml.pairs.selections import TripletSelection
 
 
+@register_miner("batch_hard")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class BatchHardMiner(TripletMiner):
     """For each anchor, one triplet: its farthest positive and its closest negative.

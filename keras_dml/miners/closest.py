@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.miners.base import TripletMiner
+from keras_dml.miners.registry import register_miner
 from keras_dml.pairs.masks import LARGE_VALUE, count_true
 from keras_dml.pairs.selections import TripletSelection
 
@@ -41,6 +42,7 @@ def closest_negatives(distances, pos_mask, neg_mask, cutoff=0.5):
     return indices, valid
 
 
+@register_miner("closest")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class ClosestNegativeMiner(TripletMiner):
     """For the `r`-th positive of each anchor, its `r`-th closest negative at distance >= cutoff.

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_dml.miners.base import TripletMiner
+from keras_dml.miners.registry import register_miner
 from keras_dml.pairs.masks import LARGE_VALUE
 from keras_dml.pairs.selections import TripletSelection
 
@@ -74,6 +75,7 @@ def sample_negatives(probabilities, seed=None):
     return indices, ops.logical_and(has_negative, ops.ones_like(indices, dtype="bool"))
 
 
+@register_miner("distance_weighted")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class DistanceWeightedMiner(TripletMiner):
     """For each positive pair `(a, p)`, a negative of `a` drawn with probability `q(d)^-1`.

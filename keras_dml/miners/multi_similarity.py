@@ -4,10 +4,12 @@ import keras
 from keras import ops
 
 from keras_dml.miners.base import PairMiner
+from keras_dml.miners.registry import register_miner
 from keras_dml.pairs.masks import masked_max, masked_min
 from keras_dml.pairs.selections import PairSelection
 
 
+@register_miner("multi_similarity")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class MultiSimilarityMiner(PairMiner):
     """Keeps the informative pairs of each anchor by comparing them with its hardest ones.

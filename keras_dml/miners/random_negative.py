@@ -4,9 +4,11 @@ import keras
 from keras import ops
 
 from keras_dml.miners.base import TripletMiner
+from keras_dml.miners.registry import register_miner
 from keras_dml.pairs.selections import TripletSelection
 
 
+@register_miner("random")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class RandomNegativeMiner(TripletMiner):
     """For each positive pair `(a, p)`, a negative of `a` drawn uniformly.

@@ -12,10 +12,8 @@ import zipfile
 from pathlib import Path
 
 # Imported for their registrations: the serializable layers, losses and models a `.keras` file or
-# a card's config names. This module loads on the first `zoo.load` (keras_dml/zoo/__init__.py),
-# so `keras-dml zoo list` imports none of them.
-from keras_dml import backbones, layers, losses  # noqa: F401
-from keras_dml.models import serializable  # noqa: F401
+# a card's config names.
+from keras_dml import backbones, layers, losses, models  # noqa: F401
 from keras_dml.zoo.cache import fetch_file, primary_filename
 from keras_dml.zoo.card import read_card
 from keras_dml.zoo.errors import UnsafeFormatError

@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlparse
 
 from tqdm.auto import tqdm
 
-from keras_dml import __version__
+from keras_dml.utils.version import __version__
 from keras_dml.zoo.errors import DownloadError
 
 _CHUNK = 1 << 16

@@ -27,10 +27,10 @@ from keras_dml.backbones.weights_metadata import (  # noqa: E402
     ATTRIBUTE,
     read_weights_metadata,
 )
-from keras_dml.cli import main  # noqa: E402
-from keras_dml.cli.parser import build_parser  # noqa: E402
-from keras_dml.cli.train import config_from_args  # noqa: E402
 from keras_dml.utils.sha256 import sha256_file  # noqa: E402
+from keras_dml_cli import main  # noqa: E402
+from keras_dml_cli.parser import build_parser  # noqa: E402
+from keras_dml_cli.run.train import config_from_args  # noqa: E402
 from tests.support import torch_reference_backbones as reference  # noqa: E402
 from tests.support.caffemodel_encoder import write_caffemodel  # noqa: E402
 from tests.support.paths import REPO_ROOT  # noqa: E402

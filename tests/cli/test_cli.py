@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from keras_dml.cli import main
+from keras_dml_cli import main
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -105,7 +105,7 @@ def test_errors_are_one_line_messages(argv, message, tmp_path, capsys, monkeypat
 
 def test_console_script_help_lists_commands():
     out = subprocess.run(
-        [sys.executable, "-m", "keras_dml.cli", "--help"],
+        [sys.executable, "-m", "keras_dml_cli", "--help"],
         capture_output=True,
         text=True,
         check=True,

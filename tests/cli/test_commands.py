@@ -1,7 +1,8 @@
-"""Each `keras-dml` sub-command runs from the module `keras_dml.cli.commands` names (issue 30).
+"""Each `keras-dml` sub-command runs from its module under `keras_dml_cli.run`.
 
-The parser and the early checks import no Keras; a refused argument must answer before the run
-module (and TensorFlow) loads, and every named entry point must exist.
+The parser and the early checks import no Keras: a misspelt name or an impossible option
+combination answers before the run module (and TensorFlow) loads; the checks that need the
+library (a rerank option, the demo's folder) answer in one line after it loads.
 """
 
 import json
@@ -9,14 +10,14 @@ import os
 import subprocess
 import sys
 
-from keras_dml.cli.commands import COMMANDS, load_entry_point
-from keras_dml.cli.parser import build_parser
+from keras_dml_cli.dispatch import EARLY_CHECKS, RUNS
+from keras_dml_cli.parser import build_parser
 from tests.support.paths import REPO_ROOT
 
 # Runs each command line through `main` in one fresh process: exit code, error, heavy imports.
 SCRIPT = """
 import contextlib, io, json, sys
-from keras_dml.cli import main
+from keras_dml_cli import main
 answers = []
 for argv in json.loads(sys.argv[1]):
     err = io.StringIO()
@@ -28,28 +29,20 @@ print(json.dumps(answers))
 """
 
 
-def test_every_sub_command_has_a_run_and_checks_that_load():
+def test_every_sub_command_has_a_run():
     subparsers = build_parser()._subparsers._group_actions[0]
-    assert set(COMMANDS) == set(subparsers.choices)
-    for check, run in COMMANDS.values():
-        assert callable(load_entry_point(run))
-        assert check is None or callable(load_entry_point(check))
+    assert set(RUNS) == set(subparsers.choices)
+    assert set(EARLY_CHECKS) <= set(RUNS)
 
 
 def test_refused_arguments_answer_before_keras_loads(tmp_path):
-    a_file = tmp_path / "a_file"
-    a_file.write_text("x")
     lines = {
         "--input-dtype both is for SavedModel only": [
             *("export", "m.keras", "--format", "onnx", "--input-dtype", "both"),
             *("--output", str(tmp_path / "m.onnx")),
         ],
         "Unknown rerank 'aqee'": ["evaluate", "m.keras", "--dataset", "digits", "--rerank", "aqee"],
-        "Unknown option(s) ['kk'] for rerank='dba'": [
-            *("search", "m.keras", "--gallery", "g", "--query", "q"),
-            *("--rerank", "dba", "--rerank-option", "kk=3"),
-        ],
-        "is a file, not a folder": ["demo", "--output", str(a_file)],
+        "Unknown method 'dcc'": ["train", "--method", "dcc", "--output", "x"],
     }
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT, json.dumps(list(lines.values()))],
@@ -64,3 +57,18 @@ def test_refused_arguments_answer_before_keras_loads(tmp_path):
     for message, (code, err, heavy) in zip(lines, answers):
         assert code == 1 and err.startswith("keras-dml: error:") and message in err, err
         assert heavy == [], f"{message!r} answered after importing {heavy}"
+
+
+def test_refusals_that_need_the_library_are_one_line(tmp_path, capsys):
+    from keras_dml_cli import main
+
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    search = ["search", "m.keras", "--gallery", "g", "--query", "q"]
+    for argv, message in [
+        ([*search, "--rerank", "dba", "--rerank-option", "kk=3"], "Unknown option(s) ['kk']"),
+        (["demo", "--output", str(a_file)], "is a file, not a folder"),
+    ]:
+        assert main(argv) == 1
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("keras-dml: error:") and message in err and "\n" not in err, err

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from keras_dml.demo.run import demo_config, demo_methods, format_table, run_demo
+from keras_dml.demo import demo_config, demo_methods, format_table, run_demo
 from keras_dml.training import list_methods
 from tests.support.demo_checks import demo_folder_problems
 

@@ -6,8 +6,8 @@ retrained and files of the same name were replaced, without a word.
 
 import pytest
 
-from keras_dml.cli import main
 from keras_dml.demo.folder import DEMO_OUTPUTS, check_demo_folder, clear_demo_folder
+from keras_dml_cli import main
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_run_demo_refuses_before_training(earlier_demo, no_training):
 
 
 def test_overwrite_reaches_the_demo(earlier_demo, monkeypatch):
-    from keras_dml.demo import run as demo
+    from keras_dml import demo
 
     calls = []
     monkeypatch.setattr(demo, "run_demo", lambda *args, **kwargs: calls.append(kwargs))

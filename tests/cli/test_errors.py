@@ -12,9 +12,9 @@ import warnings
 import numpy as np
 import pytest
 
-from keras_dml.cli import main
-from keras_dml.cli.errors import configured_backend, error_message
 from keras_dml.training import list_methods
+from keras_dml_cli import main
+from keras_dml_cli.errors import configured_backend, error_message
 
 TRAIN = ["train", "--dataset", "digits", "--quiet"]
 
@@ -248,14 +248,14 @@ def test_gradcam_without_tf_keras_vis_names_the_vis_extra(monkeypatch):
 
 def test_help_imports_no_tensorflow_and_documents_the_options():
     code = (
-        "import sys; from keras_dml.cli import build_parser; p = build_parser(); "
+        "import sys; from keras_dml_cli import build_parser; p = build_parser(); "
         "p.format_help(); print('TF_IMPORTED' if 'tensorflow' in sys.modules else 'NO_TF')"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip().endswith("NO_TF")
 
     def help_text(*command):
-        argv = [sys.executable, "-m", "keras_dml.cli", *command, "--help"]
+        argv = [sys.executable, "-m", "keras_dml_cli", *command, "--help"]
         out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
         return " ".join(out.split())
 
@@ -271,7 +271,7 @@ def test_help_imports_no_tensorflow_and_documents_the_options():
     assert "--image-size PIXELS side of the square images" in train_help
     assert "--dataset DATASET dataset name:" in train_help
     assert "--num-learners NUM_LEARNERS learners of an ensemble method" in train_help
-    from keras_dml.demo.run import demo_methods
+    from keras_dml.demo import demo_methods
 
     assert f"--methods METHODS comma-separated subset of: {','.join(demo_methods())}" in (
         help_text("demo")

@@ -1,17 +1,13 @@
-"""`keras-dml --help`, every sub-command's help and usage errors import no Keras (issue 29).
-
-`keras-dml train --help` took about 10 s because it imported every method (and TensorFlow) to list
-them; the help now lists the methods and losses from `keras_dml.cli.names`, whose tables are
-checked here against the registries.
-"""
+"""`keras-dml --help`, every sub-command's help and usage errors import no Keras: they read the
+catalogue generated from the registries (`keras_dml_cli.catalogue`)."""
 
 import json
 import os
 import subprocess
 import sys
 
-from keras_dml.cli import build_parser, names
-from keras_dml.cli.train import config_from_args
+from keras_dml_cli import build_parser, catalogue
+from keras_dml_cli.run.train import config_from_args
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -37,7 +33,7 @@ COMMAND_LINES = [
 # Runs each command line through `main` in one fresh process and prints what it imported.
 SCRIPT = """
 import contextlib, io, json, sys
-from keras_dml.cli import main
+from keras_dml_cli import main
 heavy = {}
 for argv in json.loads(sys.argv[1]):
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -66,32 +62,21 @@ def test_help_and_usage_errors_import_no_keras_or_tensorflow():
     assert heavy == {" ".join(argv): [] for argv in COMMAND_LINES}
 
 
-def test_method_table_is_the_registry():
-    from keras_dml.methods import get_method, list_methods
+def test_the_catalogue_is_generated_from_the_registries():
+    """`keras_dml_cli/catalogue.json` is what `python -m keras_dml_cli.catalogue` writes now:
+    a method, loss or dataset declared without regenerating it fails here."""
+    assert catalogue.catalogue() == json.loads(json.dumps(catalogue.build())), (
+        "keras_dml_cli/catalogue.json is out of date: run python -m keras_dml_cli.catalogue"
+    )
     from keras_dml.methods.registry import ENTRY_POINT_GROUP
 
-    # Built-in: registered by keras_dml itself (other tests may leave plug-ins registered).
-    builtin = {
-        name: text
-        for name, text in list_methods(verbose=True).items()
-        if get_method(name).build.__module__.startswith("keras_dml.")
-    }
-    assert builtin == names.BUILTIN_METHODS
-    assert names.METHOD_ENTRY_POINT_GROUP == ENTRY_POINT_GROUP
-
-
-def test_loss_and_demo_tables_are_the_registries():
-    from keras_dml.demo.run import demo_methods
-    from keras_dml.losses import list_losses
-
-    assert list(names.BUILTIN_LOSSES) == list_losses()
-    assert list(names.BUILTIN_DEMO_METHODS) == list(demo_methods())
+    assert catalogue.METHOD_ENTRY_POINT_GROUP == ENTRY_POINT_GROUP
 
 
 def test_train_help_lists_every_method_and_loss(capsys):
     parser = build_parser(["train", "--help"])
     train_help = parser._subparsers._group_actions[0].choices["train"].format_help()
-    for name in [*names.BUILTIN_METHODS, *names.BUILTIN_LOSSES]:
+    for name in [*catalogue.catalogue()["methods"], *catalogue.catalogue()["losses"]]:
         assert name in train_help, name
 
 
@@ -102,7 +87,7 @@ def test_loss_flag_sets_the_loss_name():
 
 
 def test_misspelt_method_or_loss_is_one_line_with_the_closest_name(capsys):
-    from keras_dml.cli import main
+    from keras_dml_cli import main
 
     assert main(["train", "--method", "dcc", "--output", "x"]) == 1
     err = capsys.readouterr().err.strip()

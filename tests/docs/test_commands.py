@@ -174,7 +174,7 @@ def run(argv, cwd, env):
     argv, env = with_assignments(argv, env)
     if env.get("KERAS_BACKEND", "tensorflow") != "tensorflow":
         pytest.importorskip(env["KERAS_BACKEND"])  # the `backends` extra is not in `dev`
-    executable = {"keras-dml": [sys.executable, "-m", "keras_dml.cli"], "python": [sys.executable]}
+    executable = {"keras-dml": [sys.executable, "-m", "keras_dml_cli"], "python": [sys.executable]}
     argv = executable.get(argv[0], [argv[0]]) + argv[1:]
     if argv[0] == "ruff":
         cwd = ROOT  # linting the checkout, as the README's command does from its root
@@ -308,9 +308,9 @@ def test_documented_json_is_valid_for_what_it_shows(text):
     """A documented `json` block parses, and is valid for the reader that takes it: a model card
     passes the card schema (its placeholder sha256 filled in) and the commands it quotes parse
     as `keras-dml` command lines; a `TF_CONFIG` passes the multi-worker check."""
-    from keras_dml.cli.parser import build_parser
     from keras_dml.training.strategy import check_tf_config
     from keras_dml.zoo.schema import validate_card
+    from keras_dml_cli.parser import build_parser
 
     data = json.loads(text)
     if "schema_version" in data:

@@ -18,7 +18,7 @@ import shlex
 
 import pytest
 
-from keras_dml.cli.parser import build_parser
+from keras_dml_cli.parser import build_parser
 from tests.docs.test_commands import DOCS, ROOT
 
 FENCED = re.compile(r"^```.*?^```", re.S | re.M)
@@ -138,6 +138,6 @@ def test_inline_python_module_runs_as_a_script(module):
 
 
 def test_the_docs_quote_modules_and_a_missing_one_is_caught():
-    assert {case.values[0] for case in inline_modules()} >= {"keras_dml.cli.export", "pytest"}
+    assert {case.values[0] for case in inline_modules()} >= {"keras_dml_cli.catalogue", "pytest"}
     assert not runs_as_a_script("keras_dml.export.no_such_module")
     assert not runs_as_a_script("keras_dml.losses")  # a package without __main__

@@ -46,7 +46,7 @@ def test_readme_picture_commands_run(tmp_path):
         if budget and "--epochs" in argv:
             argv[argv.index("--epochs") + 1] = "1"
         if argv[0] == "keras-dml":
-            argv = [sys.executable, "-m", "keras_dml.cli", *argv[1:]]
+            argv = [sys.executable, "-m", "keras_dml_cli", *argv[1:]]
         elif argv[:2] == ["python", "docs/make_images.py"]:
             argv = [sys.executable, os.path.join(ROOT, "docs", "make_images.py"), *argv[2:]]
         result = subprocess.run(

@@ -119,7 +119,7 @@ def run_step(language, text, cwd, env):
         argv = [sys.executable, "-c", text]
     else:
         argv, env = with_assignments(bounded(shlex.split(text)), env)
-        executable = {"keras-dml": [sys.executable, "-m", "keras_dml.cli"]}
+        executable = {"keras-dml": [sys.executable, "-m", "keras_dml_cli"]}
         executable["python"] = [sys.executable]
         argv = executable.get(argv[0], [argv[0]]) + argv[1:]
     result = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)

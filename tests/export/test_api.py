@@ -12,7 +12,6 @@ import numpy as np
 import onnx
 import pytest
 
-from keras_dml.cli.export import add_export_parser, run_export
 from keras_dml.export import (
     ExportError,
     ExportParityError,
@@ -23,6 +22,8 @@ from keras_dml.export.report import check_parity
 from keras_dml.export.signature import resolve_image_shape
 from keras_dml.models import EmbeddingModel
 from keras_dml.utils import MissingDependencyError
+from keras_dml_cli.arguments.export import add_export_parser
+from keras_dml_cli.run.export import run_export
 from tests.export.test_parity import tiny_backbone
 from tests.support.paths import REPO_ROOT
 

@@ -284,12 +284,15 @@ def test_rebuild_keeps_explicit_float32_layers_and_other_dtypes():
 def test_cli_exports_a_saved_mixed_bfloat16_model_in_float32(tmp_path, capsys):
     """The README's path: a run trained with `--precision mixed_bfloat16` saves `model.keras`;
     `keras-dml export` loads it (backbone layers still bfloat16) and writes a float32 graph."""
-    from keras_dml.cli.export import main
+    from keras_dml_cli import main
 
     model = method_model("baseline", "mixed_bfloat16")
     model.save(tmp_path / "model.keras")
     output = tmp_path / "model.onnx"
-    assert main([str(tmp_path / "model.keras"), "--format", "onnx", "--output", str(output)]) == 0
+    assert (
+        main(["export", str(tmp_path / "model.keras"), "--format", "onnx", "--output", str(output)])
+        == 0
+    )
     assert "trained under mixed_bfloat16, exported in float32" in capsys.readouterr().out
     assert sixteen_bit_onnx_types(onnx.load(str(output))) == set()
     batch = images()

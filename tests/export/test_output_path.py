@@ -9,9 +9,9 @@ import os
 
 import pytest
 
-from keras_dml.cli import main
 from keras_dml.export import output_path
 from keras_dml.export.output_path import check_output_path
+from keras_dml_cli import main
 
 NOT_A_MODEL = object()  # an export that started working on it would fail differently
 

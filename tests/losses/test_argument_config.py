@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from keras_dml import losses
-from keras_dml.losses.loss_lookup import LOSSES
+from keras_dml.losses.registry import LOSSES
 from keras_dml.utils.argument_config import ArgumentConfig
 
 CLASS_SIZES = {"num_classes": 3, "embedding_dim": 8}

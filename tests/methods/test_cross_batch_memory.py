@@ -93,9 +93,9 @@ def test_too_few_memories_for_the_call_sites_are_refused(splits):  # noqa: F811
 
 
 def test_the_cli_flags_reach_the_loss():
-    from keras_dml.cli.parser import build_parser
-    from keras_dml.cli.train import config_from_args
     from keras_dml.methods.defaults import build_loss
+    from keras_dml_cli.parser import build_parser
+    from keras_dml_cli.run.train import config_from_args
 
     argv = ["train", "--method", "dc", "--dataset", "digits", "--loss", "cross_batch_memory"]
     argv += ["--set", "loss.loss.name=contrastive", "--set", "loss.memory_size=256"]

@@ -13,7 +13,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_dml import cli
+import keras_dml_cli as cli
 from keras_dml.data import from_arrays
 from keras_dml.methods import list_methods
 from keras_dml.methods.registry import unregister_method

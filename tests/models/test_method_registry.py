@@ -15,7 +15,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from keras_dml import cli
+import keras_dml
+import keras_dml_cli as cli
 from keras_dml.data.datasets import from_arrays
 from keras_dml.methods import get_method, list_methods, register_method
 from keras_dml.methods.registry import unregister_method
@@ -97,23 +98,27 @@ def toy_config(**overrides):
     }
 
 
-def test_builtin_methods_register_on_import_without_the_training_package():
+def test_import_keras_dml_registers_every_method_and_loads_every_model_file(tmp_path):
+    """`import keras_dml` alone registers the built-in methods, and `keras.saving.load_model`
+    reads a keras-dml `.keras` file with no other keras_dml import."""
+    from keras_dml.methods import get_method
+    from keras_dml.models import DivideAndConquer
+
+    backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
+    get_method("dc").tiny(backbone).save(tmp_path / "dc.keras")
     script = (
-        "import sys\n"
-        "import keras_dml.models, keras_dml.backbones, keras_dml.layers, keras_dml.losses\n"
-        "import keras_dml.data, keras_dml.evaluation, keras_dml.export, keras_dml.zoo\n"
-        "import keras_dml.visualization, keras_dml.utils\n"
-        "assert 'keras_dml.training' not in sys.modules, 'a sub-package imports training'\n"
-        "from keras_dml.methods import list_methods\n"
-        "print(','.join(list_methods()))\n"
+        "import sys, keras, keras_dml\n"
+        f"model = keras.saving.load_model({str(tmp_path / 'dc.keras')!r}, safe_mode=True)\n"
+        "print(type(model).__name__, ','.join(keras_dml.methods.list_methods()))\n"
     )
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": ROOT}
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    names = result.stdout.strip().splitlines()[-1].split(",")
-    assert {"abe", "baseline", "bier", "dc", "dcml", "hdc", "mheads"} <= set(names)
+    kind, names = result.stdout.strip().splitlines()[-1].split(" ")
+    assert kind == DivideAndConquer.__name__
+    assert {"abe", "baseline", "bier", "dc", "dcml", "hdc", "mheads"} <= set(names.split(","))
 
 
 def test_unknown_names_and_options_fail_with_the_fix():

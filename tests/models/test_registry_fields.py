@@ -1,25 +1,21 @@
-"""`MethodSpec` holds what building and training a method needs; the demo's entries and the zoo
-cards' titles moved next to their readers, and old registrations still work (issue 30)."""
+"""A method declares everything about itself in its `MethodSpec`: the zoo cards' title and the
+demo's entries come from there, for built-in and plug-in methods alike."""
 
-import dataclasses
 import importlib.util
 import os
 
 import pytest
 
-from keras_dml.cli.names import BUILTIN_METHODS
-from keras_dml.demo.entries import DEMO_ENTRIES
-from keras_dml.demo.run import demo_config, demo_methods
-from keras_dml.methods import MethodSpec, list_methods, register_method, unregister_method
+from keras_dml.demo import demo_config, demo_methods
+from keras_dml.methods import get_method, list_methods, register_method, unregister_method
 from keras_dml.models import EmbeddingModel
-from keras_dml.zoo.method_titles import METHOD_TITLES
 from tests.support.paths import REPO_ROOT
 
-ROOT = REPO_ROOT
+BUILT_IN = ("abe", "baseline", "bier", "dc", "dcml", "hdc", "mheads")
 
 
 def publish_zoo():
-    path = os.path.join(ROOT, "training", "publish_zoo.py")
+    path = os.path.join(REPO_ROOT, "training", "publish_zoo.py")
     spec = importlib.util.spec_from_file_location("publish_zoo", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -39,27 +35,25 @@ def registered():
             unregister_method(name)
 
 
-def test_method_spec_has_no_demo_or_title_field():
-    fields = {field.name for field in dataclasses.fields(MethodSpec)}
-    assert not fields & {"demo", "title"}
-
-
-def test_every_built_in_method_has_its_zoo_title_and_the_demo_its_entries():
-    assert set(METHOD_TITLES) == set(BUILTIN_METHODS)
-    assert set(demo_methods()) == set(DEMO_ENTRIES)
+def test_every_built_in_method_declares_its_title_and_all_but_mheads_a_demo_entry():
+    for name in BUILT_IN:
+        assert get_method(name).title, name
+    assert set(demo_methods()) == set(BUILT_IN) - {"mheads"}
     assert list(demo_methods())[0] == "baseline"
     assert demo_config("bier")["loss"] == {"name": "binomial_deviance"}
 
 
-def test_a_plug_in_joins_the_demo_through_its_entry_and_gets_its_description_as_title(
-    registered, monkeypatch
-):
+def test_a_plug_in_joins_the_demo_through_its_spec_and_gets_its_description_as_title(registered):
     register_method("plug", description="a plug-in method")(build_plain)
     registered.append("plug")
     assert "plug" not in demo_methods()
-    monkeypatch.setitem(DEMO_ENTRIES, "plug", {"model": {"embedding_dim": 8}})
-    assert demo_methods()["plug"] == {"model": {"embedding_dim": 8}}
-    assert demo_config("plug")["model"] == {"embedding_dim": 8}
+    register_method(
+        "plug_demo", description="another", demo={"model": {"embedding_dim": 8}}, title="Plug"
+    )(build_plain)
+    registered.append("plug_demo")
+    assert demo_methods()["plug_demo"] == {"model": {"embedding_dim": 8}}
+    assert demo_config("plug_demo")["model"] == {"embedding_dim": 8}
     zoo = publish_zoo()
     assert zoo.method_title("plug") == "a plug-in method"
-    assert zoo.method_title("dc") == METHOD_TITLES["dc"]
+    assert zoo.method_title("plug_demo") == "Plug"
+    assert zoo.method_title("dc") == get_method("dc").title

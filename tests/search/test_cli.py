@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from keras_dml.cli import main
 from keras_dml.models import EmbeddingModel
 from keras_dml.search import EmbeddingIndex
+from keras_dml_cli import main
 from tests.export.test_parity import tiny_backbone
 from tests.support.paths import REPO_ROOT
 
@@ -179,7 +179,7 @@ def test_search_errors_are_one_line_messages(workspace, capsys):
 
 
 def test_help_lists_search():
-    from keras_dml.cli import build_parser
+    from keras_dml_cli import build_parser
 
     help_text = build_parser().format_help()
     assert "search" in help_text

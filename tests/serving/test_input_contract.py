@@ -203,7 +203,7 @@ def cli_gallery(model, tmp_path_factory):
 
 @pytest.mark.parametrize("name", sorted(FILE_OUTCOMES))
 def test_search_cli_applies_the_contract_to_files(cli_gallery, name, capsys):
-    from keras_dml.cli import main
+    from keras_dml_cli import main
 
     root, queries = cli_gallery
     argv = ["search", str(root / "model.keras"), "--gallery", str(root / "gallery")]
@@ -230,7 +230,7 @@ def test_search_cli_as_a_process_refuses_a_nan_file_in_one_line(cli_gallery):
     import sys
 
     root, queries = cli_gallery
-    command = [sys.executable, "-m", "keras_dml.cli", "search", str(root / "model.keras")]
+    command = [sys.executable, "-m", "keras_dml_cli", "search", str(root / "model.keras")]
     command += ["--gallery", str(root / "gallery"), "--query", queries["nan"]]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     result = subprocess.run(command, capture_output=True, text=True, env=env)

@@ -4,7 +4,7 @@
 import json
 import os
 
-from keras_dml.demo.run import demo_methods
+from keras_dml.demo import demo_methods
 
 
 def demo_folder_problems(folder, methods=None, cwd=None):

@@ -39,7 +39,7 @@ BLOCKER = textwrap.dedent(
 )
 
 
-# `cli(*argv)` -> (exit code, stdout, stderr): `python -m keras_dml.cli ARGV` run in the blocked
+# `cli(*argv)` -> (exit code, stdout, stderr): `python -m keras_dml_cli ARGV` run in the blocked
 # interpreter itself (a new process would not have the hook). Prepend it to a test's code.
 CLI_RUNNER = textwrap.dedent(
     """
@@ -49,7 +49,7 @@ CLI_RUNNER = textwrap.dedent(
         out, err, sys.argv = io.StringIO(), io.StringIO(), ["keras-dml", *argv]
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                runpy.run_module("keras_dml.cli", run_name="__main__")
+                runpy.run_module("keras_dml_cli", run_name="__main__")
             except SystemExit as exit:
                 return exit.code, out.getvalue(), err.getvalue()
         raise AssertionError("the command did not exit")

@@ -3,14 +3,14 @@
 import keras
 import pytest
 
-from keras_dml.cli import build_parser, main
-from keras_dml.cli.train import config_from_args
 from keras_dml.data import load_dataset
 from keras_dml.data.image_dataset import ImageDataset
 from keras_dml.data.preprocessing import AUGMENTATIONS
 from keras_dml.methods.defaults import build_augmentation, m_per_class_batches
 from keras_dml.methods.division.batches import cluster_batches
 from keras_dml.training.run_config import DEFAULTS, resolve_config
+from keras_dml_cli import build_parser, main
+from keras_dml_cli.run.train import config_from_args
 
 BASE = {"method": "baseline", "dataset": "digits", "batch_size": 8, "m_per_class": 4}
 

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from keras_dml import backbones
-from keras_dml.cli import main
 from keras_dml.data import from_arrays
 from keras_dml.methods.defaults import compile_with_config, m_per_class_batches
 from keras_dml.training import get_method, list_methods, resolve_config, train
 from keras_dml.training.fit_to_data import fit_to_data
+from keras_dml_cli import main
 
 
 def array_splits(num_classes=12, per_class=5, size=32):

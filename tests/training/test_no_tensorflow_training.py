@@ -25,7 +25,7 @@ DIVIDE_AND_CONQUER_RUN = textwrap.dedent(
     os.environ["XLA_FLAGS"] = flags + " --xla_backend_optimization_level=0"
     import numpy as np
     import keras
-    from keras_dml.cli import main
+    from keras_dml_cli import main
     from keras_dml.methods.division.embedding_pass import (
         cached_inputs, compiled_forward, embed_training_set)
     from keras_dml.training import load_splits, train

@@ -22,7 +22,7 @@ def command(output):
     return [
         sys.executable,
         "-m",
-        "keras_dml.cli",
+        "keras_dml_cli",
         "train",
         "--method",
         "dc",

@@ -8,11 +8,11 @@ import os
 import keras
 import pytest
 
-from keras_dml.cli import build_parser
-from keras_dml.cli.train import config_from_args
 from keras_dml.training import RunConfig, train
 from keras_dml.training import run as run_module
 from keras_dml.training.run_config import DEFAULTS, KNOWN_KEYS
+from keras_dml_cli import build_parser
+from keras_dml_cli.run.train import config_from_args
 from tests.support.paths import REFERENCE_DIR
 
 SAVED = sorted(glob.glob(os.path.join(REFERENCE_DIR, "saved_run_configs", "*.json")))

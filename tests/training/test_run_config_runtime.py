@@ -15,8 +15,8 @@ from tests.support.paths import REPO_ROOT
 
 PROBE = """
 from tensorflow.python.eager import context
-from keras_dml.cli.parser import build_parser
-from keras_dml.cli.train import config_from_args
+from keras_dml_cli.parser import build_parser
+from keras_dml_cli.run.train import config_from_args
 from keras_dml.training import RunConfig
 
 RunConfig.from_dict({"method": "dc", "dataset": "digits", "optimizer": {"name": "adamw"}})

@@ -13,9 +13,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from keras_dml.cli import build_parser
 from keras_dml.training.run_config import PRECISIONS, STRATEGIES, resolve_config
 from keras_dml.training.strategy import check_strategy, check_tf_config
+from keras_dml_cli import build_parser
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -65,7 +65,7 @@ def test_cli_choices_are_the_config_values():
 
 
 def test_cli_flags_reach_the_config(tmp_path):
-    from keras_dml.cli.train import config_from_args
+    from keras_dml_cli.run.train import config_from_args
 
     argv = ["train", "--method", "baseline", "--dataset", "digits", "--output", str(tmp_path)]
     args = build_parser(argv).parse_args(

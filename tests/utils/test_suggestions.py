@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from keras_dml.cli import main
 from keras_dml.utils.suggestions import closest, did_you_mean, did_you_mean_keys
+from keras_dml_cli import main
 
 
 def resolve(**entries):

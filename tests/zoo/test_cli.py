@@ -9,7 +9,9 @@ import keras
 import pytest
 
 from keras_dml import zoo
-from keras_dml.cli.zoo import add_zoo_parser, main, run_zoo
+from keras_dml_cli import main
+from keras_dml_cli.arguments.zoo import add_zoo_parser
+from keras_dml_cli.run.zoo import run_zoo
 from tests.zoo.test_httpserver import ZooServer, file_entry, isolate_zoo, make_card, write_card
 
 DATA = b"0123456789" * 1000
@@ -137,7 +139,7 @@ def test_publish_without_metrics_command_fails(tmp_path):
     assert (tmp_path / "out" / "files" / "run" / "model.keras").is_file()
 
 
-def test_standalone_main(cards, capsys):
+def test_the_command_line_lists_the_zoo(cards, capsys):
     write_card(cards, make_card("alpha", [file_entry("m.keras", DATA, url="https://e.org/m")]))
-    assert main(["list", "--json"]) == 0
+    assert main(["zoo", "list", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["name"] == "alpha"

@@ -2,10 +2,10 @@
 
 import inspect
 
-from keras_dml.utils.suggestions import did_you_mean, did_you_mean_keys
+from keras_dml.utils.registry import Registry
+from keras_dml.utils.suggestions import did_you_mean_keys
 
-_LOADERS = {}
-_DESCRIPTIONS = {}
+DATASETS = Registry("dataset", hint=" For your own images use `image_folder` or `from_arrays`.")
 
 
 def register_dataset(name, description=""):
@@ -24,21 +24,12 @@ def register_dataset(name, description=""):
     ...     ...
     """
 
-    def decorator(loader):
-        if name in _LOADERS and _LOADERS[name] is not loader:
-            raise ValueError(f"A dataset named `{name}` is already registered.")
-        _LOADERS[name] = loader
-        _DESCRIPTIONS[name] = description
-        return loader
-
-    return decorator
+    return DATASETS.register(name, description=description)
 
 
 def list_datasets(details=False):
     """Returns the registered dataset names (sorted), or `{name: description}` with `details`."""
-    if details:
-        return {name: _DESCRIPTIONS[name] for name in sorted(_LOADERS)}
-    return sorted(_LOADERS)
+    return DATASETS.describe() if details else DATASETS.names()
 
 
 def load_dataset(
@@ -95,30 +86,23 @@ def load_dataset(
         (CUB / Cars / SOP class splits); Liu et al., "DeepFashion", CVPR 2016 (In-shop);
         Liu et al., "Deep Relative Distance Learning", CVPR 2016 (VehicleID).
     """
-    if name not in _LOADERS:
-        hint = did_you_mean(name, _LOADERS)
-        raise ValueError(
-            f"Unknown dataset {name!r}.{hint} Known datasets: {list_datasets()}. "
-            "For your own images use `image_folder` or `from_arrays`."
-        )
+    loader = DATASETS.get(name)
     if val_fraction is not None:
         kwargs["val_fraction"] = val_fraction
-    _check_options(name, kwargs)
-    return _LOADERS[name](
-        split=split, data_dir=data_dir, image_size=image_size, seed=seed, **kwargs
-    )
+    _check_options(name, loader, kwargs)
+    return loader(split=split, data_dir=data_dir, image_size=image_size, seed=seed, **kwargs)
 
 
 # Arguments every loader takes from `load_dataset` itself (not options a user sets).
 _COMMON = ("split", "data_dir", "image_size", "seed")
 
 
-def _check_options(name, options):
+def _check_options(name, loader, options):
     """Raises for options the loader of `name` does not take (a typo must not be a traceback).
 
     Loaders that take `**kwargs` (e.g. the TFDS ones, which pass them on) are not checked.
     """
-    parameters = inspect.signature(_LOADERS[name]).parameters.values()
+    parameters = inspect.signature(loader).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return
     accepted = sorted(p.name for p in parameters if p.name not in _COMMON)

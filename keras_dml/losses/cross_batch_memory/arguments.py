@@ -5,9 +5,9 @@ import inspect
 import keras
 
 from keras_dml.losses.base import MetricLoss
-from keras_dml.losses.loss_lookup import get as get_loss
+from keras_dml.losses.registry import get as get_loss
 from keras_dml.miners.base import Miner, PairMiner, TripletMiner
-from keras_dml.miners.lookup import get as get_miner
+from keras_dml.miners.registry import get as get_miner
 
 
 def wrappable_loss(loss):

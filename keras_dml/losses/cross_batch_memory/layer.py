@@ -11,10 +11,12 @@ from keras_dml.losses.cross_batch_memory.arguments import (
 )
 from keras_dml.losses.cross_batch_memory.memory_loss import loss_against_memory
 from keras_dml.losses.cross_batch_memory.memory_queue import MemoryQueue
+from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.reduction import propagate_nonfinite
 from keras_dml.utils.argument_config import ArgumentConfig
 
 
+@register_loss("cross_batch_memory")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class CrossBatchMemory(MemoryQueue, ArgumentConfig, keras.layers.Layer):
     """Cross-batch memory: a pair loss between the current batch and the last `M` embeddings.

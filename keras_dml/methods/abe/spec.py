@@ -29,6 +29,8 @@ def model_options(config):
     description="ABE-M: M attention masks on a shared trunk, shared embedding G, divergence loss",
     compile=compile_optimizer_only,
     tiny=lambda backbone: ABE(backbone, num_learners=2, embedding_dim=16),
+    title="ABE, attention-based ensemble (ECCV 2018)",
+    demo={"model": {"embedding_dim": 64, "num_learners": 2}},
 )
 def build_abe(config, backbone, splits=None):
     """Builds an uncompiled `ABE` from `config["model"]` (constructor keyword arguments)."""
@@ -41,6 +43,7 @@ def build_abe(config, backbone, splits=None):
     description="M-heads: shared bottom layers, M separate copies of the top (ABE's baseline)",
     compile=compile_optimizer_only,
     tiny=lambda backbone: MHeads(backbone, num_learners=2, embedding_dim=16),
+    title="M-heads (ABE's baseline, ECCV 2018)",
 )
 def build_mheads(config, backbone, splits=None):
     """Builds an uncompiled `MHeads` from `config["model"]` (constructor keyword arguments)."""

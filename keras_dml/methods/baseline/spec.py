@@ -12,6 +12,8 @@ from keras_dml.models.embedding_model import EmbeddingModel
     # many-class comparison of `benchmarks/accuracy.py` and in pytorch-metric-learning's own runs
     # on the same data; the margin loss it replaces as the default trailed it by far in MAP@R.
     default_loss={"name": "normalized_softmax"},
+    title="Single-embedding baseline",
+    demo={"model": {"embedding_dim": 64}},
 )
 def build_baseline(config, backbone, splits=None):
     """`EmbeddingModel(backbone, **config["model"])`."""

@@ -53,6 +53,11 @@ def tiny_bier(backbone):
     options=BIEROptions,
     tiny=tiny_bier,
     training_only_weights=lambda model: model.diversity_layer.weights,
+    title="BIER / A-BIER (TPAMI 2020)",
+    demo={
+        "model": {"embedding_dim": 64, "num_learners": 3},
+        "loss": {"name": "binomial_deviance"},
+    },
 )
 def build_bier_model(config, backbone, splits=None):
     """Builds an uncompiled `BIER` from `config["model"]` (constructor keyword arguments).

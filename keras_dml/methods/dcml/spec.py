@@ -11,6 +11,8 @@ from keras_dml.models.dcml import DCML
     compile=compile_optimizer_only,
     tiny=lambda backbone: DCML(backbone, num_learners=2, learner_dim=8, num_compositors=3),
     training_only_weights=lambda model: model.compositor.weights,
+    title="DCML, deep compositional metric learning (CVPR 2021)",
+    demo={"model": {"num_learners": 4, "learner_dim": 16, "num_compositors": 4}},
 )
 def build_dcml(config, backbone, splits=None):
     """Builds an uncompiled `DCML` from a run configuration.

@@ -130,6 +130,11 @@ def training_only_weights(model):
     classes_per_learner=2,
     tiny=lambda backbone: DivideAndConquer(backbone, embedding_dim=16),
     training_only_weights=training_only_weights,
+    title="Divide & Conquer (CVPR 2019)",
+    demo={
+        "model": {"embedding_dim": 64, "num_learners": 2},
+        "method_options": {"recluster_every": 2},
+    },
 )
 def build_divide_and_conquer(config, backbone, splits):
     """`DivideAndConquer(backbone, **config["model"])` (K = `model.num_learners`, default 4)."""

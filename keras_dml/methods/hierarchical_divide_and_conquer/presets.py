@@ -14,6 +14,8 @@ strongly here.
 
 import copy
 
+from keras_dml.methods.hierarchical_divide_and_conquer.spec import NAME
+
 # Tab. 9: learning rate, weight decay, lambda (Eq. 6), K_max, E, fine-tuning epoch, total epochs.
 PRESETS = {
     "cub200": {
@@ -117,7 +119,7 @@ def preset_config(name, fixed_masks=False):
             "the full digest is not published)."
         ),
         "paper": "divide_and_conquer_hierarchical_tpami",
-        "method": "hdc",
+        "method": NAME,
         "dataset": name,
         "image_size": preset["image_size"],
         "backbone": {

@@ -13,6 +13,9 @@ from keras_dml.methods.hierarchical_divide_and_conquer.callback import (
 from keras_dml.methods.registry import get_method, register_method
 from keras_dml.models.hierarchical_divide_and_conquer import HierarchicalDivideAndConquer
 
+# The method's registered name (`--method hdc`).
+NAME = "hdc"
+
 
 @dataclasses.dataclass(frozen=True)
 class HierarchicalDivideAndConquerOptions:
@@ -61,7 +64,7 @@ def prepare_hierarchical_divide_and_conquer(config, model, splits):
         `(train_dataset, [HierarchicalDivideAndConquerCallback, SamplerEpochCallback])`.
     """
     del model
-    options = get_method("hdc").parse_options(config)
+    options = get_method(NAME).parse_options(config)
     return prepare_division(
         config,
         splits,
@@ -87,7 +90,7 @@ def training_only_weights(model):
 
 
 @register_method(
-    "hdc",
+    NAME,
     description="Hierarchical Divide & Conquer (TPAMI 2021): progressive 2-means division, "
     "soft masks per cluster, mask orthogonality loss",
     prepare=prepare_hierarchical_divide_and_conquer,
@@ -96,6 +99,11 @@ def training_only_weights(model):
     classes_per_learner=2,
     tiny=lambda backbone: HierarchicalDivideAndConquer(backbone, embedding_dim=16, max_learners=2),
     training_only_weights=training_only_weights,
+    title="Hierarchical Divide & Conquer with learned soft masks (TPAMI)",
+    demo={
+        "model": {"embedding_dim": 64, "max_learners": 2},
+        "method_options": {"division_every": 2},
+    },
 )
 def build_hierarchical_divide_and_conquer(config, backbone, splits):
     """`HierarchicalDivideAndConquer(backbone, **config["model"])`.

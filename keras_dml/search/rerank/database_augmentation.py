@@ -8,8 +8,10 @@ from keras_dml.search.rerank.neighbors import (
     search_without_self,
     weighted_expansion,
 )
+from keras_dml.search.rerank.registry import register_reranker
 
 
+@register_reranker
 class DatabaseAugmentation(Reranker):
     """Database-side augmentation, `rerank="dba"`.
 

@@ -5,8 +5,10 @@ import numpy as np
 from keras_dml.search.rerank import k_reciprocal_sets as sets
 from keras_dml.search.rerank.base import Reranker
 from keras_dml.search.rerank.neighbors import gallery_neighbors, search_without_self
+from keras_dml.search.rerank.registry import register_reranker
 
 
+@register_reranker
 class KReciprocal(Reranker):
     """k-reciprocal re-ranking with Jaccard distance, `rerank="k_reciprocal"`.
 

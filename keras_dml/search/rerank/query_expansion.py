@@ -2,8 +2,10 @@
 
 from keras_dml.search.rerank.base import Reranker
 from keras_dml.search.rerank.neighbors import search_without_self, weighted_expansion
+from keras_dml.search.rerank.registry import register_reranker
 
 
+@register_reranker
 class AverageQueryExpansion(Reranker):
     """Average query expansion, `rerank="aqe"`.
 
@@ -43,6 +45,7 @@ class AverageQueryExpansion(Reranker):
         return self.alpha
 
 
+@register_reranker
 class AlphaQueryExpansion(AverageQueryExpansion):
     """Alpha-weighted query expansion, `rerank="alpha_qe"`.
 

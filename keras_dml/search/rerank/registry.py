@@ -1,15 +1,14 @@
 """The re-ranking methods by name, and `resolve_rerank`: a `rerank=` argument to a method."""
 
 from keras_dml.search.rerank.base import Reranker
-from keras_dml.search.rerank.database_augmentation import DatabaseAugmentation
-from keras_dml.search.rerank.k_reciprocal import KReciprocal
-from keras_dml.search.rerank.query_expansion import AlphaQueryExpansion, AverageQueryExpansion
-from keras_dml.utils.suggestions import did_you_mean
+from keras_dml.utils.registry import Registry
 
-RERANKERS = {
-    cls.name: cls
-    for cls in (AverageQueryExpansion, AlphaQueryExpansion, DatabaseAugmentation, KReciprocal)
-}
+RERANKERS = Registry("rerank", plural="rerank methods")
+
+
+def register_reranker(cls):
+    """Class decorator registering a `Reranker` subclass under its `name`."""
+    return RERANKERS.register(cls.name, cls)
 
 
 def resolve_rerank(rerank):
@@ -42,12 +41,7 @@ def resolve_rerank(rerank):
         raise ValueError(
             f"`rerank` must be None, a name, a dict with 'name' or a Reranker. Received: {rerank!r}"
         )
-    if name not in RERANKERS:
-        raise ValueError(
-            f"Unknown rerank {name!r}; choose one of {sorted(RERANKERS)}."
-            f"{did_you_mean(name, RERANKERS)}"
-        )
-    return RERANKERS[name](**params)
+    return RERANKERS.get(name)(**params)
 
 
 def parse_rerank_options(name, options):

@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 from keras_dml import backbones  # noqa: E402
 from keras_dml.backbones.convert import convert_state_dict  # noqa: E402
 from keras_dml.backbones.weights_metadata import read_weights_metadata  # noqa: E402
-from keras_dml.cli import main  # noqa: E402
+from keras_dml_cli import main  # noqa: E402
 from tests.support import torch_reference_backbones as reference  # noqa: E402
 from tests.support.caffemodel_encoder import write_caffemodel  # noqa: E402
 

@@ -6,8 +6,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from keras_dml.cli import main, names  # noqa: E402
 from keras_dml.zoo.integrity import sha256_file  # noqa: E402
+from keras_dml_cli import main  # noqa: E402
+from keras_dml_cli.catalogue import catalogue  # noqa: E402
 from tests.support import torch_reference_backbones as reference  # noqa: E402
 
 
@@ -40,5 +41,5 @@ def test_help_table_is_the_conversion_list():
 
     table = {}
     for conversion in CONVERSIONS:
-        table[conversion.backbone] = table.get(conversion.backbone, ()) + (conversion.source,)
-    assert table == names.BACKBONE_CONVERSIONS
+        table.setdefault(conversion.backbone, []).append(conversion.source)
+    assert table == catalogue()["backbone_conversions"]

@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from keras_dml.cli import main
 from keras_dml.search import EmbeddingIndex
 from keras_dml.search.rerank import parse_rerank_options
+from keras_dml_cli import main
 from tests.search.test_cli import workspace  # noqa: F401 (the fixture)
 
 

@@ -136,8 +136,8 @@ def test_default_search_is_unchanged_and_dba_follows_added_items():
     [
         (
             "k_reciprocl",
-            "Unknown rerank 'k_reciprocl'; choose one of ['alpha_qe', 'aqe', 'dba', "
-            "'k_reciprocal']. Did you mean 'k_reciprocal'?",
+            "Unknown rerank 'k_reciprocl'. Did you mean 'k_reciprocal'? Known rerank methods: "
+            "['alpha_qe', 'aqe', 'dba', 'k_reciprocal'].",
         ),
         ({"name": "alpha_qe", "alpah": 2}, "Did you mean 'alpha'?"),
         ({"name": "aqe", "top_n": 0}, "`top_n` must be an integer >= 1. Received: 0"),

@@ -1,0 +1,64 @@
+"""`keras-dml zoo`'s arguments: list, info, download, publish (the run: `keras_dml_cli.run.zoo`)."""
+
+import argparse  # noqa: F401 (the doctest's)
+
+
+def add_zoo_parser(subparsers):
+    """Adds the `zoo` command and its sub-commands to an argparse subparsers object.
+
+    Args:
+        subparsers: the object returned by `parser.add_subparsers(...)`.
+
+    Returns:
+        The `zoo` `argparse.ArgumentParser`.
+
+    Examples:
+    >>> parser = argparse.ArgumentParser(prog="keras-dml")
+    >>> sub = parser.add_subparsers(dest="command")
+    >>> _ = add_zoo_parser(sub)
+    >>> parser.parse_args(["zoo", "info", "tiny"]).zoo_command
+    'info'
+    """
+    zoo = subparsers.add_parser(
+        "zoo",
+        help="pretrained models: list, info, download (verified), publish a run",
+        description="Pretrained keras-dml models, verified by sha256 before use.",
+    )
+    commands = zoo.add_subparsers(dest="zoo_command", metavar="{list,info,download,publish}")
+    commands.required = True
+
+    list_parser = commands.add_parser("list", help="list model cards")
+    list_parser.add_argument(
+        "--status", choices=["published", "not-published"], help="show only this status"
+    )
+    list_parser.add_argument("--json", action="store_true", help="print JSON")
+
+    info = commands.add_parser("info", help="show a model card")
+    info.add_argument("name", help="model name")
+
+    download = commands.add_parser("download", help="download and verify a model's files")
+    download.add_argument("name", help="model name")
+    download.add_argument("--all", action="store_true", help="every file, not just the model")
+    download.add_argument("--cache-dir", help="cache folder (default: $KERAS_HOME/keras_dml/zoo)")
+    download.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    download.add_argument("--attempts", type=int, default=5, help="attempts per source")
+
+    publish = commands.add_parser(
+        "publish", help="write a card + files from a run dir (model.keras, metrics.json)"
+    )
+    publish.add_argument("run_dir", help="training run directory")
+    publish.add_argument("--name", help="model name (default: config name or folder name)")
+    publish.add_argument("--output", default="models", help="output folder (default: models)")
+    publish.add_argument("--base-url", help="upload URL prefix; files get <base>/<name>/<file>")
+    publish.add_argument("--method", help="method (default: from config.json)")
+    publish.add_argument("--backbone", help="backbone (default: from config.json)")
+    publish.add_argument("--dataset", help="training dataset (default: from config.json)")
+    publish.add_argument("--protocol", help="train/test protocol (default: known per dataset)")
+    publish.add_argument("--recipe", help="training recipe path")
+    publish.add_argument("--metrics-command", help="command that measured the metrics")
+    publish.add_argument("--license", default="Apache-2.0", help="licence of the weights")
+    publish.add_argument(
+        "--model-file", default="model.keras", help="model file in RUN_DIR (default: model.keras)"
+    )
+    publish.add_argument("--overwrite", action="store_true", help="replace an existing card")
+    return zoo

@@ -1,0 +1,1 @@
+"""The sub-commands that run (they import keras_dml, hence Keras): one module each."""

@@ -1,0 +1,67 @@
+"""`keras-dml search MODEL --gallery DIR --query IMAGE -k 5`: neighbours of an image.
+
+Its arguments are defined in `keras_dml_cli.arguments.search` (no Keras, no NumPy);
+`keras-dml` loads `run_search` from here when `search` runs (`keras_dml_cli.dispatch`).
+"""
+
+import os
+
+from keras_dml.search.gallery import list_image_folder
+from keras_dml.search.index import EmbeddingIndex
+from keras_dml.search.plot import plot_neighbors
+from keras_dml_cli.run.rerank import rerank_from_args
+
+__all__ = ["run_search"]
+
+
+def _query_paths(queries):
+    paths = []
+    for query in queries:
+        if os.path.isdir(query):
+            paths.extend(list_image_folder(query)[0])
+        elif os.path.isfile(query):
+            paths.append(query)
+        else:
+            raise FileNotFoundError(f"Query image not found. Received: --query {query!r}")
+    return paths
+
+
+def run_search(args):
+    """Runs `keras-dml search`; prints rank, score, class and path of each neighbour."""
+    rerank = rerank_from_args(args)
+    if args.load_index:
+        index = EmbeddingIndex.load(args.load_index, model=args.model)
+    else:
+        index = EmbeddingIndex(backend=args.index, model=args.model)
+        index.add(args.gallery, batch_size=args.batch_size)
+    if args.save_index:
+        index.save(args.save_index)
+        print(f"saved the index ({len(index)} images) to {args.save_index}")
+    queries = _query_paths(args.query)
+    result = index.search(
+        queries, k=args.k, learner=args.learner, batch_size=args.batch_size, rerank=rerank
+    )
+    names = result.label_names()
+    for q, path in enumerate(queries):
+        print(f"query {path}")
+        for rank in range(result.indices.shape[1]):
+            item = result.ids[q, rank] if result.ids is not None else result.indices[q, rank]
+            label = names[q][rank] if names is not None else "-"
+            print(f"  {rank + 1}\t{result.scores[q, rank]:.4f}\t{label}\t{item}")
+    if args.plot:
+        _plot(args.plot, queries, result, names)
+        print(f"saved the picture to {args.plot}")
+    return 0
+
+
+def _plot(path, queries, result, names):
+    if result.ids is None:
+        raise ValueError("--plot needs gallery image files (build the index from --gallery DIR).")
+    stem, suffix = os.path.splitext(path)
+    for q, query in enumerate(queries):
+        titles = [
+            f"{names[q][r] if names else ''} {result.scores[q, r]:.3f}".strip()
+            for r in range(result.indices.shape[1])
+        ]
+        figure = plot_neighbors(query, list(result.ids[q]), titles=titles)
+        figure.savefig(path if len(queries) == 1 else f"{stem}_{q}{suffix}", dpi=100)
