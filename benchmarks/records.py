@@ -79,9 +79,9 @@ def machine():
 
 
 def command_line(script, argv):
-    """`python benchmarks/<script>.py ARGS`: the command that reproduces a run."""
+    """`python -m benchmarks.<script> ARGS`: the command that reproduces a run."""
     words = sys.argv[1:] if argv is None else list(argv)
-    return " ".join(["python", f"benchmarks/{script}.py", *map(shlex.quote, map(str, words))])
+    return " ".join(["python", "-m", f"benchmarks.{script}", *map(shlex.quote, map(str, words))])
 
 
 def write_record(path, script, argv, measured, rows=None, **fields):
@@ -89,7 +89,7 @@ def write_record(path, script, argv, measured, rows=None, **fields):
 
     Args:
         path: str. The JSON file, replaced if it exists.
-        script: str. The script's name, e.g. `"train_step"`.
+        script: str. The script's module under `benchmarks`, e.g. `"speed.train_step"`.
         argv: list of str or `None`. The script's arguments (`None`: `sys.argv[1:]`).
         measured: dict or `None`. The raw measured values (`None`: the rows are all of them).
         rows: list of dict or `None`. Speed-table rows `{"what", "result", "target"}`.
@@ -99,7 +99,7 @@ def write_record(path, script, argv, measured, rows=None, **fields):
         dict: the record written.
     """
     record = {
-        "script": f"benchmarks/{script}.py",
+        "script": f"benchmarks/{script.replace('.', '/')}.py",
         "command": command_line(script, argv),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": machine(),

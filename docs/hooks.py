@@ -3,31 +3,31 @@
 A page asks for a table with a marker line, replaced when the site is built:
 
 - `<!-- table: accuracy -->`: the mean over seeds of every row of
-  `benchmarks/results/accuracy_hangul.jsonl` (`benchmarks/accuracy_table.py` reads them);
+  `benchmarks/results/accuracy_hangul.jsonl` (`benchmarks/accuracy/table.py` reads them);
 - `<!-- table: accuracy-differences -->`: each row against the baseline trained with the same loss;
 - `<!-- table: accuracy-records NAME -->`: both tables for another records file,
   `benchmarks/results/NAME.jsonl` (the pretrained regime's second backbone, `accuracy_kanji`);
 - `<!-- table: reality-check -->`: every loss family's baseline next to PML's implementation,
   with cross-batch memory on and off, and re-ranking of the best row
-  (`benchmarks/reality_check_table.py`);
+  (`benchmarks/accuracy/reality_check_table.py`);
 - `<!-- table: runtime-pairs -->`: rows trained again on a second runtime
   (`benchmarks/results/runtime_pairs_hangul.jsonl`) next to their reality-check records
-  (`benchmarks/runtime_pairs.py`);
+  (`benchmarks/accuracy/runtime_pairs.py`);
 - `<!-- table: recipes fashion_mnist -->`: `benchmarks/results/recipes_fashion_mnist.json`
-  (`benchmarks/recipes.py`'s `summary.json`);
+  (`benchmarks/accuracy/recipes.py`'s `summary.json`);
 - `<!-- table: backend-speed -->`: every method's training images/s on each Keras backend
-  (`benchmarks/backend_speed.py`'s record `benchmarks/results/backend_speed.json`);
+  (`benchmarks/speed/backend_speed.py`'s record `benchmarks/results/backend_speed.json`);
 - `<!-- table: backend-kernels -->`: the backbone's convolution, pooling and matmul kernels timed
-  alone on each backend (`benchmarks/backend_kernels.py`, `backend_kernels.json`);
+  alone on each backend (`benchmarks/speed/backend_kernels.py`, `backend_kernels.json`);
 - `<!-- table: speed -->`: the records of the speed scripts (`SPEED_SCRIPTS`),
   `benchmarks/results/speed_<script>.json` (`speed_evaluation_scale_<N>.json`, one per size);
-- `<!-- table: configs METHOD -->`: the recipes `training/configs/METHOD_*.json` and their
+- `<!-- table: configs METHOD -->`: the recipes `recipes/configs/METHOD_*.json` and their
   settings;
 - `<!-- table: paper-backbones -->`: every paper recipe's backbone, variant, image size,
   preprocessing, frozen BatchNorm and the ImageNet weights file it expects (its `backbone`
   entry); `<!-- table: paper-weights -->`: each expected file with its digest and the
   `keras-dml backbones convert` command that makes the weights from it;
-- `<!-- table: zoo -->`: the model cards of `models/` (`keras_dml.zoo.list_models`) with the test
+- `<!-- table: zoo -->`: the model cards of `model_zoo/` (`keras_dml.zoo.list_models`) with the test
   metrics they record.
 
 Under the speed and recipes tables the hook says where their rows come from: a script's record
@@ -50,11 +50,12 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+sys.path.insert(0, ROOT)  # the benchmarks package of this checkout (MkDocs runs from elsewhere)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import reality_check_table  # noqa: E402
-import runtime_pairs  # noqa: E402
-from accuracy_table import (  # noqa: E402
+from record_values import render_values  # noqa: E402
+
+from benchmarks.accuracy import reality_check_table, runtime_pairs  # noqa: E402
+from benchmarks.accuracy.table import (  # noqa: E402
     METRICS,
     differences_from_baseline,
     loss_of,
@@ -62,7 +63,6 @@ from accuracy_table import (  # noqa: E402
     signed_spread,
     train_time,
 )
-from record_values import render_values  # noqa: E402
 
 MARKER = re.compile(r"^<!-- table: ([\w-]+)(?: (\w+))? -->$", re.M)
 
@@ -90,7 +90,7 @@ RUNTIME_PAIRS = os.path.join(RESULTS, "runtime_pairs_hangul.jsonl")
 
 
 def reality_check():
-    """The reality-check table as Markdown (`benchmarks/reality_check_table.py`)."""
+    """The reality-check table as Markdown (`benchmarks/accuracy/reality_check_table.py`)."""
     rows, diverged = reality_check_table.latest_runs([ACCURACY, REALITY_CHECK])
     return "\n".join(reality_check_table.format_table(rows, markdown=True, diverged=diverged))
 
@@ -154,7 +154,8 @@ def recipes_record(dataset, results=RESULTS):
     if not os.path.exists(path):
         raise ValueError(
             f"no record benchmarks/results/recipes_{dataset}.json; run "
-            f"`python benchmarks/recipes.py --dataset {dataset}` or check the marker's dataset"
+            f"`python -m benchmarks.accuracy.recipes --dataset {dataset}` or check the marker's "
+            "dataset"
         )
     with open(path) as f:
         return json.load(f)
@@ -174,7 +175,7 @@ def recipes_provenance(dataset, results=RESULTS):
 
 
 def recipes_table(dataset, results=RESULTS):
-    """`benchmarks/recipes.py`'s summary of `dataset`, one row per method."""
+    """`benchmarks/accuracy/recipes.py`'s summary of `dataset`, one row per method."""
     summary = recipes_record(dataset, results)
     rows = [
         [
@@ -190,27 +191,27 @@ def recipes_table(dataset, results=RESULTS):
 
 # The speed table's scripts, in table order; each writes `speed_<script>.json` (`records.py`).
 SPEED_SCRIPTS = (
-    "evaluation",
-    "evaluation_scale",
-    "distributed_step",
-    "train_step",
-    "divide_and_conquer",
-    "abe",
-    "bier",
-    "dcml",
-    "inference",
+    "speed.evaluation",
+    "speed.evaluation_scale",
+    "speed.distributed_step",
+    "speed.train_step",
+    "methods.divide_and_conquer",
+    "methods.abe",
+    "methods.bier",
+    "methods.dcml",
+    "speed.inference",
 )
 
 
 def script_of(command):
-    """`train_step` of `python benchmarks/train_step.py ...`."""
-    return os.path.splitext(os.path.basename(command.split()[1]))[0]
+    """`speed.train_step` of `python -m benchmarks.speed.train_step ...`."""
+    return command.split()[2].removeprefix("benchmarks.")
 
 
 def record_name(command):
     """The record file a speed command writes by default: `speed_<script>.json`, or
     `speed_evaluation_scale_<num-samples>.json` (one record per data size)."""
-    script, words = script_of(command), command.split()
+    script, words = script_of(command).rsplit(".", 1)[-1], command.split()
     if script != "evaluation_scale":
         return f"speed_{script}.json"
     samples = words[words.index("--num-samples") + 1] if "--num-samples" in words else "1000000"
@@ -237,15 +238,15 @@ def speed_record_names(script, results=RESULTS):
     Raises:
         ValueError: `script` has no record (one line naming the command that writes it).
     """
-    if script == "evaluation_scale":
+    if script == "speed.evaluation_scale":
         paths = glob.glob(os.path.join(results, "speed_evaluation_scale_*.json"))
         paths.sort(key=lambda path: int(re.search(r"_(\d+)\.json$", path).group(1)), reverse=True)
     else:
-        paths = glob.glob(os.path.join(results, f"speed_{script}.json"))
+        paths = glob.glob(os.path.join(results, f"speed_{script.rsplit('.', 1)[-1]}.json"))
     if not paths:
         raise ValueError(
-            f"no record benchmarks/results/{record_name(f'python {script}.py')} for the speed "
-            f"table; run `python benchmarks/{script}.py` (it writes the record) or drop "
+            f"no record benchmarks/results/{record_name(f'python -m benchmarks.{script}')} for "
+            f"the speed table; run `python -m benchmarks.{script}` (it writes the record) or drop "
             f"{script!r} from docs/hooks.py's SPEED_SCRIPTS"
         )
     return [os.path.basename(path) for path in paths]
@@ -272,7 +273,7 @@ def speed_sources(results=RESULTS):
 
 
 def speed_table(results=RESULTS):
-    """The speed and memory measurements of `benchmarks/*.py`, with their targets."""
+    """The speed and memory measurements of the `SPEED_SCRIPTS`, with their targets."""
     rows = [
         [r["what"], "the row above's" if r["command"] == "same" else f"`{r['command']}`"]
         + [r["result"], r["target"]]
@@ -287,16 +288,16 @@ def speed_provenance(results=RESULTS):
     whose rows it holds, its file, date and machine."""
     scripts_of = {}
     for script, _, provenance in speed_sources(results):
-        scripts_of.setdefault(provenance, []).append(f"`benchmarks/{script}.py`")
+        scripts_of.setdefault(provenance, []).append(f"`benchmarks/{script.replace('.', '/')}.py`")
     lines = ["Sources of the rows above (`benchmarks/results/`):", ""]
     lines += [f"- {', '.join(scripts)}: {source}" for source, scripts in scripts_of.items()]
     return "\n".join(lines)
 
 
 def configs_table(method):
-    """The recipes of `method` in `training/configs/`, with the settings that define them."""
+    """The recipes of `method` in `recipes/configs/`, with the settings that define them."""
     rows = []
-    for path in sorted(glob.glob(os.path.join(ROOT, "training", "configs", f"{method}_*.json"))):
+    for path in sorted(glob.glob(os.path.join(ROOT, "recipes", "configs", f"{method}_*.json"))):
         with open(path) as f:
             config = json.load(f)
         if config.get("method") != method:
@@ -304,7 +305,7 @@ def configs_table(method):
         loss = config.get("loss") or config.get("model", {}).get("loss") or "built in"
         rows.append(
             [
-                f"`training/configs/{os.path.basename(path)}`",
+                f"`recipes/configs/{os.path.basename(path)}`",
                 config["dataset"],
                 config["backbone"]["name"],
                 describe_loss(loss) if isinstance(loss, dict) else loss,
@@ -313,7 +314,7 @@ def configs_table(method):
             ]
         )
     if not rows:
-        raise ValueError(f"no recipe training/configs/{method}_*.json; check the marker's method")
+        raise ValueError(f"no recipe recipes/configs/{method}_*.json; check the marker's method")
     header = ["recipe", "dataset", "backbone", "loss", "epochs", "learning rate"]
     return markdown_table(header, rows)
 
@@ -321,13 +322,13 @@ def configs_table(method):
 def paper_recipes():
     """`{file name: config}` of the recipes whose backbone names its expected ImageNet weights."""
     found = {}
-    for path in sorted(glob.glob(os.path.join(ROOT, "training", "configs", "*.json"))):
+    for path in sorted(glob.glob(os.path.join(ROOT, "recipes", "configs", "*.json"))):
         with open(path) as f:
             config = json.load(f)
         if isinstance(config.get("backbone", {}).get("weights"), dict):
             found[os.path.basename(path)] = config
     if not found:
-        raise ValueError("no recipe in training/configs/ names its ImageNet weights file")
+        raise ValueError("no recipe in recipes/configs/ names its ImageNet weights file")
     return found
 
 
@@ -425,8 +426,8 @@ def zoo_table():
 
 def backend_speed_table(results=RESULTS):
     """Training images/s of every method on each Keras backend, from
-    `benchmarks/results/backend_speed.json` (`benchmarks/backend_speed.py`), with each backend's
-    ratio to TensorFlow and the record's command, date and machine under it."""
+    `benchmarks/results/backend_speed.json` (`benchmarks/speed/backend_speed.py`), with each
+    backend's ratio to TensorFlow and the record's command, date and machine under it."""
     with open(os.path.join(results, "backend_speed.json")) as f:
         record = json.load(f)
     measured = record["measured"]
@@ -450,8 +451,9 @@ def backend_speed_table(results=RESULTS):
 
 def backend_kernels_table(results=RESULTS):
     """The backbone's kernels timed alone on each backend, from
-    `benchmarks/results/backend_kernels.json` (`benchmarks/backend_kernels.py`): milliseconds per
-    call and each backend's time against TensorFlow's, with the record's source under it."""
+    `benchmarks/results/backend_kernels.json` (`benchmarks/speed/backend_kernels.py`):
+    milliseconds per call and each backend's time against TensorFlow's, with the record's source
+    under it."""
     with open(os.path.join(results, "backend_kernels.json")) as f:
         record = json.load(f)
     measured = record["measured"]

@@ -1,7 +1,7 @@
 """Draws what each ensemble method's learners see, for the method pages of the site.
 
 For every method with a model in the zoo trained on the digits (`digits_<method>_convnet`,
-shipped in `models/files/`: no training, no download), it embeds a sample of the unseen test
+shipped in `model_zoo/files/`: no training, no download), it embeds a sample of the unseen test
 digits 6-9 and draws one retrieval grid per learner with
 `keras_dml.visualization.plot_learner_retrieval_grids`: the same queries, each learner's own
 neighbours (the query's class framed green, others red), titled with its correct first

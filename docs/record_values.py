@@ -29,10 +29,6 @@ the page, the marker and the fix.
 Example:
     >>> render_values("R@1 <!-- value: accuracy baseline/proxy_nca recall@1 -->", "x.md")
     'R@1 0.991'
-
-References:
-    keras-dml issue 30, item 1: "benchmarks, with their tables generated from the records in
-    `benchmarks/results/` (no number typed by hand)".
 """
 
 import json
@@ -44,9 +40,13 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-from accuracy_table import differences_from_baseline, paired_differences, read_records  # noqa: E402
-from reality_check_table import latest_per_seed  # noqa: E402
+sys.path.insert(0, ROOT)  # the benchmarks package of this checkout
+from benchmarks.accuracy.reality_check_table import latest_per_seed  # noqa: E402
+from benchmarks.accuracy.table import (  # noqa: E402
+    differences_from_baseline,
+    paired_differences,
+    read_records,
+)
 
 ACCURACY = os.path.join(RESULTS, "accuracy_hangul.jsonl")
 VALUE = re.compile(r"<!-- value: ([^>]*?) -->")
@@ -61,7 +61,7 @@ def seed_values(rows, row, metric):
     if row not in rows:
         raise MarkerError(
             f"no row {row!r} in the records; name a recorded row "
-            "(`python benchmarks/accuracy.py --table --output DIR` lists them)"
+            "(`python -m benchmarks.accuracy.run --table --output DIR` lists them)"
         )
     records = rows[row]
     if metric not in records[0]["metrics"]:
@@ -111,7 +111,7 @@ def reranking_value(samples, method, field):
     if not os.path.exists(path):
         raise MarkerError(
             f"no record benchmarks/results/reranking_{samples}.json; run "
-            f"`python benchmarks/reranking.py --num-samples {samples}`"
+            f"`python -m benchmarks.speed.reranking --num-samples {samples}`"
         )
     with open(path) as f:
         rows = {row["rerank"].split("(")[0]: row for row in json.load(f)["rows"]}

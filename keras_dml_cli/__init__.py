@@ -1,11 +1,4 @@
-"""The `keras-dml` command: train, evaluate, report, export, zoo, demo and search.
-
-`arguments` defines each sub-command's arguments and early checks (no Keras), `parser` assembles
-them, `entry` holds `main`, `commands` names the module that runs each sub-command (one module a
-sub-command: `train`, `evaluate`, `demo`, `report`, `backbones` here; export, zoo and search in
-their own packages' `cli.py`), `errors` prints expected errors and warnings as one line,
-`plugins` imports `--plugin` modules.
-"""
+"""The `keras-dml` command: `arguments` (no Keras), `parser`, `entry.main`, `dispatch` to `run`."""
 
 import os
 

@@ -1,9 +1,6 @@
-"""The registries' names, read by `--help` and the early argument checks without importing Keras.
+"""The registries' names for `--help` and the early checks, from `catalogue.json`, without Keras.
 
-`catalogue.json` is generated from keras_dml's registries (`python -m keras_dml_cli.catalogue`
-writes it; `tests/cli/test_catalogue.py` fails when it is out of date). Methods of `--plugin`
-modules and installed `keras_dml.methods` entry points are read from the registry itself, since
-only importing them tells their names.
+`python -m keras_dml_cli.catalogue` writes the file; a test fails when it is out of date.
 """
 
 import functools
@@ -57,12 +54,8 @@ def has_installed_plugins():
 def method_descriptions(plugins=()):
     """`{name: description}` of the trainable methods, for `keras-dml train --help`.
 
-    Args:
-        plugins: iterable of str. The `--plugin` modules of the command line.
-
-    Returns:
-        dict. The catalogue's, or the registry's (importing Keras) when `plugins` are given or
-        installed packages register methods, so that theirs are listed too.
+    The catalogue's, or the registry's (importing Keras) with `plugins` (`--plugin` modules) or
+    methods of installed packages.
     """
     plugins = list(plugins)
     if not plugins and not has_installed_plugins():

@@ -1,25 +1,13 @@
-"""Which module runs each `keras-dml` sub-command.
+"""Which module runs each `keras-dml` sub-command, imported only when it runs."""
 
-Running a sub-command needs keras_dml, hence Keras (several seconds to import); `--help`, each
-sub-command's help and a refused argument need neither. So the argument layer
-(`keras_dml_cli.arguments`) reads only the generated catalogue, and each sub-command's module
-under `keras_dml_cli.run` is imported when that sub-command runs.
-"""
-
+from keras_dml_cli.arguments.embed import check_embed_args
 from keras_dml_cli.arguments.export import check_export_args
 from keras_dml_cli.arguments.rerank import check_rerank_name
 from keras_dml_cli.arguments.train import check_names
 
 
 def run_command(args):
-    """Runs the parsed sub-command `args.command`: its early check, then its run.
-
-    Args:
-        args: `argparse.Namespace` of `keras_dml_cli.parser.build_parser`.
-
-    Returns:
-        int, the sub-command's exit code.
-    """
+    """Runs the parsed sub-command `args.command`, its early check first; returns its exit code."""
     check = EARLY_CHECKS.get(args.command)
     if check is not None:
         check(args)
@@ -71,6 +59,12 @@ def _search(args):
     return run_search(args)
 
 
+def _embed(args):
+    from keras_dml_cli.run.embed import run_embed  # heavy dependency: keras
+
+    return run_embed(args)
+
+
 def _backbones(args):
     from keras_dml_cli.run.backbones import run_backbones  # heavy dependency: keras
 
@@ -82,6 +76,7 @@ EARLY_CHECKS = {
     "evaluate": check_rerank_name,
     "search": check_rerank_name,
     "export": check_export_args,
+    "embed": check_embed_args,
 }
 RUNS = {
     "train": _train,
@@ -91,5 +86,6 @@ RUNS = {
     "export": _export,
     "zoo": _zoo,
     "search": _search,
+    "embed": _embed,
     "backbones": _backbones,
 }

@@ -16,10 +16,8 @@ def main(argv=None):
             `None` (`sys.argv[1:]`).
 
     Returns:
-        int: 0 on success; 1 for an error of the run (`EXPECTED_ERRORS`: a bad value, a missing
-        file, an unknown name), printed as one `keras-dml: error:` line, as `export` and `zoo`
-        do; 2 for a command-line usage error (argparse's convention, also after the usage
-        line). Warnings print as one `keras-dml: warning:` line.
+        int: 0 on success; 1 for an error of the run, printed as one `keras-dml: error:` line;
+        2 for a command-line usage error.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:

@@ -11,8 +11,7 @@ BACKEND_INSTALLS = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}
 
 
 def configured_backend():
-    """The Keras backend chosen by `KERAS_BACKEND` or `$KERAS_HOME/keras.json`, read without
-    importing Keras (which fails when that backend is missing); Keras' default `tensorflow`."""
+    """The backend `KERAS_BACKEND` or `$KERAS_HOME/keras.json` names, without importing Keras."""
     if os.environ.get("KERAS_BACKEND"):
         return os.environ["KERAS_BACKEND"]
     home = os.environ.get("KERAS_HOME", os.path.join(os.path.expanduser("~"), ".keras"))
@@ -24,12 +23,7 @@ def configured_backend():
 
 
 def missing_backend_message(module):
-    """What to do when Keras' backend `module` is not installed, in one line.
-
-    Examples:
-    >>> missing_backend_message("tensorflow")[:64]
-    "Keras' backend 'tensorflow' is not installed (KERAS_BACKEND or ~"
-    """
+    """What to do when Keras' backend `module` is not installed, in one line."""
     others = " or ".join(
         f'KERAS_BACKEND={name} with pip install "keras-dml[{extra}]"'
         for name, extra in BACKEND_INSTALLS.items()
@@ -42,14 +36,7 @@ def missing_backend_message(module):
 
 
 def error_message(error):
-    """The one-line message printed for an expected error (`keras-dml: error: ...`).
-
-    Args:
-        error: an exception of one of `EXPECTED_ERRORS`.
-
-    Returns:
-        str, the error's text on one line after `ERROR_PREFIX` (a `KeyError`'s message without
-        its quotes; the class name when the text is empty).
+    """The one-line `keras-dml: error: ...` message of an expected error.
 
     Examples:
     >>> error_message(ValueError("Unknown dataset 'x'.\\n  Use digits."))
@@ -69,8 +56,5 @@ def error_message(error):
 
 
 def print_warning(message, category, filename, lineno, file=None, line=None):
-    """Shows a warning as one `keras-dml: warning:` line (no source path).
-
-    Its signature is that of `warnings.showwarning`, which `main` replaces with it.
-    """
+    """Shows a warning as one `keras-dml: warning:` line (`warnings.showwarning`'s signature)."""
     print(f"keras-dml: warning: {message}", file=sys.stderr, flush=True)

@@ -5,6 +5,7 @@ import sys
 
 from keras_dml_cli.arguments.backbones import add_backbones_parser
 from keras_dml_cli.arguments.demo import add_demo_parser
+from keras_dml_cli.arguments.embed import add_embed_parser
 from keras_dml_cli.arguments.evaluate import add_evaluate_parser
 from keras_dml_cli.arguments.export import add_export_parser
 from keras_dml_cli.arguments.report import add_report_parser
@@ -26,16 +27,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(argv=None):
     """The argument parser of `keras-dml` (also used to document the CLI).
 
-    Args:
-        argv: list of str or `None`. The command line; for `train` the `--plugin` modules are
-            imported first so that `keras-dml train --help` lists their methods too.
-
-    Returns:
-        `argparse.ArgumentParser` with the sub-commands train, evaluate, demo, report, export,
-        zoo, search and backbones.
-
-    Raises:
-        ValueError: a `--plugin` module of `train` cannot be imported.
+    `train`'s `--plugin` modules in `argv` are imported first so that its help lists their methods
+    (`ValueError` if one cannot be imported).
     """
     parser = _Parser(prog="keras-dml", description="Ensemble deep metric learning for Keras 3.")
     subparsers = parser.add_subparsers(dest="command", required=True)
@@ -49,5 +42,6 @@ def build_parser(argv=None):
     add_export_parser(subparsers)
     add_zoo_parser(subparsers)
     add_search_parser(subparsers)
+    add_embed_parser(subparsers)
     add_backbones_parser(subparsers)
     return parser

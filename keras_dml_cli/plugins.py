@@ -4,13 +4,7 @@ import importlib
 
 
 def plugin_modules(argv):
-    """The `--plugin MODULE` values in `argv` (repeatable; `--plugin=MODULE` works too).
-
-    Args:
-        argv: list of str, the command line without the program name.
-
-    Returns:
-        list of str, the module names in the order given.
+    """The `--plugin MODULE` values in `argv`, in order (`--plugin=MODULE` works too).
 
     Examples:
     >>> plugin_modules(["train", "--plugin", "a", "--plugin=b.c", "--output", "x"])
@@ -26,15 +20,7 @@ def plugin_modules(argv):
 
 
 def load_plugins(modules):
-    """Imports user modules that register methods with `@keras_dml.methods.register_method`.
-
-    Args:
-        modules: iterable of str, importable module names.
-
-    Raises:
-        ValueError: when a module cannot be found (names the module and how to make it
-            importable).
-    """
+    """Imports user modules that register methods (`ValueError` naming a module not found)."""
     for module in modules:
         try:
             importlib.import_module(module)

@@ -1,9 +1,4 @@
-"""The one-line error for a misspelt name on the command line, before the library loads.
-
-It reads as `keras_dml.utils.registry.Registry`'s own ("Unknown loss 'contrastiv'. Did you mean
-'contrastive'? Known losses: [...]"); the front end cannot import keras_dml (it imports Keras),
-so the closest name is found here with difflib, as `keras_dml.utils.suggestions` does.
-"""
+"""The one-line error for a misspelt name on the command line, as `Registry`'s, without Keras."""
 
 import difflib
 

@@ -1,4 +1,4 @@
-"""The package describes itself as Keras 3 on its three backends, in every place (issue 30).
+"""The package describes itself as Keras 3 on its three backends, in every place.
 
 keras-dml trains on TensorFlow, JAX and PyTorch; its one-line descriptions (the package metadata,
 the package docstring, the site's description, the README's and the site's first paragraph) say

@@ -1,4 +1,4 @@
-"""keras_dml's files import one way: no import cycle, in-function imports never more (issue 30).
+"""keras_dml's files import one way: no import cycle, in-function imports never more.
 
 Every import is an edge, one inside a function too, so a cycle cannot hide behind a deferred
 import. The in-function imports of keras_dml left each name, on their line, the dependency they
@@ -138,3 +138,49 @@ def test_the_deferred_import_check_sees_a_bare_one(tmp_path):
         (os.path.join("pkg", "b.py"), 2),
     ]
     assert [bool(DEFERRED.search(text)) for _, _, text in found] == [False, True]
+
+
+def architecture_floors():
+    """`{sub-package: floor}` of the table on docs/architecture.md."""
+    with open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8") as file:
+        page = file.read()
+    table = page.split("<!-- floors:start -->")[1].split("<!-- floors:end -->")[0]
+    floors = {}
+    for row in table.strip().splitlines()[2:]:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        for name in re.findall(r"`(\w+)`", cells[1]):
+            floors[name] = int(cells[0])
+    return floors
+
+
+def sub_package_edges(root, package):
+    """`{(importing sub-package, imported sub-package)}` of `package`'s files."""
+    edges, _ = import_graph(root, package)
+
+    def sub(path):
+        parts = os.path.relpath(path, os.path.join(root, package)).split(os.sep)
+        return parts[0].removesuffix(".py")
+
+    return {
+        (sub(source), sub(target))
+        for source, targets in edges.items()
+        for target in targets
+        if sub(source) != sub(target) and sub(target) != "__init__" and sub(source) != "__init__"
+    }
+
+
+def test_every_sub_package_imports_only_the_floors_below_it():
+    floors = architecture_floors()
+    subs = {
+        name.removesuffix(".py")
+        for name in os.listdir(os.path.join(ROOT, "keras_dml"))
+        if not name.startswith("__")
+        and (name.endswith(".py") or os.path.isdir(os.path.join(ROOT, "keras_dml", name)))
+    }
+    assert subs == set(floors), "docs/architecture.md's floors table lists every sub-package"
+    upward = sorted(
+        f"{source} (floor {floors[source]}) imports {target} (floor {floors[target]})"
+        for source, target in sub_package_edges(ROOT, "keras_dml")
+        if floors[target] >= floors[source]
+    )
+    assert not upward, "; ".join(upward)

@@ -1,14 +1,4 @@
-"""Backbones: functional models from raw pixels [0, 255] to the last feature map.
-
-`get(name, ...)` builds one, `split_points(name)` names its stages, `cut(model, start, end)`
-returns the sub-model between two of them, `list_backbones()` lists the names.
-`keras_dml.backbones.convert.convert_state_dict` (CLI: `keras-dml backbones convert`) turns
-published ImageNet weights (torchvision GoogLeNet and ResNet-50 v1.5, the `bninception` port,
-Caffe's `bvlc_googlenet.caffemodel`) into weights files that
-`get(name, weights=PATH or "imagenet")` loads; a paper recipe's `weights` object also names
-the published file they must be converted from (`check_backbone_weights` checks it before a
-run loads data).
-"""
+"""Backbones: functional models from raw pixels [0, 255] to the last feature map."""
 
 # Importing the backbone modules registers them.
 from keras_dml.backbones import (  # noqa: F401

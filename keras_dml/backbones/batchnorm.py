@@ -37,18 +37,12 @@ def check_momentum(momentum):
 def set_batchnorm_momentum(model, momentum=DEFAULT_MOMENTUM):
     """Sets the moving-average momentum of every BatchNormalization layer of a model.
 
-    The momentum is read when the training step is traced, so set it before the first `fit`
-    (or `model(x, training=True)` inside a `tf.function`). It is part of each layer's config,
-    so `.keras` files keep it. Works on `keras.applications` models too (ResNet-50 builds its
-    layers with 0.99, MobileNetV2 with 0.999).
-
     Args:
         model: `keras.Model` or layer.
-        momentum: float in [0, 1). New moving statistic = momentum * old + (1 - momentum) *
-            batch statistic. Defaults to `0.9`.
+        momentum: float in [0, 1). Weight of the old moving statistic. Defaults to `0.9`.
 
     Returns:
-        int. The number of BatchNormalization layers changed.
+        int. The number of layers changed.
 
     Raises:
         ValueError: momentum outside [0, 1).
@@ -60,7 +54,7 @@ def set_batchnorm_momentum(model, momentum=DEFAULT_MOMENTUM):
     4
 
     References:
-        Ioffe & Szegedy, "Batch Normalization", ICML 2015 (moving averages for inference).
+        Ioffe & Szegedy, "Batch Normalization", ICML 2015.
     """
     momentum = check_momentum(momentum)
     layers = _batchnorm_layers(model)
@@ -72,17 +66,11 @@ def set_batchnorm_momentum(model, momentum=DEFAULT_MOMENTUM):
 def freeze_batchnorm(model):
     """Freezes every BatchNormalization layer of a model (nested models included).
 
-    Sets `trainable=False` on each `keras.layers.BatchNormalization`. In Keras 3 a frozen
-    BatchNormalization layer always runs in inference mode: it normalises with its moving
-    statistics, never updates them, and its scale/offset receive no gradient, also inside
-    `fit`. This is how the Divide & Conquer reference code fine-tunes ResNet-50 with small
-    batches. The flag is saved in `.keras` files.
-
     Args:
         model: `keras.Model` or layer.
 
     Returns:
-        int. The number of BatchNormalization layers frozen.
+        int. The number of layers frozen.
 
     Examples:
     >>> import keras_dml
@@ -92,7 +80,7 @@ def freeze_batchnorm(model):
 
     References:
         Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning",
-        CVPR 2019 (reference implementation: BatchNorm statistics frozen).
+        CVPR 2019 (reference code: BatchNorm statistics frozen).
     """
     layers = _batchnorm_layers(model)
     for layer in layers:

@@ -69,25 +69,7 @@ def bn_inception_split_points():
 def build_bn_inception(images, imagenet):
     """BN-Inception from normalised images to `inception_5b` (1024 channels, stride 32).
 
-    Stem: conv1 7x7/2 (pad 3) -> pool1 3x3/2 -> conv2_reduce 1x1 -> conv2 3x3 -> pool2 3x3/2,
-    then inception 3a, 3b, 3c (stride 2), 4a..4d, 4e (stride 2), 5a, 5b; BatchNorm
-    (epsilon 1e-5) after every convolution, no LRN, Caffe ceil-mode pooling. Stage outputs are
-    named `conv1`, `pool1`, `conv2_reduce`, `conv2`, `pool2`, `inception_3a` .. `inception_5b`;
-    convolutions `inception_4a_double_3x3_1`, their BatchNorm `..._bn`. Convolutions have no
-    bias: when converting the Caffe / PyTorch model, fold each conv bias `b` into the following
-    BatchNorm as `moving_mean - b`. Input sizes must keep the feature map even at the stride-2
-    blocks 3c and 4e (multiples of 32 do).
-
-    Args:
-        images: symbolic tensor, normalised as the PyTorch port expects (BGR, mean 104, 117,
-            128 subtracted, range kept at [0, 255]).
-        imagenet: bool. Unused: `get` loads converted ImageNet weights after building.
-
-    Returns:
-        Symbolic tensor `[N, H/32, W/32, 1024]`.
-
-    Raises:
-        ValueError: for odd feature-map sizes at blocks 3c / 4e.
+    Raises `ValueError` for odd feature-map sizes at the stride-2 blocks 3c and 4e.
 
     References:
         Ioffe & Szegedy, "Batch Normalization: Accelerating Deep Network Training by Reducing

@@ -52,64 +52,33 @@ def get(
 ):
     """Builds a backbone: raw pixels in [0, 255] -> last 4-D feature map.
 
-    The model is functional and flat: its first layer after the input is
-    `keras_dml.layers.ImageNormalization` with the normalisation the backbone's pretrained
-    weights expect (`"caffe"` for ResNet-50, bvlc_googlenet's BGR mean 104, 117, 123 for the
-    Caffe GoogLeNet, `"tf"` for MobileNetV2 and ConvNet),
-    so it always takes raw pixels. There is no pooling and no classifier. The model's name is
-    the backbone name, and the layers named by `split_points(name)` mark the stages where
-    `cut` can split it (ABE's S / C / G parts).
-
     Args:
-        name: str. One of `list_backbones()`: `"convnet"`, `"vgg_small"`, `"resnet50"`,
-            `"googlenet"`, `"mobilenet_v2"`, `"bn_inception"`.
-        weights: None (random initialisation), `"imagenet"` or the path of a weights file: a
-            `.weights.h5` saved from a backbone built with the same name and options (a file
-            from `keras-dml backbones convert` records its variant, which is then built), or
-            a Keras 2 `.h5` file such as the `keras.applications` `*_notop.h5` downloads.
-            `"imagenet"` is a Keras download for `resnet50` (v1) and `mobilenet_v2`, and the
-            converted file `keras_dml.backbones.imagenet_lookup` finds for `googlenet`
-            (variants "caffe" and "torchvision"), `resnet50` variant "v1.5" and
-            `bn_inception`. A recipe's `weights` object, `{"pretrained": "imagenet",
-            "source_file": ..., "source_sha256": ...}` (or `"source_sha1"`), is `"imagenet"`
-            for a converted file that must have been converted from that published file
-            (`keras_dml.backbones.expected_source`). Defaults to `None`.
-        input_shape: tuple `(height, width, channels)`; height/width may be `None` for the
-            Keras application backbones. Defaults to `(224, 224, 3)`.
-        freeze_batchnorm: bool. Set every BatchNormalization layer to `trainable=False`
-            (inference mode, statistics frozen). Defaults to `False`.
-        batchnorm_momentum: float in [0, 1). Momentum of the moving statistics of every
-            BatchNormalization layer, the `keras.applications` ones included (they use 0.99
-            or 0.999). Defaults to `0.9`: with Keras' 0.99 a short run's inference-mode
-            embeddings are computed with statistics that have not converged.
-        **kwargs: backbone options: `convnet`: `width`, `batchnorm`, `pool_last`;
-            `vgg_small`: `width`, `convs_per_block`, `batchnorm`;
-            `googlenet`: `batchnorm`, `lrn`, `variant` ("caffe" or "torchvision");
-            `resnet50`: `variant` ("v1" or "v1.5"); `mobilenet_v2`: `alpha`.
+        name: str. One of `list_backbones()`.
+        weights: None (random), `"imagenet"`, a weights file path, or a recipe's `weights`
+            object. Defaults to `None`.
+        input_shape: tuple `(height, width, channels)`. Defaults to `(224, 224, 3)`.
+        freeze_batchnorm: bool. Freeze every BatchNormalization layer. Defaults to `False`.
+        batchnorm_momentum: float in [0, 1). Momentum of every BatchNormalization layer's moving
+            statistics. Defaults to `0.9`.
+        **kwargs: the backbone's build options, e.g. `variant` (its `BackboneSpec.options`).
 
     Returns:
-        Functional `keras.Model` named `name`, input `images` `[N, H, W, C]` float32,
-        output `[N, h, w, channels]`.
+        Functional `keras.Model` named `name`, `[N, H, W, C]` images -> `[N, h, w, channels]`.
 
     Raises:
-        ValueError: for an unknown backbone (listing the known ones and close matches), an
-            unknown option, an invalid input shape, or a converted weights file made for
-            another backbone or variant.
-        FileNotFoundError: when `weights` is a path that does not exist.
-        WeightsUnavailableError: when ImageNet weights cannot be downloaded or found (the
-            message says how to pass or convert a local file instead), or were converted from
+        ValueError: an unknown backbone or option, a bad input shape, or a weights file
+            converted for another backbone or variant.
+        FileNotFoundError: `weights` is a path that does not exist.
+        WeightsUnavailableError: ImageNet weights cannot be downloaded or found, or come from
             another file than a `weights` object expects.
 
     Examples:
-    >>> backbone = get("convnet", input_shape=(32, 32, 3))
-    >>> backbone.output_shape
+    >>> get("convnet", input_shape=(32, 32, 3)).output_shape
     (None, 4, 4, 256)
-    >>> resnet = get("resnet50", weights="imagenet", freeze_batchnorm=True)  # doctest: +SKIP
 
     References:
         Szegedy et al., "Going Deeper with Convolutions", CVPR 2015; He et al., "Deep Residual
-        Learning for Image Recognition", CVPR 2016; Sandler et al., "MobileNetV2", CVPR 2018;
-        Ioffe & Szegedy, "Batch Normalization", ICML 2015.
+        Learning for Image Recognition", CVPR 2016; Sandler et al., "MobileNetV2", CVPR 2018.
     """
     spec = get_spec(name)
     unknown = sorted(set(kwargs) - set(spec.options))

@@ -1,20 +1,14 @@
-"""Which PyTorch state dicts and Caffe models convert into which keras-dml backbone (no torch
-import here)."""
+"""Which state dicts and Caffe models convert into which keras-dml backbone (no torch import)."""
 
 import dataclasses
 
 
 @dataclasses.dataclass(frozen=True)
 class Conversion:
-    """One supported conversion: a source's state dict -> a keras-dml backbone variant.
+    """One supported conversion: a source's weights -> a keras-dml backbone variant.
 
-    Args:
-        backbone: str. keras-dml backbone name.
-        source: str. Name of the state dict's origin, the `--from` of the CLI.
-        options: dict. Build options of the Keras backbone the weights fit.
-        module: str. Module (under `keras_dml.backbones.convert`) with the layer `plan`,
-            `DESCRIPTION`, `IGNORED_PREFIXES` and, for a non-PyTorch file, `load_weights`.
-        download: str. Where users get the ImageNet state dict.
+    `module`, under `keras_dml.backbones.convert`, holds the layer plan; `download` says where
+    users get the weights.
     """
 
     backbone: str
@@ -61,11 +55,7 @@ SOURCES = tuple(sorted({c.source for c in CONVERSIONS}))
 
 
 def find_conversion(backbone, source):
-    """Returns the `Conversion` of `backbone` from `source`.
-
-    Raises:
-        ValueError: naming the supported (backbone, source) pairs.
-    """
+    """The `Conversion` of `backbone` from `source` (`ValueError` naming the supported pairs)."""
     for conversion in CONVERSIONS:
         if conversion.backbone == backbone and conversion.source == source:
             return conversion

@@ -29,24 +29,10 @@ def convnet_split_points(width=DEFAULT_WIDTH, batchnorm=True, pool_last=False):
 
 
 def build_convnet(images, imagenet, width=DEFAULT_WIDTH, batchnorm=True, pool_last=False):
-    """Four blocks of 3x3 conv - BatchNorm - ReLU, 2x2 max pooling after blocks 1-3.
+    """Four blocks of 3x3 conv - BatchNorm - ReLU, 2x2 max pooling after blocks 1-3 (and 4).
 
-    The output of block `i` is the layer named `block{i}` (the pooling, or the ReLU when the
-    block has no pooling). At 32 px the feature map is 4x4 (2x2 with `pool_last=True`).
-
-    Args:
-        images: symbolic tensor normalised to [-1, 1].
-        imagenet: bool. Whether ImageNet weights were requested (there are none).
-        width: int or 4 ints. Channels per block; an int `w` means `(w, 2w, 4w, 8w)`.
-            Defaults to `(32, 64, 128, 256)`.
-        batchnorm: bool. BatchNorm after each convolution. Defaults to `True`.
-        pool_last: bool. Also pool after block 4. Defaults to `False`.
-
-    Returns:
-        Symbolic tensor `[N, H/8, W/8, width[3]]` (`H/16` with `pool_last`).
-
-    Raises:
-        ValueError: for invalid `width` or when ImageNet weights are requested.
+    `width`: channels per block; an int `w` means `(w, 2w, 4w, 8w)`. `pool_last` pools after block
+    4. Raises `ValueError` for an invalid `width` or requested ImageNet weights.
     """
     if imagenet:
         raise ValueError(

@@ -48,38 +48,29 @@ def _output_of(model, nodes, name):
 def cut(model, start=None, end=None, name=None):
     """Sub-model of a functional model from the output of `start` to the output of `end`.
 
-    The segment is rebuilt by calling the model's own layers again on a new `keras.Input`
-    shaped like the output of `start`, so the sub-model **shares its layers and weights** with
-    `model` (training one trains the other). Composing the pieces reproduces the model:
-    `cut(m, end="pool3")` then `cut(m, start="pool3")` computes `m`. Works for any segment
-    whose only input from outside is the output of `start` (true for split points of
-    the keras-dml backbones: everything downstream of a stage output depends on it alone).
-
-    ABE splits GoogLeNet with it into the spatial extractor S, the attention trunk C and the
-    global part G:
-
-    >>> import keras_dml
-    >>> net = keras_dml.backbones.get("googlenet", input_shape=(64, 64, 3))
-    >>> S = cut(net, end="pool3")
-    >>> C = cut(net, start="pool3", end="inception_4e")
-    >>> G = cut(net, start="inception_4e")
+    The sub-model shares its layers and weights with `model`.
 
     Args:
-        model: functional `keras.Model` (e.g. from `keras_dml.backbones.get`).
-        start: str or None. Layer name (or split-point name of the backbone `model.name`)
-            whose output becomes the new input; exclusive. `None` starts at the model input.
-            Defaults to `None`.
-        end: str or None. Layer name or split-point name whose output is the sub-model
-            output; inclusive. `None` ends at the model output. Defaults to `None`.
+        model: functional `keras.Model`, e.g. from `keras_dml.backbones.get`.
+        start: str or None. Layer or split-point name whose output becomes the input
+            (exclusive); `None`: the model input. Defaults to `None`.
+        end: str or None. Layer or split-point name whose output is the output (inclusive);
+            `None`: the model output. Defaults to `None`.
         name: str. Name of the sub-model. Defaults to `f"{model.name}_{start}_to_{end}"`.
 
     Returns:
         Functional `keras.Model` with one input `[N, *start_shape]` and one output.
 
     Raises:
-        ValueError: when a name is unknown, `end` is not downstream of `start`, the segment
-            needs another input than `start`, or the model has several inputs/outputs and
-            `start`/`end` is `None`.
+        ValueError: an unknown name, `end` not downstream of `start`, a segment needing another
+            input, or a `None` end on a model with several inputs or outputs.
+
+    Examples:
+    >>> import keras_dml
+    >>> net = keras_dml.backbones.get("googlenet", input_shape=(64, 64, 3))
+    >>> S = cut(net, end="pool3")
+    >>> C = cut(net, start="pool3", end="inception_4e")
+    >>> G = cut(net, start="inception_4e")
 
     References:
         Kim et al., "Attention-based Ensemble for Deep Metric Learning", ECCV 2018 (Sec. 4:

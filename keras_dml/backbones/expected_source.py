@@ -1,18 +1,4 @@
-"""Which published file a recipe's ImageNet weights must be converted from, and the check.
-
-A paper recipe names the weights it expects as a `weights` object instead of `"imagenet"`:
-
-    "weights": {"pretrained": "imagenet", "source_file": "resnet50-0676ba61.pth",
-                "source_sha256": "0676ba61"}
-
-`keras_dml.backbones.get` then finds the converted file as for `"imagenet"`
-(`keras_dml.backbones.imagenet_lookup`) and also checks that the file it was converted from
-(recorded by `keras-dml backbones convert`, `keras_dml.backbones.weights_metadata`) has the
-expected digest. A digest may be a prefix of at least 8 hex digits: torchvision publishes the
-first 8 hex digits of each file's sha256 in its name (`resnet50-0676ba61.pth`), which
-`torch.hub` checks the same way; the BVLC model zoo publishes the sha1 of
-`bvlc_googlenet.caffemodel`.
-"""
+"""Which published file a recipe's converted ImageNet weights must come from, and the check."""
 
 import dataclasses
 import hashlib
@@ -69,17 +55,7 @@ class ExpectedSource:
 
     @classmethod
     def from_entry(cls, entry):
-        """Parses a recipe's `weights` object.
-
-        Args:
-            entry: dict with `pretrained` (`"imagenet"`), `source_file` and at least one of
-                `source_sha256` / `source_sha1`.
-
-        Returns:
-            `ExpectedSource`.
-
-        Raises:
-            ValueError: one line naming the missing or invalid key.
+        """Parses a recipe's `weights` object (`ValueError`: one line naming a bad or missing key).
 
         Examples:
         >>> ExpectedSource.from_entry({"pretrained": "imagenet",
@@ -112,36 +88,19 @@ class ExpectedSource:
         return {name: getattr(self, name) for name in ALGORITHMS if getattr(self, name)}
 
     def describe_digests(self):
-        """`sha256 0676ba61...`: the expected digests, `...` marking a prefix.
-
-        Examples:
-        >>> ExpectedSource("resnet50-0676ba61.pth", sha256="0676ba61").describe_digests()
-        'sha256 0676ba61...'
-        """
+        """`sha256 0676ba61...`: the expected digests, `...` marking a prefix."""
         return ", ".join(
             f"{name} {digest}{'' if len(digest) == ALGORITHMS[name] else '...'}"
             for name, digest in self.digests().items()
         )
 
     def describe(self):
-        """`resnet50-0676ba61.pth (sha256 0676ba61...)`: the file and its digests.
-
-        Examples:
-        >>> ExpectedSource("a.caffemodel", sha1="405fc5ac").describe()
-        'a.caffemodel (sha1 405fc5ac...)'
-        """
+        """`resnet50-0676ba61.pth (sha256 0676ba61...)`: the file and its digests."""
         return f"{self.file} ({self.describe_digests()})"
 
 
 def source_file_record(path):
-    """What the converted weights record about the file they come from: name and digests.
-
-    Args:
-        path: str. The `.pth` / `.caffemodel` file given to the converter.
-
-    Returns:
-        dict with `name` (the file's base name), `sha256` and `sha1` (full hex digests).
-    """
+    """The name, sha256 and sha1 of the `.pth` / `.caffemodel` file at `path`, as a dict."""
     sha1 = hashlib.sha1(usedforsecurity=False)
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -150,21 +109,11 @@ def source_file_record(path):
 
 
 def check_converted_source(path, expected, convert_command):
-    """Refuses converted weights that were not made from the expected source file.
-
-    Args:
-        path: str. A converted `.weights.h5` file (its sha256 already verified).
-        expected: `ExpectedSource`.
-        convert_command: str. The `keras-dml backbones convert ...` line that makes the right
-            file, for the message.
-
-    Returns:
-        `path`.
+    """Returns `path`, converted weights, if they record a source file with the expected digest.
 
     Raises:
-        WeightsUnavailableError: one line, when the file records no source file (converted
-            before keras-dml recorded it, or from an in-memory state dict) or a source whose
-            digest differs from the expected one.
+        WeightsUnavailableError: one line with `convert_command`, the `keras-dml backbones
+            convert` line that makes the right file.
     """
     record = read_weights_metadata(path) or {}
     source = record.get("source_file")

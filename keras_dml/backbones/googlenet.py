@@ -1,12 +1,4 @@
-"""GoogLeNet (Inception-v1), layer names of the paper and of the Caffe `bvlc_googlenet` model.
-
-Two variants: `"caffe"`, the original network (Caffe `bvlc_googlenet`, the one ABE and BIER
-fine-tune: LRN, no BatchNorm, BGR input minus bvlc_googlenet's mean 104, 117, 123), and
-`"torchvision"`, the architecture of torchvision's `googlenet` ImageNet weights: BatchNorm
-(epsilon 1e-3) after every convolution, a 3x3 kernel in the "5x5" branch (a quirk torchvision
-keeps for its weights), a 2x2 `pool4`, and inputs scaled to [-1, 1] (what its
-`transform_input=True` turns ImageNet mean/std inputs into).
-"""
+"""GoogLeNet (Inception-v1) with the layer names of the paper and of Caffe's `bvlc_googlenet`."""
 
 import keras
 
@@ -40,20 +32,8 @@ _STAGES = (
 def inception_block(x, name, filters, batchnorm=False, five_kernel=5, epsilon=BN_EPSILON):
     """One Inception module (Fig. 2b of Szegedy et al. 2015) whose output layer is `name`.
 
-    Four branches, concatenated on channels by a `Concatenate` layer named `name`:
-    1x1; 1x1 reduce -> 3x3; 1x1 reduce -> 5x5; 3x3 max pool (stride 1) -> 1x1 projection.
-    Inner layers carry Caffe's names with `/` replaced by `_` (`inception_3a_3x3_reduce`).
-
-    Args:
-        x: symbolic tensor `[N, H, W, C]`.
-        name: str. Block name, e.g. `"inception_3a"`.
-        filters: tuple of 6 ints `(#1x1, #3x3 reduce, #3x3, #5x5 reduce, #5x5, pool proj)`.
-        batchnorm: bool. BatchNorm after every convolution. Defaults to `False`.
-        five_kernel: int. Kernel size of the "5x5" branch (torchvision: 3). Defaults to `5`.
-        epsilon: float. BatchNorm epsilon. Defaults to `1e-5`.
-
-    Returns:
-        Symbolic tensor with `#1x1 + #3x3 + #5x5 + pool proj` channels.
+    `filters` is `(#1x1, #3x3 reduce, #3x3, #5x5 reduce, #5x5, pool proj)`; `five_kernel` is the
+    "5x5" branch's kernel size (torchvision: 3).
     """
     n1, n3r, n3, n5r, n5, npool = filters
     options = {"batchnorm": batchnorm, "epsilon": epsilon}
@@ -86,14 +66,7 @@ BVLC_GOOGLENET_MEAN_RGB = (123.0, 117.0, 104.0)
 
 
 def googlenet_normalization(variant="caffe", **options):
-    """`ImageNormalization` arguments of a variant: bvlc_googlenet's BGR mean, or [-1, 1].
-
-    `"caffe"`: RGB -> BGR minus bvlc_googlenet's mean 104, 117, 123 (B, G, R), no scaling (a
-    `mode="custom"` layer, so a saved model stores the mean in its config).
-    `"torchvision"`: torchvision's GoogLeNet takes `(x / 255 - mean) / std` and, with
-    `transform_input=True`, maps channel c to `x_c * std_c / 0.5 + (mean_c - 0.5) / 0.5 =
-    (x / 255 - 0.5) / 0.5`, which is `mode="tf"` on raw RGB pixels.
-    """
+    """`ImageNormalization` arguments of a variant: bvlc_googlenet's BGR mean, or [-1, 1]."""
     del options  # Only the variant changes the input normalisation.
     if variant == "torchvision":
         return {"mode": "tf"}
@@ -115,33 +88,8 @@ def _check_variant(variant, batchnorm, lrn):
 def build_googlenet(images, imagenet, batchnorm=None, lrn=None, variant="caffe"):
     """Inception-v1 from normalised images to `inception_5b` (1024 channels, stride 32).
 
-    Stem as the Caffe model: conv1 7x7/2 (pad 3) -> pool1 3x3/2 (-> LRN) -> conv2_reduce 1x1 ->
-    conv2 3x3 (-> LRN) -> pool2 3x3/2; then inception 3a, 3b, pool3, 4a..4e, pool4, 5a, 5b.
-    Pooling uses Caffe's ceil-mode output sizes. The final average pooling, dropout and
-    classifier are not part of the backbone, nor the auxiliary classifiers.
-
-    Layer names: stage outputs are named exactly `conv1`, `pool1`, `conv2_reduce`, `conv2`,
-    `pool2`, `inception_3a` .. `inception_5b`, `pool3`, `pool4` (when LRN follows pool1/conv2
-    the LRN layer carries the stage name and the pooling/ReLU is `pool1_3x3_s2` /
-    `conv2_3x3_relu`); convolutions carry Caffe's names (`conv1_7x7_s2`, `inception_4e_5x5`).
-
-    Args:
-        images: symbolic tensor, normalised as `googlenet_normalization(variant)` says.
-        imagenet: bool. Unused: `get` loads converted ImageNet weights after building.
-        batchnorm: bool or None. BatchNorm after every convolution (a common modern variant).
-            Defaults to `None`: off for `"caffe"` (the original network that ABE and BIER
-            fine-tune), on for `"torchvision"`.
-        lrn: bool or None. Caffe's local response normalisation after pool1 and conv2.
-            Defaults to `None`: on for the original network, off with `batchnorm=True`.
-        variant: `"caffe"` or `"torchvision"` (BatchNorm with epsilon 1e-3, 3x3 kernel in the
-            "5x5" branch, 2x2 `pool4`: the network of torchvision's ImageNet weights; `get`
-            normalises its input to [-1, 1]). Defaults to `"caffe"`.
-
-    Returns:
-        Symbolic tensor `[N, H/32, W/32, 1024]`.
-
-    Raises:
-        ValueError: for an unknown variant, or `batchnorm=False` / `lrn` with "torchvision".
+    `batchnorm` defaults to off for `"caffe"`, on for `"torchvision"`; `lrn` (Caffe's LRN after
+    pool1 and conv2) to on unless `batchnorm`. `imagenet` is unused: `get` loads converted weights.
 
     References:
         Szegedy et al., "Going Deeper with Convolutions", CVPR 2015 (Table 1, Fig. 3).

@@ -1,17 +1,4 @@
-"""`weights="imagenet"` for backbones whose ImageNet weights are converted from PyTorch.
-
-Keras hosts no GoogLeNet, BN-Inception or ResNet-50 v1.5 weights, so `keras-dml backbones
-convert` turns the published PyTorch state dict (or Caffe model) into
-`<name>_<variant>_imagenet.weights.h5` plus a `.sha256` file (`sha256sum` format).
-`keras_dml.backbones.get(name, weights="imagenet")` looks for that pair, in this order:
-
-1. `KERAS_DML_BACKBONE_WEIGHTS`, when set: a local folder, or an `http(s)://` / `file://`
-   mirror whose files are copied into the cache;
-2. the Keras cache, `<KERAS_HOME or ~/.keras>/keras_dml/backbones/`.
-
-Each file is checked against its `.sha256` before use. Nothing is downloaded unless
-`KERAS_DML_BACKBONE_WEIGHTS` names a URL.
-"""
+"""`weights="imagenet"` for backbones whose ImageNet weights are converted from PyTorch or Caffe."""
 
 import os
 import shutil
@@ -30,14 +17,7 @@ SHA_SUFFIX = ".sha256"
 
 
 def imagenet_file_name(name, options):
-    """File name of the converted ImageNet weights of a backbone variant.
-
-    Examples:
-    >>> imagenet_file_name("resnet50", {"variant": "v1.5"})
-    'resnet50_v1.5_imagenet.weights.h5'
-    >>> imagenet_file_name("bn_inception", {})
-    'bn_inception_imagenet.weights.h5'
-    """
+    """File name of the converted ImageNet weights of a backbone variant."""
     variant = options.get("variant")
     return f"{name}_{variant}_imagenet.weights.h5" if variant else f"{name}_imagenet.weights.h5"
 
@@ -113,13 +93,8 @@ def _convertible():
 def convert_command(name, options, source_file=None):
     """The `keras-dml backbones convert` line that writes the file `find_imagenet_weights` wants.
 
-    Args:
-        name: str. Backbone name.
-        options: dict. Its build options (`variant` chooses the conversion and the file name).
-        source_file: str or None. The downloaded file's name (None: `<downloaded file>`).
-
-    Returns:
-        str, or `None` when keras-dml converts nothing into this backbone variant.
+    Returns `None` when nothing converts into this backbone variant; `source_file` names the
+    downloaded file.
 
     Examples:
     >>> convert_command("resnet50", {"variant": "v1.5"}, "r.pth").split(" --output")[0]
@@ -159,25 +134,9 @@ def _locate(name, options):
 def find_imagenet_weights(name, options, expected=None):
     """Path of the verified converted ImageNet weights of `name` built with `options`.
 
-    Args:
-        name: str. Backbone name.
-        options: dict. Its build options (`variant` chooses the file).
-        expected: `keras_dml.backbones.expected_source.ExpectedSource` or None. The published
-            file the weights must have been converted from (a recipe's `weights` object);
-            None: any source.
-
-    Returns:
-        str path of a `.weights.h5` file whose sha256 matches its `.sha256` file (and, with
-        `expected`, converted from a file with the expected digest).
-
     Raises:
         WeightsUnavailableError: one line saying where it looked and the `keras-dml backbones
-            convert` command that produces the file, or that the sha256 or the source file
-            does not match.
-
-    Examples:
-    >>> find_imagenet_weights("resnet50", {"variant": "v1.5"})  # doctest: +SKIP
-    '/root/.keras/keras_dml/backbones/resnet50_v1.5_imagenet.weights.h5'
+            convert` command, or that the sha256 or the source file (`expected`) does not match.
     """
     conversion = conversion_for_options(name, options)
     command = convert_command(name, options, expected.file if expected else None)

@@ -24,23 +24,7 @@ def mobilenet_v2_split_points(alpha=1.0):
 def build_mobilenet_v2(images, imagenet, alpha=1.0):
     """`keras.applications.MobileNetV2` without top, called on the normalised input tensor.
 
-    Split points: `block_2` (`block_2_add`, stride 4), `block_5` (stride 8), `block_12`
-    (stride 16), `block_16` (`block_16_project_BN`, stride 32), `features` (`out_relu`,
-    stride 32, 1280 channels for `alpha <= 1`).
-
-    Args:
-        images: symbolic tensor normalised to [-1, 1].
-        imagenet: bool. Download (or take from the Keras cache) the ImageNet weights. Keras
-            has them for each alpha in `ALPHAS` and square inputs of 96, 128, 160, 192 and
-            224 px; other input sizes get the 224 px weights.
-        alpha: float. Width multiplier. Defaults to `1.0`.
-
-    Returns:
-        Symbolic tensor `[N, H/32, W/32, C]`.
-
-    Raises:
-        ValueError: for an `alpha` without ImageNet weights when they are asked.
-        WeightsUnavailableError: when the ImageNet weights cannot be downloaded.
+    Raises `ValueError` for an `alpha` without ImageNet weights when they are asked.
 
     References:
         Sandler et al., "MobileNetV2: Inverted Residuals and Linear Bottlenecks", CVPR 2018.

@@ -13,22 +13,17 @@ class BackboneSpec:
 
     Args:
         name: str. Registry name, also the name of the built `keras.Model`.
-        build: callable `(images, imagenet, **options) -> tensor`. Receives the normalised
-            symbolic input tensor and whether ImageNet weights are requested, and returns the
-            last 4-D feature map. It must raise a clear error when it cannot provide ImageNet
-            weights.
-        normalization: dict. Keyword arguments of `keras_dml.layers.ImageNormalization`, e.g.
-            `{"mode": "caffe"}`. A callable `(**options) -> dict` when the variant changes it.
-        split_points: mapping from split-point name to layer name inside the built model. Must
-            contain `"features"` (the final feature map). A callable `(**options) -> mapping`
-            when the names depend on build options.
-        options: dict. Default value of every builder option accepted through `get(**kwargs)`.
-        min_size: int. Smallest spatial input size the architecture accepts.
-        channels: int or None. Required number of input channels (None: any).
+        build: callable `(images, imagenet, **options) -> tensor`. Normalised input to last 4-D
+            feature map; raises a clear error when it cannot provide ImageNet weights.
+        normalization: dict, or callable `(**options) -> dict`. `ImageNormalization` arguments.
+        split_points: mapping, or callable `(**options) -> mapping`. Split-point name to layer
+            name; must contain `"features"` (the final feature map).
+        options: dict. Default value of every build option `get(**kwargs)` accepts.
+        min_size: int. Smallest spatial input size. Defaults to `32`.
+        channels: int or None. Required input channel count (None: any). Defaults to `3`.
         description: str. One line for `list_backbones(verbose=True)`.
-        converted_imagenet: bool, or callable `(**options) -> bool`. Whether
-            `weights="imagenet"` means a converted weights file (see
-            `keras_dml.backbones.imagenet_lookup`) instead of a download by the builder.
+        converted_imagenet: bool, or callable `(**options) -> bool`. Whether `weights="imagenet"`
+            means a converted file rather than a download by the builder. Defaults to `False`.
     """
 
     name: str
@@ -70,15 +65,10 @@ def register_backbone(spec):
         spec: `BackboneSpec`. Its `name` must not be registered yet.
 
     Returns:
-        The spec, so the call can sit at module level.
+        The spec.
 
     Raises:
-        ValueError: if the name is taken or the spec has no `"features"` split point.
-
-    Examples:
-    >>> spec = BackboneSpec("tiny", build=lambda x, imagenet: x,
-    ...                     normalization={"mode": "tf"}, split_points={"features": "x"})
-    >>> register_backbone(spec)  # doctest: +SKIP
+        ValueError: the name is taken or the spec has no `"features"` split point.
     """
     if "features" not in spec.resolve_split_points():
         raise ValueError(
@@ -89,22 +79,12 @@ def register_backbone(spec):
 
 
 def get_spec(name):
-    """Returns the `BackboneSpec` registered under `name`.
-
-    Raises:
-        ValueError: naming the known backbones and the closest matches.
-    """
+    """Returns the `BackboneSpec` registered under `name` (`ValueError` naming the known ones)."""
     return BACKBONES.get(name)
 
 
 def list_backbones(verbose=False):
-    """Names of the registered backbones.
-
-    Args:
-        verbose: bool. Return `{name: description}` instead of a list. Defaults to `False`.
-
-    Returns:
-        Sorted list of names, or a dict name -> one-line description.
+    """Names of the registered backbones, or `{name: description}` when `verbose`.
 
     Examples:
     >>> "googlenet" in list_backbones()
@@ -116,20 +96,15 @@ def list_backbones(verbose=False):
 def split_points(name, **options):
     """Named split points of a backbone: split-point name -> layer name in the built model.
 
-    Every backbone has `"features"` (the final feature map `get` returns). The names follow
-    the papers: GoogLeNet `"pool3"`, `"inception_4e"`, ...; ResNet-50 `"conv2"` .. `"conv5"`.
-    Cut the model at these points with `keras_dml.backbones.cut`.
-
     Args:
         name: str. A registered backbone name.
-        **options: the build options passed to `get` when they change layer names (GoogLeNet's
-            `lrn`). Defaults to the backbone's defaults.
+        **options: build options that change layer names (GoogLeNet's `lrn`).
 
     Returns:
         dict str -> str, in network order.
 
     Raises:
-        ValueError: for an unknown backbone or option.
+        ValueError: an unknown backbone or option.
 
     Examples:
     >>> split_points("googlenet")["pool3"]

@@ -27,30 +27,9 @@ def resnet50_normalization(variant="v1"):
 
 
 def build_resnet50(images, imagenet, variant="v1"):
-    """ResNet-50 without top on the normalised input tensor: Keras' v1 or torchvision's v1.5.
+    """ResNet-50 without top on the normalised input: Keras' v1 or torchvision's v1.5 (`variant`).
 
-    `variant="v1"` is `keras.applications.ResNet50` (stride in the first 1x1 convolution of a
-    downsampling block, ImageNet weights downloaded by Keras); `variant="v1.5"` is
-    torchvision's `resnet50` (stride in the 3x3 convolution; `keras_dml.backbones.resnet50_v15`)
-    whose ImageNet weights are converted with `keras-dml backbones convert`.
-
-    Passing `input_tensor` keeps every ResNet layer in the same (flat) functional graph as the
-    normalisation layer, so stage outputs are split points: `conv1` (`pool1_pool`, stride 4,
-    64 ch), `conv2` (`conv2_block3_out`, stride 4, 256 ch), `conv3` (stride 8, 512),
-    `conv4` (stride 16, 1024), `conv5` / `features` (`conv5_block3_out`, stride 32, 2048).
-
-    Args:
-        images: symbolic tensor, normalised as `resnet50_normalization(variant)` says.
-        imagenet: bool. v1: download (or take from the Keras cache) the ImageNet weights.
-            Unused for v1.5 (`get` loads the converted weights after building).
-        variant: `"v1"` or `"v1.5"`. Defaults to `"v1"`.
-
-    Returns:
-        Symbolic tensor `[N, H/32, W/32, 2048]`.
-
-    Raises:
-        ValueError: for an unknown variant.
-        WeightsUnavailableError: when the ImageNet weights cannot be downloaded.
+    `imagenet` downloads v1's ImageNet weights (v1.5's are converted, loaded by `get`).
 
     References:
         He et al., "Deep Residual Learning for Image Recognition", CVPR 2016 (Table 1).

@@ -1,11 +1,4 @@
-"""ResNet-50 v1.5 (torchvision's ResNet-50): the stride of a downsampling block in its 3x3 conv.
-
-Keras' `ResNet50` is the original v1, which strides the first 1x1 convolution of the first
-bottleneck of stages conv3..conv5. torchvision (and the Divide & Conquer / DCML reference
-code) stride the 3x3 convolution instead, so the 3x3 sees every input position. Layer names
-follow `keras.applications.ResNet50` (`conv3_block1_2_conv`, `conv4_block6_out`), so split
-points are the same for both variants.
-"""
+"""ResNet-50 v1.5 (torchvision's): a downsampling block strides its 3x3 conv, not its first 1x1."""
 
 import keras
 
@@ -31,15 +24,8 @@ def _conv_bn(x, filters, kernel_size, name, strides=1, relu=True):
 def bottleneck_v15(x, width, strides, name, project):
     """One bottleneck (Fig. 5 right of He et al. 2016) with the stride in the 3x3 conv.
 
-    Args:
-        x: symbolic tensor `[N, H, W, C]`.
-        width: int. Channels of the 1x1 reduce and 3x3 convolutions; the output has 4x.
-        strides: int. 2 in the first block of stages conv3..conv5, else 1.
-        name: str. Block name, e.g. `"conv3_block1"`; the output layer is `f"{name}_out"`.
-        project: bool. Add the 1x1 projection shortcut (`f"{name}_0_conv"`), else identity.
-
-    Returns:
-        Symbolic tensor `[N, H / strides, W / strides, 4 * width]`.
+    `width` is the channel count of the 1x1 and 3x3 convolutions (the output has 4x); the output
+    layer is `f"{name}_out"`; `project` adds the 1x1 projection shortcut.
     """
     shortcut = x
     if project:
@@ -53,16 +39,6 @@ def bottleneck_v15(x, width, strides, name, project):
 
 def build_resnet50_v15(images):
     """ResNet-50 v1.5 from normalised images to `conv5_block3_out` (2048 channels, stride 32).
-
-    conv1 7x7/2 (pad 3, no bias) -> BN -> ReLU -> 3x3/2 max pool (pad 1) -> stages conv2..conv5
-    of 3, 4, 6, 3 bottlenecks, torchvision's `resnet50` layer for layer.
-
-    Args:
-        images: symbolic tensor, normalised as torchvision expects (`x / 255`, ImageNet mean
-            and std, RGB).
-
-    Returns:
-        Symbolic tensor `[N, H/32, W/32, 2048]`.
 
     References:
         He et al., "Deep Residual Learning for Image Recognition", CVPR 2016 (Table 1);

@@ -36,28 +36,12 @@ def vgg_small_split_points(width=DEFAULT_WIDTH, convs_per_block=2, batchnorm=Tru
 def build_vgg_small(images, imagenet, width=DEFAULT_WIDTH, convs_per_block=2, batchnorm=True):
     """Blocks of `convs_per_block` x (3x3 conv - BatchNorm - ReLU), then 2x2 max pooling.
 
-    With the defaults: 64-64-pool, 128-128-pool, 256-256-pool (six convolutions, 1.15 M
-    parameters); a 32 px image ends as a 4x4x256 feature map. The output of block `i` is the
-    pooling layer named `block{i}`; its convolutions are `block{i}_conv{j}` (`_bn`, `_relu`).
-    BatchNorm uses momentum 0.9 (Keras' 0.99 leaves short runs' moving statistics unconverged).
-
-    Args:
-        images: symbolic tensor normalised to [-1, 1].
-        imagenet: bool. Whether ImageNet weights were requested (there are none).
-        width: int or tuple of ints. Channels per block; an int `w` means `(w, 2w, 4w)`.
-            Defaults to `(64, 128, 256)`.
-        convs_per_block: int. Convolutions per block. Defaults to `2`.
-        batchnorm: bool. BatchNorm after each convolution. Defaults to `True`.
-
-    Returns:
-        Symbolic tensor `[N, H / 2**blocks, W / 2**blocks, width[-1]]`.
-
-    Raises:
-        ValueError: for invalid options or when ImageNet weights are requested.
+    `width`: channels per block; an int `w` means `(w, 2w, 4w)`. Raises `ValueError` for invalid
+    options or requested ImageNet weights.
 
     References:
         Simonyan & Zisserman, "Very Deep Convolutional Networks for Large-Scale Image
-        Recognition", ICLR 2015 (stacks of 3x3 convolutions between poolings).
+        Recognition", ICLR 2015.
     """
     if imagenet:
         raise ValueError(

@@ -24,19 +24,7 @@ def _is_download_failure(error):
 
 @contextlib.contextmanager
 def keras_download_errors(backbone, file_name, url):
-    """Turns a failed Keras weights download into a `WeightsUnavailableError` that says what to do.
-
-    Args:
-        backbone: str. Backbone name for the message.
-        file_name: str. Name of the file Keras downloads.
-        url: str. Where Keras downloads it from.
-
-    Yields:
-        Nothing; wraps the `keras.applications` call that downloads.
-
-    Raises:
-        WeightsUnavailableError: when the download fails or the cached file is corrupted.
-    """
+    """Turns a failed Keras download of `file_name` from `url` into a `WeightsUnavailableError`."""
     try:
         yield
     except Exception as error:
@@ -53,17 +41,11 @@ def keras_download_errors(backbone, file_name, url):
 
 
 def check_weights_argument(weights):
-    """Validates the `weights` argument of `keras_dml.backbones.get`.
-
-    Args:
-        weights: None, `"imagenet"`, or a path to a weights file.
-
-    Returns:
-        `None`, `"imagenet"`, or the path as an absolute `str`.
+    """Returns `weights` (None, `"imagenet"` or an absolute path) after checking it.
 
     Raises:
-        ValueError: for a value that is neither.
-        FileNotFoundError: for a path that does not exist.
+        ValueError: a value that is none of these.
+        FileNotFoundError: a path that does not exist.
     """
     if weights is None or weights == "imagenet":
         return weights
@@ -88,19 +70,7 @@ def check_weights_argument(weights):
 
 
 def load_weights_file(model, path):
-    """Loads a weights file into a backbone with an error that names the likely mismatch.
-
-    Both Keras 3 files (`.weights.h5`, from `model.save_weights` on a backbone built with the
-    same name and options) and legacy Keras 2 HDF5 files (`.h5`, e.g. the
-    `keras.applications` `*_notop.h5` downloads, matched in layer order) are accepted.
-
-    Args:
-        model: `keras.Model` returned by `keras_dml.backbones.get`.
-        path: str. Weights file.
-
-    Raises:
-        ValueError: when the file does not fit the model.
-    """
+    """Loads a `.weights.h5` or Keras 2 `.h5` file into a backbone (`ValueError` if it misfits)."""
     try:
         model.load_weights(path)
     except (ValueError, KeyError) as error:

@@ -1,9 +1,4 @@
-"""What a converted weights file was made for: backbone, build options and source.
-
-The record is a JSON attribute on the root of the `.weights.h5` file itself rather than a
-sidecar file: it travels with the file (copies, mirrors, the cache), the file's sha256 covers
-it, and Keras ignores root attributes it does not know when it loads the weights.
-"""
+"""What a converted weights file was made for (backbone, options, source), kept inside the file."""
 
 import json
 
@@ -11,22 +6,14 @@ ATTRIBUTE = "keras_dml_conversion"
 
 
 def write_weights_metadata(path, backbone, options, source, source_file=None):
-    """Records in a `.weights.h5` file the backbone and options it was converted for, and from
-    which file.
+    """Records in a `.weights.h5` file the backbone, options and source it was converted for.
 
     Args:
         path: str. A weights file written by `model.save_weights`.
         backbone: str. Registry name, e.g. `"resnet50"`.
-        options: dict. Build options of `keras_dml.backbones.get`, e.g. `{"variant": "v1.5"}`.
+        options: dict. Build options of `get`, e.g. `{"variant": "v1.5"}`.
         source: str. Where the weights come from, e.g. `"torchvision"`.
-        source_file: dict or None. The converted file's `name`, `sha256` and `sha1`
-            (`keras_dml.backbones.expected_source.source_file_record`), which a recipe's
-            `weights` object checks; None when the weights came from memory. Defaults to
-            `None`.
-
-    Examples:
-    >>> options = {"variant": "v1.5"}
-    >>> write_weights_metadata("r.weights.h5", "resnet50", options, "torchvision")  # doctest: +SKIP
+        source_file: dict or None. `source_file_record` of the converted file. Defaults to `None`.
     """
     import h5py
 
@@ -41,20 +28,7 @@ def write_weights_metadata(path, backbone, options, source, source_file=None):
 
 
 def read_weights_metadata(path):
-    """Returns the conversion record of a weights file, or `None` when it has none.
-
-    Args:
-        path: str. A weights file (HDF5); files without the record (plain `save_weights`
-            output, Keras 2 `.h5` downloads) return `None`.
-
-    Returns:
-        dict with `"backbone"`, `"options"`, `"source"` and `"source_file"` (missing in files
-        converted before keras-dml recorded it), or `None`.
-
-    Examples:
-    >>> read_weights_metadata("r.weights.h5")["options"]  # doctest: +SKIP
-    {'variant': 'v1.5'}
-    """
+    """The record (`backbone`, `options`, `source`, `source_file`) of a weights file, or `None`."""
     import h5py
 
     try:
@@ -70,18 +44,8 @@ def read_weights_metadata(path):
 def options_from_weights(name, path, record, options):
     """Build options for `get(name, weights=path, **options)`: the file's, unless contradicted.
 
-    Args:
-        name: str. The backbone requested.
-        path: str. The weights file (for messages).
-        record: dict from `read_weights_metadata`.
-        options: dict. The options the caller passed.
-
-    Returns:
-        dict: `options` completed with the options the file was converted for.
-
     Raises:
-        ValueError: when the file was converted for another backbone or an option the caller
-            passed differs from the file's.
+        ValueError: the file was converted for another backbone or with other options.
     """
     if record["backbone"] != name:
         raise ValueError(

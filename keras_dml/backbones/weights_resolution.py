@@ -1,11 +1,4 @@
-"""Which weights file `keras_dml.backbones.get` loads, found and checked before anything is built.
-
-`resolve_weights` turns the `weights` argument (None, `"imagenet"`, a path, or a recipe's
-`weights` object naming the expected source file, `keras_dml.backbones.expected_source`) into
-the file to load and the build options that file requires. `check_backbone_weights` does the
-same for a run configuration's `backbone` entry, so a run can stop with the one-line
-`keras-dml backbones convert` instruction before it loads any data.
-"""
+"""Which weights file `keras_dml.backbones.get` loads, found and checked before building."""
 
 from collections.abc import Mapping
 
@@ -24,21 +17,17 @@ def resolve_weights(name, weights, options):
 
     Args:
         name: str. A registered backbone name.
-        weights: None, `"imagenet"`, a weights file path, or a `weights` object
-            (`{"pretrained": "imagenet", "source_file": ..., "source_sha256" / "source_sha1":
-            ...}`) for converted ImageNet weights that must come from that published file.
-        options: dict. The backbone's build options passed to `get`.
+        weights: None, `"imagenet"`, a weights file path, or a recipe's `weights` object.
+        options: dict. The build options passed to `get`.
 
     Returns:
-        `(weights, options)`: `None`, `"imagenet"` (a Keras download by the builder) or the
-        path of the file to load; the options completed with those the file was converted for.
+        `(weights, options)`: `None`, `"imagenet"` (a Keras download) or the file to load, and the
+        options completed with those the file was converted for.
 
     Raises:
-        ValueError: an invalid `weights` value, a `weights` object for a backbone whose
-            ImageNet weights are a Keras download, or a file converted for another variant.
+        ValueError: an invalid `weights`, or a file converted for another variant.
         FileNotFoundError: a path that does not exist.
-        WeightsUnavailableError: converted weights not found (one line with the `keras-dml
-            backbones convert` command), corrupted, or converted from another source file.
+        WeightsUnavailableError: converted weights missing, corrupted or from another source file.
 
     Examples:
     >>> resolve_weights("convnet", None, {})
@@ -69,23 +58,16 @@ def resolve_weights(name, weights, options):
 def check_backbone_weights(entry):
     """Finds and checks the weights of a run configuration's `backbone` entry, building nothing.
 
-    Call it before loading data: a recipe whose converted ImageNet weights are missing stops
-    at once with the one-line `keras-dml backbones convert` instruction.
-
     Args:
-        entry: dict. The `backbone` entry: `name`, `weights`, and `keras_dml.backbones.get`
-            arguments and build options.
+        entry: dict. The `backbone` entry: `name`, `weights` and the other `get` arguments.
 
     Returns:
-        str path of the weights file the run will load, or `None` (random initialisation or a
-        Keras download by the builder).
+        The path of the weights file the run will load, or `None`.
 
     Raises:
-        ValueError: an invalid `weights` value or a file converted for another variant (as
-            `resolve_weights`).
+        ValueError: as `resolve_weights`.
         FileNotFoundError: a path that does not exist.
-        WeightsUnavailableError: converted weights not found (one line with the `keras-dml
-            backbones convert` command), corrupted, or converted from another source file.
+        WeightsUnavailableError: as `resolve_weights`, with the `keras-dml backbones convert` line.
 
     Examples:
     >>> check_backbone_weights({"name": "convnet", "weights": None}) is None

@@ -1,9 +1,4 @@
-"""Loading one batch of images in NumPy: read, decode, transform; in this or a worker process.
-
-`BatchLoader` is the per-batch work of the backend-free pipeline (`keras_dml.data.py_pipeline`):
-it is picklable (paths or an array, and the transform's settings), so worker processes receive
-it once (`start_worker`) and then load batches from `(indices, seed)` alone (`load_in_worker`).
-"""
+"""Loading one batch of images in NumPy (read, decode, transform), in this or a worker process."""
 
 import numpy as np
 
@@ -13,15 +8,10 @@ _WORKER_LOADER = None  # the BatchLoader of a worker process, set by `start_work
 
 
 class BatchLoader:
-    """Loads the images at given indices, transformed, as a uint8 batch.
+    """Loads the images at given indices, transformed, as a uint8 batch (picklable for workers).
 
-    Args:
-        images: uint8 array `[N, H, W, C]` or `None`. In-memory images.
-        paths: array of str or `None`. Image files (exactly one of `images` and `paths`).
-        crop_hw: (height, width). Output size.
-        resize_size: int or `None`. Shorter side before cropping.
-        augmentation: str or `None`. A name of `AUGMENTATIONS` for training, `None` for the
-            evaluation transform.
+    `images` (in memory) or `paths` hold the images; `augmentation` is a name of `AUGMENTATIONS`,
+    or `None` for the evaluation transform.
 
     Examples:
     >>> loader = BatchLoader(np.zeros((3, 8, 8, 1), np.uint8), None, (8, 8), None, None)
@@ -49,18 +39,11 @@ class BatchLoader:
         )
 
     def load(self, indices, seed_words):
-        """Loads the images at `indices`; an unreadable file is left out and reported.
-
-        Args:
-            indices: int array `[B]`.
-            seed_words: int array `[2]`, the batch's `batch_seed(seed, epoch, step)`; image
-                `i` of the batch draws from `image_generator(seed_words, i)`.
+        """Loads the images at `indices` with the batch's seed words; unreadable files are left out.
 
         Returns:
-            `(images uint8 [K, h, w, 3], kept bool [B], failures list of str)`: the K images
-            that loaded (uint8: a quarter of float32's bytes to send back from a worker; the
-            transforms yield whole grey levels), which of the B did, and `"path (error)"` for
-            each that did not.
+            `(images uint8 [K, h, w, 3], kept bool [B], failures)`: `"path (error)"` for each of the
+            B - K files that did not load.
         """
         images, kept, failures = [], np.ones(len(indices), bool), []
         for position, index in enumerate(indices):

@@ -1,12 +1,4 @@
-"""Batched datasets (`tf.data.Dataset`, `keras.utils.PyDataset`) recognised without importing
-TensorFlow or Keras.
-
-Functions that accept "arrays or a batched dataset" (embedding, search galleries, BIER's
-initialisation, DCML's diagnostics, the division passes) ask `is_batch_stream` instead of
-`isinstance(x, tf.data.Dataset)`, so they import where TensorFlow is absent, and `keras-dml
-search` / `evaluate` refuse a bad argument before Keras loads. A dataset of either kind exists
-only once its module is imported, so `sys.modules` answers without importing either.
-"""
+"""Batched datasets (`tf.data.Dataset`, `keras.utils.PyDataset`) recognised without importing."""
 
 import sys
 
@@ -41,12 +33,6 @@ def is_py_dataset(value):
 def is_batch_stream(value):
     """Whether `value` yields batches: a `tf.data.Dataset` or a `keras.utils.PyDataset`.
 
-    Args:
-        value: any object.
-
-    Returns:
-        bool.
-
     Examples:
     >>> is_batch_stream((1, 2))
     False
@@ -55,16 +41,7 @@ def is_batch_stream(value):
 
 
 def iterate_batches(stream):
-    """The batches of one pass over a `tf.data.Dataset` or a `keras.utils.PyDataset`, in order.
-
-    A PyDataset is indexed `0 .. len(stream) - 1` (its `__len__` is the batches of an epoch).
-
-    Args:
-        stream: a `tf.data.Dataset` or a `keras.utils.PyDataset`.
-
-    Yields:
-        Each batch as the stream gives it.
-    """
+    """The batches of one pass over a `tf.data.Dataset` or a `keras.utils.PyDataset`, in order."""
     if is_py_dataset(stream):
         for step in range(len(stream)):
             yield stream[step]
@@ -73,14 +50,7 @@ def iterate_batches(stream):
 
 
 def stream_length(stream):
-    """Batches in one pass of `stream` when known without iterating, else `None`.
-
-    Args:
-        stream: a `tf.data.Dataset` or a `keras.utils.PyDataset`.
-
-    Returns:
-        int or `None` (a `tf.data.Dataset` of unknown or infinite cardinality).
-    """
+    """Batches in one pass of `stream`, or `None` when unknown without iterating."""
     if is_py_dataset(stream):
         return len(stream)
     cardinality = int(stream.cardinality())

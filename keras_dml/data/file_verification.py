@@ -30,28 +30,18 @@ def _check_image_file(path):
 
 
 class FileVerification:
-    """`ImageDataset.verify` (a mixin: it checks and filters the dataset's own files).
-
-    The host class provides `paths`, `labels`, `class_names`, `name`, `split`,
-    `skipped_files` and `_verified`.
-    """
+    """`ImageDataset.verify` (a mixin checking and filtering the host dataset's own files)."""
 
     def verify(self, num_workers=None):
-        """Checks every image file and drops the ones the pipeline could not decode.
+        """Checks every image file once and drops those the pipeline could not decode.
 
-        Each file must exist, open with PIL in a format `tf.io.decode_image` reads, and decode
-        completely (JPEG at 1/8 scale, which still parses the whole stream). Bad files are
-        removed from `paths` and `labels` (so `labels` stays aligned with what the pipeline
-        yields), listed in `skipped_files` and reported by one warning naming the count and
-        the first paths. The class mapping is kept, so labels stay comparable across splits.
-        Runs once; later calls return the cached result.
+        Bad files leave `paths` and `labels`, go to `skipped_files` and are reported in one warning.
 
         Args:
-            num_workers: int. Threads used (PIL releases the GIL while decoding).
-                Defaults to `None` (`min(8, os.cpu_count())`).
+            num_workers: int. Threads. Defaults to `None` (`min(8, os.cpu_count())`).
 
         Returns:
-            list of str: the skipped files (also in `skipped_files`).
+            list of str: the skipped files.
         """
         if self._verified:
             return list(self.skipped_files)

@@ -1,19 +1,4 @@
-"""`ImageBatches`: the `keras.utils.PyDataset` of `make_py_dataset`, one epoch's batches at a time.
-
-Why a pool of its own rather than PyDataset's `workers=`: Keras starts its worker processes
-(and forks the dataset into them) before it calls `on_epoch_begin`, so the epoch's batches,
-drawn from the sampler at that point, could not reach them; and it would re-create the
-processes every epoch. `ImageBatches` therefore leaves Keras' `workers=1` (no enqueuer: Keras
-asks for batches in order, in the main process) and loads image files in `workers` processes
-of its own ("spawn": nothing of the backend is forked), kept for the whole run, a few batches
-ahead of the one Keras asks for. In-memory arrays are transformed in the main process.
-
-Epochs: `on_epoch_begin` (Keras calls it after the callbacks' `on_epoch_begin`, so after
-`SamplerEpochCallback` set the sampler's epoch) reads the epoch's batches; `on_epoch_end`
-drops them. Batch order: Keras shuffles the batch order of a PyDataset when `fit` gets
-`shuffle=True` (its default); the sampler already shuffles, so pass `shuffle=False` for the
-exact batch order of the `tf.data` path (the batches themselves do not change).
-"""
+"""`ImageBatches`: the `keras.utils.PyDataset` of `make_py_dataset`, one epoch at a time."""
 
 import multiprocessing
 import warnings
@@ -28,20 +13,11 @@ from keras_dml.data.batch_loading import load_in_worker, start_worker
 
 
 class ImageBatches(keras.utils.PyDataset):
-    """A `keras.utils.PyDataset` serving one epoch's image batches at a time.
+    """A `keras.utils.PyDataset` serving one epoch's image batches, loaded by its own workers.
 
-    Built by `make_py_dataset`; see this module's docstring for epochs and workers. Outside
-    `fit`, `batches[step]` serves the current epoch (read at the first access) and
-    `on_epoch_end()` moves on to the next.
-
-    Args:
-        epochs: `SamplerEpochs` or `IndexEpochs`: where each epoch's batches come from.
-        num_batches: int. Batches per epoch that Keras is told.
-        loader: `BatchLoader`.
-        labels: int32 array `[N]`.
-        with_clusters: bool. Targets as `{"labels", "clusters"}`. Defaults to `False`.
-        batch_augmentation: callable or `None`. NumPy batch -> NumPy batch. Defaults to `None`.
-        workers: int. Worker processes loading batches (`0`: the main process). Defaults to `0`.
+    Built by `make_py_dataset` from `epochs` (`SamplerEpochs` or `IndexEpochs`), a `BatchLoader`
+    and the labels. Outside `fit`, `batches[step]` serves the current epoch and `on_epoch_end()`
+    moves on.
     """
 
     def __init__(
@@ -54,7 +30,8 @@ class ImageBatches(keras.utils.PyDataset):
         batch_augmentation=None,
         workers=0,
     ):
-        super().__init__()  # workers=1, no Keras enqueuer: batches come in order, here
+        # Keras' own workers start before `on_epoch_begin` draws the epoch: keep workers=1.
+        super().__init__()
         self._epochs = epochs
         self._num_batches = int(num_batches)
         self._loader = loader

@@ -10,30 +10,20 @@ from keras_dml.data.transform_options import check_augmentation
 class ImageDataset(FileVerification, InputPipelines):
     """Labelled images for metric learning, stored as file paths or an in-memory array.
 
-    Labels are integers `0..num_classes-1` within the split (`class_names[label]` gives the
-    dataset's own class name). The images are either files (decoded in the input pipeline) or a
-    uint8 array `[N, H, W, C]` with `C` in {1, 3}.
-
     Args:
         labels: 1-D int array. Class index of every image, in `[0, len(class_names))`.
         paths: sequence of str. Image files, one per label. Defaults to `None`.
-        images: uint8 array `[N, H, W]` or `[N, H, W, C]`. In-memory images. Exactly one of
-            `paths` and `images` is given. Defaults to `None`.
-        class_names: sequence of str. Names of the classes. Defaults to `None`
-            (`"0", "1", ...`).
+        images: uint8 array `[N, H, W]` or `[N, H, W, C]`, C in {1, 3}. In-memory images; exactly
+            one of `paths` and `images` is given. Defaults to `None`.
+        class_names: sequence of str. Defaults to `None` (`"0", "1", ...`).
         name: str. Dataset name, for messages. Defaults to `"images"`.
         split: str. Split name, for messages. Defaults to `""`.
-        image_size: int or (height, width). Default crop size of `as_dataset`.
-            Defaults to `224`.
-        resize_size: int. Default shorter-side size before cropping. Defaults to `None`
+        image_size: int or (height, width). Default crop size of the pipelines. Defaults to `224`.
+        resize_size: int. Default shorter side before cropping. Defaults to `None`
             (`image_size * 256 / 224`).
-        verify: bool. Whether to check every file now with `verify()` so `labels` only holds
-            images the pipeline can decode. Defaults to `False`.
-        augmentation: str or callable. Default training augmentation of `as_dataset` (see
-            `keras_dml.data.transform_options.AUGMENTATIONS`). Defaults to `None`: `"crop_flip"`
-            (the papers' crop + flip) for image files, `"none"` for in-memory arrays (small
-            images such as digits, Fashion-MNIST, rendered characters, where a crop cuts
-            content and a flip changes the class of characters).
+        verify: bool. Check every file now with `verify()`. Defaults to `False`.
+        augmentation: str or callable. Default training augmentation. Defaults to `None`
+            (`"crop_flip"` for files, `"none"` in memory).
 
     Examples:
     >>> ds = ImageDataset(labels=[0, 1], images=np.zeros((2, 8, 8, 3), np.uint8), image_size=8)
@@ -129,14 +119,7 @@ class ImageDataset(FileVerification, InputPipelines):
         )
 
     def subset(self, indices):
-        """Returns a new `ImageDataset` with the images at `indices` and the same classes.
-
-        Args:
-            indices: 1-D int array. Positions to keep.
-
-        Returns:
-            `ImageDataset` sharing `class_names`, `name`, `split` and sizes.
-        """
+        """A new `ImageDataset` with the images at `indices` and the same classes and sizes."""
         indices = np.asarray(indices, dtype=np.int64)
         kwargs = {"paths": self.paths[indices]} if self.paths is not None else {}
         if self.images is not None:

@@ -6,16 +6,7 @@ from keras_dml.data.samplers.epoch_seeds import batch_seed, check_seed, epoch_ge
 
 
 class IndexEpochs:
-    """The epochs of a pipeline without a sampler: all indices, shuffled from `(seed, epoch)`.
-
-    Same batches as `SamplerEpochs.next_epoch()`: `(indices, -1, batch_seed(seed, epoch, step))`.
-
-    Args:
-        size: int. Images in the dataset.
-        batch_size: int. Images per batch.
-        shuffle: bool. Whether each epoch permutes the indices.
-        drop_remainder: bool. Whether the last partial batch is dropped.
-        seed: int or `None`.
+    """All indices in batches, shuffled from `(seed, epoch)` when `shuffle` (no sampler).
 
     Examples:
     >>> [i.tolist() for i, _, _ in IndexEpochs(5, 2, False, False, 0).next_epoch()]

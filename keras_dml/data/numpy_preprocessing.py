@@ -1,27 +1,6 @@
-"""Image decoding and augmentation in NumPy and PIL (no TensorFlow), raw [0, 255] pixels.
+"""Image decoding and augmentation in NumPy and PIL: the `tf.data` transforms without TensorFlow.
 
-The backend-free twin of `keras_dml.data.preprocessing` (the `tf.data` path), with the same
-transforms and augmentation names (`AUGMENTATIONS`): decode (3 channels, first GIF frame),
-resize of the shorter side, center crop, random crop, Inception-style random resized crop and
-random horizontal flip. Randomness comes from a NumPy generator seeded per image from the
-batch's `batch_seed(seed, epoch, step)` (`image_generator`), so batch `step` of epoch `epoch`
-is augmented alike in every run and after a resume.
-
-Differences from the `tf.data` path (bit-equality is not a goal):
-
-- Resizing is PIL's bilinear filter on uint8 RGB, whose support widens with the downscaling
-  factor (antialiased, like `tf.image.resize(..., antialias=True)`), rounded to uint8 before
-  cropping. PIL's bilinear kernel is the closest of PIL's filters to TensorFlow's antialiased
-  bilinear one: on noise images of 20 x 25 to 100 x 120 px and smooth gradients up to
-  300 x 400 px, resized and center cropped to 16, 24 and 32 px, the evaluation transform
-  differs from the `tf.data` one by at most 0.96 grey levels (of 255; mean 0.3), the uint8
-  rounding: `EVAL_TOLERANCE` = 1 (checked in tests/data/test_py_pipeline_batches.py).
-- JPEG files are decoded by PIL's libjpeg instead of TensorFlow's (another IDCT and chroma
-  upsampling): on four quality-90 JPEGs of 37 x 41 to 300 x 400 px (gradients and noise) the
-  decoded pixels differ by up to 5 grey levels, and the 32 px evaluation images by up to 3.2
-  (mean 1.0). `EVAL_TOLERANCE` holds for PNG and in-memory images, not for JPEG files.
-- The random draws (crop offsets, resized-crop boxes, flips) follow the same distributions as
-  TensorFlow's stateless ops but from NumPy's generator, so the crops differ image by image.
+How they differ from the `tf.data` ones (resize kernel, JPEG decoder, random draws): docs/data.md.
 """
 
 import numpy as np
@@ -33,30 +12,16 @@ from keras_dml.data.transform_options import (
     image_size_hw,
 )
 
-# Largest difference (grey levels) between this module's and the tf.data evaluation transform
-# measured on the test images; see the module docstring.
+# Largest difference (grey levels) from the tf.data evaluation transform on PNG and in-memory
+# images (PIL's bilinear kernel against TensorFlow's antialiased one, then uint8 rounding).
 EVAL_TOLERANCE = 1.0
 
 
 def decode_image_file(path):
-    """Decodes an image file to a uint8 `[H, W, 3]` array (the first frame of a GIF).
-
-    Args:
-        path: str. A JPEG, PNG, GIF, BMP or WebP file.
-
-    Returns:
-        uint8 array `[H, W, 3]`: grey images repeated over 3 channels, alpha dropped (as
-        `tf.io.decode_image(..., channels=3)`).
+    """Decodes an image file to a uint8 `[H, W, 3]` array (first GIF frame, grey repeated).
 
     Raises:
         OSError: the file is missing or cannot be decoded (PIL's error).
-
-    Examples:
-    >>> import tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "a.png")
-    >>> Image.new("L", (5, 4), 7).save(path)
-    >>> decode_image_file(path).shape
-    (4, 5, 3)
     """
     with Image.open(path) as image:
         image.seek(0)
@@ -82,17 +47,7 @@ def resize_to(image, height, width):
 
 
 def resize_shorter_side(image, size):
-    """Resizes so the shorter side equals `size`, keeping the aspect ratio.
-
-    The output size is that of `keras_dml.data.preprocessing.resize_shorter_side`:
-    `max(round(side * size / shorter side), size)` for each side.
-
-    Args:
-        image: uint8 array `[H, W, 3]`.
-        size: int. Target length of the shorter side.
-
-    Returns:
-        uint8 array `[H', W', 3]`.
+    """Resizes so the shorter side equals `size` (output size as the `tf.data` function's).
 
     Examples:
     >>> resize_shorter_side(np.zeros((20, 40, 3), np.uint8), 10).shape
@@ -129,22 +84,8 @@ def random_crop(image, crop_hw, rng):
 def sample_crop_box(height, width, rng, scale=(0.16, 1.0), ratio=(3 / 4, 4 / 3), attempts=20):
     """Samples an Inception-style crop box `(top, left, box_height, box_width)`.
 
-    TensorFlow's `sample_distorted_bounding_box` algorithm (with `min_object_covered=0`): an
-    aspect ratio `r ~ U(ratio)`, a box height uniform between the heights whose area
-    `round(h * r) * h` lies in `scale * H * W`, the width `round(h * r)`, a uniform position;
-    an attempt whose box leaves those bounds or the image is redrawn, and after `attempts`
-    failures the whole image is used.
-
-    Args:
-        height: int. Image height.
-        width: int. Image width.
-        rng: `np.random.Generator`.
-        scale: (min, max) fraction of the image area. Defaults to `(0.16, 1.0)`.
-        ratio: (min, max) aspect ratio width / height. Defaults to `(3/4, 4/3)`.
-        attempts: int. Draws before falling back to the whole image. Defaults to `20`.
-
-    Returns:
-        tuple of 4 ints: `(top, left, box_height, box_width)`.
+    TensorFlow's `sample_distorted_bounding_box` law (`min_object_covered=0`), the whole image
+    after `attempts` failed draws; `scale` and `ratio` as `random_resized_crop`'s.
 
     Examples:
     >>> top, left, h, w = sample_crop_box(100, 100, np.random.default_rng(0))
@@ -152,8 +93,7 @@ def sample_crop_box(height, width, rng, scale=(0.16, 1.0), ratio=(3 / 4, 4 / 3),
     True
 
     References:
-        Szegedy et al., "Going Deeper with Convolutions", CVPR 2015 (the crop sampling);
-        TensorFlow's `sample_distorted_bounding_box_op.cc` (`GenerateRandomCrop`).
+        Szegedy et al., "Going Deeper with Convolutions", CVPR 2015 (the crop sampling).
     """
     min_area, max_area = scale[0] * height * width, scale[1] * height * width
     for _ in range(attempts):
@@ -188,34 +128,12 @@ def random_resized_crop(image, crop_hw, rng):
 
 
 def image_generator(seed_words, position):
-    """The NumPy generator of the image at `position` of a batch with seed `seed_words`.
-
-    Args:
-        seed_words: int array `[2]`, the batch's `batch_seed(seed, epoch, step)`.
-        position: int. The image's position in its batch.
-
-    Returns:
-        `np.random.Generator`: the same `(seed_words, position)` gives the same draws.
-    """
+    """The generator of the image at `position` of a batch seeded `batch_seed(...)` words."""
     return np.random.default_rng([int(seed_words[0]), int(seed_words[1]), int(position)])
 
 
 def preprocess_for_eval(image, image_size, resize_size=None, dtype="float32"):
-    """Evaluation transform: keep an image at `image_size`, else resize and center crop.
-
-    The NumPy version of `keras_dml.data.preprocessing.preprocess_for_eval` (within
-    `EVAL_TOLERANCE` grey levels of it).
-
-    Args:
-        image: uint8 array `[H, W, C]`, C in {1, 3}.
-        image_size: int or (height, width). Output size.
-        resize_size: int. Shorter side before cropping, >= the crop. Defaults to `None`
-            (`default_resize_size(image_size)`).
-        dtype: str. Output dtype; `"uint8"` holds the same pixels in a quarter of the bytes
-            (every transform here yields whole grey levels). Defaults to `"float32"`.
-
-    Returns:
-        `dtype` array `[height, width, 3]` in [0, 255].
+    """The NumPy `preprocessing.preprocess_for_eval`; `dtype="uint8"` keeps the same pixels.
 
     Examples:
     >>> preprocess_for_eval(np.zeros((30, 40, 3), np.uint8), 32).shape
@@ -232,22 +150,7 @@ def preprocess_for_eval(image, image_size, resize_size=None, dtype="float32"):
 def preprocess_for_train(
     image, image_size, rng, resize_size=None, augmentation="crop_flip", dtype="float32"
 ):
-    """Training transform: the chosen augmentation of one image, drawn from `rng`.
-
-    The NumPy version of `keras_dml.data.preprocessing.preprocess_for_train`, with the same
-    augmentation names.
-
-    Args:
-        image: uint8 array `[H, W, C]`, C in {1, 3}.
-        image_size: int or (height, width). Output size.
-        rng: `np.random.Generator` (e.g. `image_generator(batch_seed(...), position)`).
-        resize_size: int. Shorter side before the random crop or the evaluation crop.
-            Defaults to `None` (`default_resize_size(image_size)`).
-        augmentation: str. One of `AUGMENTATIONS`. Defaults to `"crop_flip"`.
-        dtype: str. Output dtype (`"uint8"`: the same pixels). Defaults to `"float32"`.
-
-    Returns:
-        `dtype` array `[height, width, 3]` in [0, 255].
+    """The NumPy `preprocessing.preprocess_for_train`, drawing from `rng` (`image_generator`).
 
     Examples:
     >>> image = (np.arange(16 * 16 * 3) % 256).astype(np.uint8).reshape(16, 16, 3)

@@ -1,13 +1,4 @@
-"""Image decoding and augmentation for the input pipeline (TensorFlow ops, raw [0, 255] pixels).
-
-Images stay raw pixels in [0, 255] as float32: every backbone normalises inside the model, so the
-pipeline only decodes, resizes and crops. Evaluation passes an image already at the output size
-unchanged, and otherwise resizes the shorter side and takes the center crop. Training applies the
-chosen augmentation (`AUGMENTATIONS`): none (the evaluation transform), random horizontal flip,
-random crop after resizing the shorter side (the reference DML pipelines' crop + flip), or an
-Inception-style random resized crop, with or without the flip. Random ops are stateless and take
-an explicit `seed` tensor of shape [2], so a seeded pipeline is reproducible.
-"""
+"""Image decoding and seeded, stateless augmentation with TensorFlow ops on [0, 255] pixels."""
 
 import tensorflow as tf
 
@@ -50,15 +41,7 @@ def ensure_rgb(image):
 
 
 def resize_shorter_side(image, size):
-    """Resizes so the shorter side equals `size`, keeping the aspect ratio.
-
-    Args:
-        image: `[H, W, 3]` tensor, any numeric dtype.
-        size: int. Target length of the shorter side.
-
-    Returns:
-        float32 `[H', W', 3]` tensor in the input's value range (bilinear with antialiasing).
-    """
+    """Resizes so the shorter side equals `size`: float32 `[H', W', 3]` (antialiased bilinear)."""
     shape = tf.cast(tf.shape(image)[:2], tf.float32)
     scale = tf.cast(size, tf.float32) / tf.reduce_min(shape)
     new_hw = tf.maximum(tf.cast(tf.round(shape * scale), tf.int32), size)
@@ -83,18 +66,7 @@ def random_crop(image, crop_hw, seed):
 
 
 def random_resized_crop(image, crop_hw, seed, scale=(0.16, 1.0), ratio=(3 / 4, 4 / 3)):
-    """Inception-style crop: a random area and aspect ratio, resized to `crop_hw`.
-
-    Args:
-        image: `[H, W, 3]` tensor.
-        crop_hw: (height, width) of the output.
-        seed: int tensor of shape [2].
-        scale: (min, max) fraction of the image area covered by the crop. Defaults to
-            `(0.16, 1.0)`, the range common in metric learning recipes.
-        ratio: (min, max) aspect ratio of the crop. Defaults to `(3/4, 4/3)`.
-
-    Returns:
-        float32 `[height, width, 3]` tensor in [0, 255].
+    """Inception-style crop (area fraction `scale`, aspect ratio `ratio`), resized to `crop_hw`.
 
     References:
         Szegedy et al., "Going Deeper with Convolutions", CVPR 2015 (the crop sampling).
@@ -119,23 +91,13 @@ def random_resized_crop(image, crop_hw, seed, scale=(0.16, 1.0), ratio=(3 / 4, 4
 def preprocess_for_eval(image, image_size, resize_size=None):
     """Evaluation transform: keep an image at `image_size`, else resize and center crop.
 
-    An image whose height and width already equal `image_size` passes unchanged (as float32),
-    so small images stored at the model's size lose no content. Any other image has its shorter
-    side resized to `resize_size` and the central `image_size` window taken.
-
     Args:
         image: uint8 or float `[H, W, C]` tensor, C in {1, 3}.
         image_size: int or (height, width). Output size.
-        resize_size: int. Shorter side before cropping, >= the crop. Defaults to `None`
-            (`default_resize_size(image_size)`).
+        resize_size: int. Shorter side before cropping. Defaults to `None` (`default_resize_size`).
 
     Returns:
         float32 `[height, width, 3]` tensor in [0, 255].
-
-    Examples:
-    >>> out = preprocess_for_eval(tf.zeros([30, 40, 3], tf.uint8), 32)
-    >>> tuple(out.shape)
-    (32, 32, 3)
     """
     crop_hw = image_size_hw(image_size)
     resize_size = _checked_resize_size(crop_hw, resize_size)
@@ -164,14 +126,8 @@ def preprocess_for_train(image, image_size, seed, resize_size=None, augmentation
         image: uint8 or float `[H, W, C]` tensor, C in {1, 3}.
         image_size: int or (height, width). Output size.
         seed: int tensor of shape [2] for the stateless random ops.
-        resize_size: int. Shorter side before the random crop (`"crop"`, `"crop_flip"`) or the
-            evaluation crop (`"none"`, `"flip"`). Defaults to `None`
-            (`default_resize_size(image_size)`).
-        augmentation: str. One of `AUGMENTATIONS`: `"none"` (the evaluation transform, no
-            randomness), `"flip"` (evaluation transform, random horizontal flip), `"crop"`
-            (resize the shorter side, random crop), `"crop_flip"` (the reference D&C / BIER
-            pipelines), `"resized_crop"` (Inception-style random resized crop),
-            `"resized_crop_flip"`. Defaults to `"crop_flip"`.
+        resize_size: int. Shorter side before cropping. Defaults to `None` (`default_resize_size`).
+        augmentation: str. One of `AUGMENTATIONS` (docs/data.md). Defaults to `"crop_flip"`.
 
     Returns:
         float32 `[height, width, 3]` tensor in [0, 255].

@@ -7,11 +7,7 @@ QUERY_GALLERY_DATASETS = ("inshop",)
 
 
 def load_splits(config):
-    """Loads the train, validation and test splits named by a resolved configuration.
-
-    Returns:
-        dict with `train`, `val` and either `test` or `query` + `gallery` `ImageDataset`s.
-    """
+    """Loads `train`, `val` and either `test` or `query` + `gallery` of a resolved configuration."""
 
     def load(split):
         return load_dataset(

@@ -1,9 +1,4 @@
-"""An epoch of a batch sampler as the input pipelines read it, shared by `tf.data` and PyDataset.
-
-Both pipelines (`keras_dml.data.pipeline`, `keras_dml.data.py_pipeline`) take their batches
-from `SamplerEpochs.next_epoch()`, so the sampler protocol, the epoch a batch belongs to and its
-augmentation seed `batch_seed(seed, epoch, step)` have one implementation.
-"""
+"""The epochs of a batch sampler as both input pipelines read them."""
 
 import numpy as np
 
@@ -11,10 +6,7 @@ from keras_dml.data.samplers.epoch_seeds import batch_seed, check_seed
 
 
 def has_fixed_length(sampler):
-    """Whether `sampler.num_batches` can never change between epochs.
-
-    True unless the sampler has a non-integer `epoch_length` (e.g. `ClusterMPerClassSampler`
-    with `"max"`/`"min"`, whose count follows the current cluster assignment).
+    """Whether `sampler.num_batches` never changes (no `"max"` / `"min"` `epoch_length`).
 
     Examples:
     >>> class Sampler:
@@ -27,21 +19,10 @@ def has_fixed_length(sampler):
 
 
 class SamplerEpochs:
-    """Reads a sampler's epochs as `(indices, cluster, seed)` batches, checked.
-
-    The epoch of a batch is the sampler's `epoch` (the keras_dml samplers, set by
-    `SamplerEpochCallback`) or, for a sampler without one, the number of epochs read before:
-    a run resumed at epoch e with the keras_dml samplers reads exactly the batches and seeds
-    the uninterrupted run read.
-
-    Args:
-        sampler: object with `batch_size`, `num_batches` and `epoch_batches()` (see
-            `keras_dml.data.pipeline`).
-        dataset_size: int. Number of images the indices point into.
-        seed: int or `None`. The pipeline's seed (`check_seed`).
+    """Reads a sampler's epochs as checked `(indices, cluster, batch_seed(seed, epoch, step))`.
 
     Raises:
-        TypeError: the sampler lacks one of the protocol's attributes.
+        TypeError: the sampler lacks `batch_size`, `num_batches` or `epoch_batches`.
 
     Examples:
     >>> from keras_dml.data.samplers import MPerClassSampler
@@ -64,9 +45,7 @@ class SamplerEpochs:
         self.epochs_read = 0
 
     def next_epoch(self):
-        """The next epoch's batches: a list of `(int64 indices [B], int cluster, int64 seed [2])`.
-
-        The cluster is `-1` for a sampler without clusters.
+        """The next epoch's `(int64 indices [B], cluster or -1, int64 seed [2])` batches.
 
         Raises:
             ValueError: a batch is empty or holds indices outside the dataset.

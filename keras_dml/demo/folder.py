@@ -1,7 +1,4 @@
-"""The demo's output folder: a new or empty folder, or an earlier demo's with `overwrite`.
-
-Kept free of Keras so that `keras-dml demo` refuses a folder at once, before TensorFlow loads.
-"""
+"""The demo's output folder: new or empty, or an earlier demo's with `overwrite`; no Keras here."""
 
 import os
 import shutil
@@ -11,18 +8,11 @@ DEMO_OUTPUTS = ("results.json", "best.onnx", "best_saved_model")
 
 
 def check_demo_folder(output_dir, overwrite=False):
-    """Checks that the demo may write into `output_dir`.
-
-    Args:
-        output_dir: str. The demo's output folder.
-        overwrite: bool. Whether files already in the folder may be replaced. Defaults to `False`.
+    """Checks that the demo may write into `output_dir` (replacing files only with `overwrite`).
 
     Raises:
         FileExistsError: `output_dir` is a file, or a folder holding files while `overwrite` is
             false; the message names `--overwrite` and a new folder as the fixes.
-
-    Examples:
-    >>> check_demo_folder("a_new_folder")
     """
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise FileExistsError(
@@ -39,13 +29,7 @@ def check_demo_folder(output_dir, overwrite=False):
 
 
 def clear_demo_folder(output_dir, methods):
-    """Removes what an earlier demo wrote in `output_dir`; other files stay.
-
-    Args:
-        output_dir: str. The demo's output folder.
-        methods: iterable of str. Every method the demo can run (their run folders go, so that
-            a method trains afresh instead of resuming the earlier run).
-    """
+    """Removes what an earlier demo wrote in `output_dir`: the run folders of `methods`, results."""
     for name in (*methods, *DEMO_OUTPUTS):
         path = os.path.join(output_dir, name)
         if os.path.isdir(path):

@@ -8,9 +8,6 @@ import keras
 class DemoProgress(keras.callbacks.Callback):
     """Prints one line per epoch: method k of n, validation MAP@R and a time estimate.
 
-    The estimate assumes the remaining epochs of this method take as long as its epochs so far,
-    and the remaining methods as long as this one.
-
     Args:
         method: str. The method being trained.
         index: int. Its position (0-based) among the demo's methods.

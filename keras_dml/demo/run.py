@@ -1,9 +1,4 @@
-"""`keras-dml demo`: every method trained briefly on the embedded digits data, compared, exported.
-
-The data is scikit-learn's bundled digits (no download), upscaled to 32 px RGB, with the
-unseen-class protocol of `keras_dml.data` (train on some digits, test retrieval on the others), so
-the table measures what DML measures: generalisation to classes never seen in training.
-"""
+"""`keras-dml demo`: every method trained briefly on the bundled digits, compared, exported."""
 
 import json
 import os
@@ -36,11 +31,7 @@ BASE_CONFIG = {
 
 
 def demo_methods():
-    """Every registered method with demo entries (`MethodSpec.demo`), baseline first.
-
-    Returns:
-        dict method name -> its run-configuration entries (`model`, `method_options`, ...).
-    """
+    """`{method: run-configuration entries}` of every method with demo entries, baseline first."""
     entries = {name: get_method(name).demo for name in list_methods()}
     names = sorted((n for n, demo in entries.items() if demo), key=lambda n: (n != "baseline", n))
     return {name: entries[name] for name in names}
@@ -63,26 +54,17 @@ def demo_config(method, epochs=None):
 def run_demo(output_dir="demo_output", methods=None, epochs=None, verbose=True, overwrite=False):
     """Trains each method, prints a Recall@1 / MAP@R table and exports the best model.
 
-    Selection follows the one rule of every keras-dml run: validation MAP@R on held-out training
-    classes (`keras_dml.training.resumable.SELECTION_METRIC`; Recall@1 saturates at 1.0 on the
-    small validation split). Each run keeps its best epoch in `best.keras`; the method whose best
-    epoch scores highest is exported from that checkpoint to ONNX (`best.onnx`, when the `onnx`
-    extra is installed) and SavedModel (`best_saved_model/`). The table's test columns are the
-    final models' scores on the unseen test classes.
-
     Args:
         output_dir: str. Folder for the runs, `results.json` and the exports.
-        methods: list of str. Methods to run. Defaults to every registered method with a demo
+        methods: list of str. Methods to run. Defaults to every method with a demo
             configuration.
         epochs: int. Overrides the epochs of every method.
-        verbose: bool. Print progress (method k of n, each epoch, a time estimate) and the table.
-        overwrite: bool. Replace an earlier demo in `output_dir` (its run folders, results and
-            exports; other files stay). Defaults to `False`: a folder holding files is refused.
+        verbose: bool. Print progress and the table.
+        overwrite: bool. Replace an earlier demo in `output_dir`. Defaults to `False`.
 
     Returns:
         list of dicts, one per method: `method`, `val_recall@1`, `val_map@r` (best epoch),
-        `best_epoch`, test `recall@1`, `map@r`, `nmi`, `seconds`, `run_dir`, `report` (its
-        `report.html`, or `None` when the report could not be drawn: a warning says why).
+        `best_epoch`, test `recall@1`, `map@r`, `nmi`, `seconds`, `run_dir`, `report`.
 
     Raises:
         FileExistsError: `output_dir` holds files and `overwrite` is false, or is a file.

@@ -1,8 +1,7 @@
-"""Retrieval and clustering evaluation: `evaluate`, `embed`, `RetrievalEvaluation`, and the
-`NonFiniteEmbeddingsError` `evaluate` raises on NaN or Inf embeddings."""
+"""Retrieval and clustering evaluation: `evaluate`, `embed`, `RetrievalEvaluation` and NMI."""
 
 from keras_dml.evaluation.callback import RetrievalEvaluation
-from keras_dml.evaluation.clustering import kmeans_assignments, nmi
+from keras_dml.evaluation.clustering import cluster_nmi, lloyd_kmeans, nmi
 from keras_dml.evaluation.ensemble_diagnostics import (
     classifier_correlation,
     ensemble_diagnostics,
@@ -19,12 +18,13 @@ __all__ = [
     "NonFiniteEmbeddingsError",
     "RetrievalEvaluation",
     "classifier_correlation",
+    "cluster_nmi",
     "embed",
     "ensemble_diagnostics",
     "feature_correlation",
     "evaluate",
     "iter_neighbors",
-    "kmeans_assignments",
+    "lloyd_kmeans",
     "map_at_r_and_r_precision",
     "nmi",
     "relevant_counts",

@@ -7,44 +7,22 @@ from keras_dml.serving.embed import embed
 
 
 class RetrievalEvaluation(keras.callbacks.Callback):
-    """Embeds a validation split at the end of an epoch and adds retrieval metrics to `logs`.
+    """Embeds a validation split after an epoch and adds its metrics to the epoch's `logs`.
 
-    The metrics land in the `logs` dict under `prefix + name` (`val_recall@1`, `val_map@r`,
-    `val_r_precision`, `val_nmi`), so callbacks that run after this one see them:
-    `keras.callbacks.ModelCheckpoint(monitor="val_recall@1", mode="max")`, `EarlyStopping`, the
-    `History` returned by `fit`, TensorBoard. Put this callback BEFORE them in the `callbacks` list.
-    On epochs that are not evaluated (`every_n_epochs > 1`) the keys are absent; checkpointing
-    callbacks then skip that epoch.
-
-    Use a held-out validation split of the training classes for model selection, not the test
-    split (the reference D&C code selects checkpoints on test Recall@1; keras-dml does not).
-
-    On a validation split of few classes (digits: 2) Recall@1 saturates near 1.0 from the first
-    epoch, while `val_nmi` (k-means with k = number of classes) and `val_map@r` measure how the
-    classes separate globally: after one epoch of the digits baseline, Recall@1 1.000, MAP@R
-    0.543 (chance is about 0.5) and NMI 0.051, the k-means partition having a lower inertia than
-    the classes. A low `val_nmi` next to a low `val_map@r` is the embedding's; NMI's k-means
-    keeps the best of several runs, so it is not one run's poor local minimum
-    (`keras_dml.evaluation.kmeans`).
+    Keys are `prefix + name` (`val_recall@1`, `val_map@r`, ...): put this callback before those
+    that read them (`ModelCheckpoint`, `EarlyStopping`); docs/evaluation.md has more.
 
     Args:
-        dataset: validation data accepted by `keras_dml.evaluation.embed`: a batched
-            `tf.data.Dataset` of `(images, labels)`, an `ImageDataset`, or `(images, labels)`.
-            With `query_dataset`, the gallery.
-        every_n_epochs: int. Evaluate after every n-th epoch (1-based). Defaults to `1`.
+        dataset: validation data `keras_dml.evaluation.embed` takes (the gallery with
+            `query_dataset`).
+        every_n_epochs: int. Evaluate after every n-th epoch. Defaults to `1`.
         prefix: str. Prefix of the log keys. Defaults to `"val_"`.
         recall_at: sequence of int. K values of Recall@K. Defaults to `(1, 2, 4, 8)`.
-        metrics: subset of `("recall", "map@r", "r_precision", "nmi")`. Defaults to all.
-        query_dataset: same kinds as `dataset`, or `None`, for a query/gallery protocol.
-            Defaults to `None`.
-        batch_size: int. Batch size when embedding arrays or `ImageDataset`s. Defaults to `256`.
-        verbose: int. 1 prints the metrics after each evaluation and shows progress bars.
-            Defaults to `0`.
-        **evaluate_kwargs: passed to `keras_dml.evaluation.evaluate` (`backend`, `chunk_size`,
-            `normalize`, `kmeans_niter`, ...).
-
-    Attributes:
-        history: dict. `"epoch"` (0-based epoch indices evaluated) and one list per log key.
+        metrics: subset of `METRICS`. Defaults to all.
+        query_dataset: the queries of a query/gallery protocol, or `None`. Defaults to `None`.
+        batch_size: int. Batch size for arrays or `ImageDataset`s. Defaults to `256`.
+        verbose: int. 1 prints the metrics and shows progress bars. Defaults to `0`.
+        **evaluate_kwargs: passed to `evaluate`.
 
     Examples:
     >>> import keras, numpy as np
@@ -55,11 +33,6 @@ class RetrievalEvaluation(keras.callbacks.Callback):
     >>> _ = model.fit(x, np.zeros((32, 4)), epochs=1, verbose=0, callbacks=[callback])
     >>> sorted(callback.history)
     ['epoch', 'val_recall@1']
-
-    References:
-        Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019
-        (Recall@K / NMI protocol); Musgrave et al., "A Metric Learning Reality Check", ECCV 2020
-        (MAP@R, validation on held-out training classes).
     """
 
     def __init__(

@@ -1,16 +1,4 @@
-"""Strength and correlation of an embedding ensemble (BIER, Table 2 / Table 8).
-
-The paper reports, for an ensemble of learners, the Recall@1 of every learner (strength), the
-"feature correlation" and the "classifier correlation". It does not print formulas; we use:
-
-- **feature correlation**: mean absolute Pearson correlation between all pairs of distinct
-  dimensions of the (per-learner L2-normalised) embedding, over the evaluation images. Defined
-  for a single embedding too, as Table 2 reports it for the 512-d baseline.
-- **classifier correlation**: each learner is a pair classifier scoring image pairs by its
-  cosine similarity `s_m(x, x')` (Eq. 1); the value is the Pearson correlation of two learners'
-  scores over image pairs, averaged over learner pairs (undefined, `nan`, for one learner, the
-  "-" of Table 2). Pairs are all `i < j` of the evaluation set, or a random sample of them.
-"""
+"""Strength and correlation of an embedding ensemble (BIER, Tables 2 and 8; docs/evaluation.md)."""
 
 import numpy as np
 
@@ -32,15 +20,7 @@ def _split(embeddings, learner_dims):
 
 
 def feature_correlation(embeddings, learner_dims=None):
-    """Mean absolute correlation between distinct embedding dimensions.
-
-    Args:
-        embeddings: float array `[N, D]`.
-        learner_dims: sequence of int. Learner sizes; each group is L2-normalised first.
-            Defaults to `None` (one group).
-
-    Returns:
-        float in [0, 1]. Constant dimensions are left out.
+    """Mean absolute correlation between distinct dimensions, each learner L2-normalised.
 
     Examples:
     >>> x = np.random.default_rng(0).normal(size=(500, 4))
@@ -69,13 +49,7 @@ def _pair_indices(n, max_pairs, seed):
 
 
 def classifier_correlation(embeddings, learner_dims, max_pairs=1_000_000, seed=0):
-    """Mean Pearson correlation of the learners' pair similarity scores.
-
-    Args:
-        embeddings: float array `[N, D]`, the learners' embeddings concatenated.
-        learner_dims: sequence of int. Learner sizes.
-        max_pairs: int. Image pairs used at most (sampled above it). Defaults to `1_000_000`.
-        seed: int. Sampling seed. Defaults to `0`.
+    """Mean Pearson correlation of the learners' pair similarity scores (at most `max_pairs` pairs).
 
     Returns:
         dict with `mean` (float, `nan` for one learner) and `matrix` (`[M, M]` correlations).
@@ -94,17 +68,15 @@ def ensemble_diagnostics(embeddings, labels, learner_dims, recall_at=(1,), max_p
     """Per-learner and ensemble Recall@K, feature correlation and classifier correlation.
 
     Args:
-        embeddings: float array `[N, D]`: a model's output (e.g. `BIER`'s weighted concatenation;
-            per-learner metrics normalise each group, so the weights do not matter there).
+        embeddings: float array `[N, D]`: a model's output.
         labels: int array `[N]`.
         learner_dims: sequence of int. The model's `learner_dims`.
         recall_at: sequence of int. Recall@K values to report. Defaults to `(1,)`.
         max_pairs: int. Image pairs for the classifier correlation. Defaults to `1_000_000`.
 
     Returns:
-        dict: `recall@K` (ensemble, on `embeddings` as given), `learner_recall@K` (list, one per
-        learner), `feature_correlation`, `classifier_correlation` and
-        `classifier_correlation_matrix`.
+        dict: `recall@K`, `learner_recall@K` (one per learner), `feature_correlation`,
+        `classifier_correlation` and `classifier_correlation_matrix`.
 
     Examples:
     >>> diag = ensemble_diagnostics(model.predict(test_images), test_labels, model.learner_dims)

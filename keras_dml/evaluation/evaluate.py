@@ -10,7 +10,7 @@ from keras_dml.evaluation.errors import NonFiniteEmbeddingsError
 from keras_dml.evaluation.neighbors import resolve_backend
 from keras_dml.evaluation.retrieval_metrics import _Totals, relevant_counts
 from keras_dml.evaluation.search_pass import INDEXES, _make_searcher, _search
-from keras_dml.search.normalize import l2_normalize
+from keras_dml.pairs.distances import l2_normalize
 from keras_dml.search.rerank import resolve_rerank
 
 __all__ = ["INDEXES", "METRICS", "evaluate"]
@@ -36,79 +36,36 @@ def evaluate(
     approx_sample=1000,
     rerank=None,
 ):
-    """Evaluates retrieval (Recall@K, MAP@R, R-Precision) and clustering (NMI) quality.
-
-    Similarity is the inner product; with `normalize=True` (default) the vectors are
-    L2-normalised first, so it is the cosine similarity.
-
-    Protocols:
-    - `query_embeddings=None` (CUB, Cars, SOP): every sample queries all others; the query is
-      removed from its own neighbours *by index*, so duplicates of it still count.
-    - query/gallery (In-shop): `query_*` are searched in `embeddings` (the gallery); nothing
-      is removed.
-
-    Metrics (exact; the search is chunked over queries so memory stays bounded):
-    - `recall@K`: the DML hit rate, the fraction of queries with at least one same-label
-      reference among their K nearest neighbours. Every query counts, including one whose label
-      has no other reference (it scores 0). A K beyond the available references uses them all.
-    - `map@r`, `r_precision`: Musgrave et al. (2020). R = number of references sharing the query's
-      label. Queries with R = 0 are excluded and counted in `num_excluded_queries`; if all are
-      excluded the value is NaN.
-    - `nmi`: k-means on the (gallery) embeddings with k = number of classes, compared with the
-      labels by `sklearn.metrics.normalized_mutual_info_score`. The k-means is keras-dml's own
-      NumPy k-means (`keras_dml.evaluation.kmeans`) whatever `backend` says and whichever
-      extras are installed, so one set of embeddings has one NMI.
-    Ties are ordered by reference index (see `keras_dml.evaluation.neighbors`).
+    """Recall@K, MAP@R, R-Precision and NMI of an embedding (definitions: docs/evaluation.md).
 
     Args:
         embeddings: float array [N, D]. Reference (gallery) embeddings.
         labels: int array [N]. Their labels.
-        query_embeddings: float array [Q, D] or `None`. Defaults to `None` (queries = references).
+        query_embeddings: float array [Q, D] or `None`. Defaults to `None` (each reference
+            queries the others, itself left out by index).
         query_labels: int array [Q] or `None`. Given together with `query_embeddings`.
         recall_at: sequence of positive int. K values of Recall@K. Defaults to `(1, 2, 4, 8)`.
-        metrics: subset of `("recall", "map@r", "r_precision", "nmi")`. Defaults to all.
-        backend: `"auto"`, `"faiss"` or `"numpy"`, for the search (not NMI's k-means). Defaults
-            to `"auto"`: exact NumPy block search (faster than faiss `IndexFlatIP` on CPU in
-            `benchmarks/evaluation.py`, any K at the same cost). `"faiss"` searches with
-            `IndexFlatIP` up to max(K, R).
-        chunk_size: int or `None`. Queries per search step; `None` bounds one step to a few
-            hundred MB. Defaults to `None`.
-        normalize: bool. L2-normalise all vectors first. Defaults to `True`.
+        metrics: subset of `METRICS`. Defaults to all.
+        backend: `"auto"`, `"faiss"` or `"numpy"`: the exact search. Defaults to `"auto"` (NumPy).
+        chunk_size: int or `None`. Queries per search step. Defaults to `None` (bounded memory).
+        normalize: bool. L2-normalise all vectors first (cosine similarity). Defaults to `True`.
         kmeans_niter: int. k-means iterations for NMI. Defaults to `20`.
-        kmeans_nredo: int or `None`. k-means runs for NMI, the lowest inertia kept. Defaults to
-            `None`: up to 10 while cheap (`keras_dml.evaluation.kmeans.default_restarts`; 10 on
-            a validation split, 1 on SOP's test split).
+        kmeans_nredo: int or `None`. k-means runs for NMI. Defaults to `None` (`default_restarts`).
         seed: int. k-means seed (and of the approximation sample). Defaults to `0`.
-        index: the search index (`keras_dml.search`): `"exact"` (NumPy), `"flat"` (faiss
-            `IndexFlatIP`, GPU when faiss-gpu sees one), `"ivf"` or `"hnsw"` (faiss,
-            approximate), an `EmbeddingIndex` (empty: a template of backend and options; filled:
-            it must hold the (normalised) gallery) or a `ShardedIndex`. Defaults to `None`
-            (`"exact"`, or `"flat"` with `backend="faiss"`).
-        shards: int. Split the gallery into this many index shards, searched one by one and
-            merged exactly (bounded memory per shard). Defaults to `1`.
-        approx_sample: int. For an approximate index, the queries (seeded sample) on which its
-            metrics are compared with exact search (without re-ranking). Defaults to `1000`.
-        rerank: `None`, `"aqe"`, `"alpha_qe"`, `"dba"`, `"k_reciprocal"` or a dict with the
-            method's parameters (see `keras_dml.search.rerank`). Each query's neighbour list,
-            max(max K, largest R) long (capped at the references), is re-ranked and Recall@K,
-            MAP@R and R-Precision are read from it (`k_reciprocal` re-ranks its top
-            `max(that, candidates)`). Leave-one-out: the query is left out of its own
-            expansion and results by index. NMI is not affected. Defaults to `None` (no
-            re-ranking, results unchanged).
+        index: `"exact"`, `"flat"`, `"ivf"`, `"hnsw"`, an `EmbeddingIndex` (empty: a template)
+            or a `ShardedIndex`. Defaults to `None` (`"exact"`; `"flat"` with `backend="faiss"`).
+        shards: int. Gallery shards, searched one by one and merged exactly. Defaults to `1`.
+        approx_sample: int. Queries on which an approximate index is compared with exact search.
+            Defaults to `1000`.
+        rerank: `None`, a name of `keras_dml.search.rerank` or a dict with its parameters.
+            Defaults to `None`.
 
     Returns:
-        dict with `recall@K` for every K, `map@r`, `r_precision`, `nmi` (those requested, floats),
-        `nmi_kmeans` (str, with `nmi`: which k-means gave it, its seed, iterations and runs; NMI
-        depends on the k-means run, so compare NMIs only when `nmi_kmeans` is the same),
-        `num_queries` and `num_excluded_queries` (ints). With an approximate index also
-        `approx_sample_size`, `approx_neighbor_recall` (overlap of its top-k with the exact
-        top-k, k = `approx_neighbor_k`, the list length the metrics need) and
-        `approx_error_<metric>` (its metric minus the exact one on the sample). With `rerank`,
-        also `rerank` (str: the method and its parameters).
+        dict: `recall@K`, `map@r`, `r_precision`, `nmi` and `nmi_kmeans` (those requested),
+        `num_queries`, `num_excluded_queries`; `approx_*` for an approximate index; `rerank`.
 
     Raises:
-        NonFiniteEmbeddingsError: an embedding holds NaN or Inf (a diverged model); a
-            `ValueError`, like the other bad-input errors.
+        NonFiniteEmbeddingsError: an embedding holds NaN or Inf (a `ValueError`).
         ValueError: shapes, labels or arguments that do not fit together.
 
     Examples:
@@ -217,11 +174,7 @@ def evaluate(
 
 
 def _warn_no_valid_query(results, reference_labels):
-    """No query has a relevant reference: retrieval and NMI are undefined, say so (and NaN them).
-
-    Recall@K would read 0 and NMI 1.0 (every sample its own class and cluster), numbers that look
-    like results; they are set to NaN and a warning gives the counts.
-    """
+    """No query has a relevant reference: retrieval and NMI are NaN, and a warning says why."""
     num_classes = len(np.unique(reference_labels))
     for key in results:
         if key.startswith("recall@") or key == "nmi":

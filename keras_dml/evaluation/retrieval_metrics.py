@@ -1,22 +1,10 @@
-"""Retrieval metrics from neighbour labels: Recall@K (hit rate), MAP@R and R-Precision.
-
-All functions work on one chunk of queries at a time so `evaluate` never holds the full
-[num_queries, k] neighbour matrix; `_Totals` sums them over the chunks.
-"""
+"""Recall@K (hit rate), MAP@R and R-Precision from neighbour labels, one chunk at a time."""
 
 import numpy as np
 
 
 def relevant_counts(query_labels, reference_labels, exclude_self):
-    """R of every query: how many references share its label (the query itself not counted).
-
-    Args:
-        query_labels: int array [Q].
-        reference_labels: int array [N].
-        exclude_self: bool. The queries are the references (subtract the query itself).
-
-    Returns:
-        int64 array [Q].
+    """R of every query: references sharing its label (the query itself not counted).
 
     Examples:
     >>> relevant_counts(np.array([0, 0, 1]), np.array([0, 0, 1]), exclude_self=True).tolist()
@@ -30,23 +18,15 @@ def relevant_counts(query_labels, reference_labels, exclude_self):
 
 
 def map_at_r_and_r_precision(matches, r):
-    """Per-query MAP@R and R-Precision (Musgrave et al. 2020, Sec. 3.2).
-
-    MAP@R = (1/R) sum_{i=1..R} P(i) rel(i), where rel(i) says whether neighbour i is relevant and
-    P(i) is the precision among the first i neighbours;
-    R-Precision = (relevant among the first R) / R.
-
-    Args:
-        matches: bool array [c, k] with k >= max(r).
-        r: int array [c]. R of every query; must be >= 1.
-
-    Returns:
-        `(map_at_r, r_precision)`: two float64 arrays [c].
+    """Per-query MAP@R and R-Precision from `matches` `[c, k >= max(r)]` and `r >= 1`.
 
     Examples:
     >>> m = np.array([[True, False, True]])
     >>> [float(v[0]) for v in map_at_r_and_r_precision(m, np.array([2]))]
     [0.5, 0.5]
+
+    References:
+        Musgrave et al., "A Metric Learning Reality Check", ECCV 2020, Sec. 3.2.
     """
     positions = np.arange(1, matches.shape[1] + 1)
     relevant = matches & (positions[None, :] <= r[:, None])
@@ -68,21 +48,8 @@ def class_index(reference_labels):
 def first_hit_ranks(block, start, chunk_labels, class_info, exclude_self):
     """0-based rank of the first same-label reference in each row of a similarity block.
 
-    The rank is exact under the tie rule of `keras_dml.evaluation.neighbors` (similarity
-    descending, then index ascending): rank = #{j : s_j > s*} + #{j < j* : s_j = s*}, where s* is
-    the best same-label similarity and j* the lowest index reaching it. Recall@K counts a hit iff
-    rank < K, for any K, without sorting the row.
-
-    Args:
-        block: float32 array [c, N]. Similarities of queries `start..start+c` to all references,
-            with each query's own entry at -inf when `exclude_self`.
-        start: int. Index of the first query of the block.
-        chunk_labels: array [c]. Labels of these queries.
-        class_info: the output of `class_index(reference_labels)`.
-        exclude_self: bool. Queries are the references; skip each query's own index.
-
-    Returns:
-        int64 array [c]; `np.iinfo(np.int64).max` for a query without any same-label reference.
+    Exact under the tie rule (similarity descending, then index ascending), with no sort:
+    rank = #{j : s_j > s*} + #{j < j* : s_j = s*}; the int64 maximum without a hit.
 
     Examples:
     >>> labels = np.array([0, 1, 0])

@@ -1,9 +1,4 @@
-"""The search of `evaluate`: its index, and the chunked pass of top-k lists and first-hit ranks.
-
-`_make_searcher` turns `evaluate`'s `index` argument (a name, an index template or a filled
-index) into the search object over the gallery; `_search` runs the queries through it a chunk
-at a time, a few chunks at once on a thread pool for the exact NumPy index.
-"""
+"""The search of `evaluate`: its index, and the chunked pass of top-k lists and first-hit ranks."""
 
 import collections
 import contextlib
@@ -93,14 +88,7 @@ def _map_in_threads(function, items, workers):
 
 @contextlib.contextmanager
 def _blas_threads_shared(workers):
-    """BLAS limited to `cores // workers` threads while `workers` threads each run their own
-    matrix products, so that together they use each core once.
-
-    Each worker's block product would otherwise start a BLAS thread per core, and the workers'
-    NumPy passes would compete with them: at 50,000 x 128 on 2 cores (2 workers), the exact
-    evaluation took 1.68x the bare (all-core) matmul without the limit and 1.38x with it. The
-    limit is process-wide (OpenBLAS has no per-thread setting) and lifted when the pass ends.
-    """
+    """BLAS limited to `cores // workers` threads while `workers` threads multiply, lifted after."""
     if workers == 1:
         yield
         return
@@ -116,22 +104,11 @@ def _ranks_from_lists(indices, labels, reference_labels):
 
 
 def _search_depth(num_references, exclude_self, recall_at, k_map):
-    """Neighbours searched per query when the ranks are read from top-k lists.
-
-    Args:
-        num_references: int. Rows of the gallery.
-        exclude_self: bool. Each query is a gallery row, removed from its own neighbours.
-        recall_at: sequence of int. The K of Recall@K (may be empty).
-        k_map: int. Neighbours MAP@R and R-Precision read (0 when not wanted).
-
-    Returns:
-        int, max(K, k_map) capped at the references a query can have.
+    """Neighbours per query for ranks read from lists: max(K, k_map), capped at the references.
 
     Examples:
     >>> _search_depth(10, True, (1, 2, 4, 8, 16), 3)
     9
-    >>> _search_depth(10, False, (), 0)
-    1
     """
     available = num_references - (1 if exclude_self else 0)
     return min(max(max(recall_at, default=1), k_map), available)
@@ -151,13 +128,8 @@ def _search(
 ):
     """Yields `(start, top-k_map indices or None, first-hit ranks)` per chunk of queries.
 
-    With `reranking` (`(reranker, prepared)`, see `keras_dml.search.rerank`) the lists are the
-    re-ranked top max(K, k_map) of each query, read as below.
-
-    Exact NumPy index with full-row blocks: the first-hit rank is counted exactly on the
-    similarity block (any K). Otherwise (faiss, approximate, shards, or a gallery large enough
-    that the references are tiled): the neighbours are searched up to max(K, k_map) and the rank
-    is read from that list (a query without a match in it gets a rank beyond every K).
+    The exact NumPy index with full-row blocks counts ranks on the block (any K); other searches
+    (and `reranking`) read them from the top max(K, k_map) lists.
     """
     no_hit = np.iinfo(np.int64).max
     numpy_exact = getattr(searcher, "backend_name", None) == "exact"

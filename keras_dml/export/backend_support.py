@@ -1,14 +1,4 @@
-"""Which Keras backend exports which format, and the one-line error where it cannot.
-
-- TensorFlow: ONNX through tf2onnx on the traced serving function (`onnx_tensorflow`), and
-  SavedModel.
-- PyTorch: ONNX through `torch.onnx.export` of the serving module (`onnx_torch`), without
-  TensorFlow; no SavedModel.
-- JAX: neither (Keras converts JAX to ONNX with jax2onnx, which keras-dml does not install).
-
-A `.keras` file loads on every backend, so the fix for a refused export is the backend that
-exports it (`KERAS_BACKEND=torch` for ONNX without TensorFlow).
-"""
+"""Which Keras backend exports which format, and the one-line error where it cannot."""
 
 import keras
 
@@ -18,16 +8,7 @@ ONNX_BACKENDS = ("tensorflow", "torch")
 
 
 def check_onnx_backend(backend=None):
-    """Returns the Keras backend name when it exports ONNX, else raises a one-line error.
-
-    Args:
-        backend: str or `None`. Defaults to `None` (the running backend).
-
-    Returns:
-        str, `"tensorflow"` or `"torch"`.
-
-    Raises:
-        ExportError: on another backend (JAX), naming the backends that export.
+    """Returns the backend (default: the running one) if it exports ONNX, else raises `ExportError`.
 
     Examples:
     >>> check_onnx_backend("torch")
@@ -45,19 +26,7 @@ def check_onnx_backend(backend=None):
 
 
 def check_saved_model_backend(backend=None):
-    """Raises a one-line error unless the running backend can write a SavedModel (TensorFlow).
-
-    Checked before TensorFlow is imported, so it answers where TensorFlow is not installed.
-
-    Args:
-        backend: str or `None`. Defaults to `None` (the running backend).
-
-    Raises:
-        ExportError: on the JAX or PyTorch backend.
-
-    Examples:
-    >>> check_saved_model_backend("tensorflow")
-    """
+    """Raises a one-line `ExportError` unless the backend (default: running) is TensorFlow."""
     backend = backend or keras.backend.backend()
     if backend != "tensorflow":
         raise ExportError(

@@ -1,12 +1,4 @@
-"""What every export takes and returns, and the checks run before any conversion (no TensorFlow).
-
-Every exported graph (SavedModel signature, ONNX from TensorFlow or PyTorch) takes `images`, raw
-pixels `[N, H, W, C]` in [0, 255] as `uint8` or `float32` with a dynamic batch and the model's
-fixed `H, W, C`, and returns `embedding` `[N, D]` float32 (the input contract of
-`keras_dml.serving`). This module holds those names, the checks of the model and of the export
-arguments, and the parity helpers; `keras_dml.export.signature` builds the TensorFlow serving
-function on top of it, `keras_dml.export.onnx_torch` the PyTorch one.
-"""
+"""What every export takes and returns, and the checks run before any conversion (no TensorFlow)."""
 
 import keras
 import numpy as np
@@ -21,14 +13,7 @@ class ExportError(ValueError):
 
 
 def check_exportable(model):
-    """Checks that `model` is a built Keras model with one `[N, D]` output.
-
-    Args:
-        model: `keras.Model`. A keras_dml embedding model (or any single-input Keras model).
-
-    Raises:
-        ExportError: if the model is not a `keras.Model` or was never built.
-    """
+    """Raises `ExportError` unless `model` is a built `keras.Model`."""
     if not isinstance(model, keras.Model):
         raise ExportError(
             "Export needs a `keras.Model` (e.g. `keras_dml.models.EmbeddingModel` or a model "
@@ -45,24 +30,13 @@ def check_exportable(model):
 def resolve_image_shape(model, image_size=None):
     """Returns the `(H, W, C)` input shape the exported graph will accept.
 
-    The spatial size is taken from the model (`model.image_shape` for keras_dml models, else the
-    shape of its first input, else the shape it was built on); `image_size` fills it in when
-    the model accepts any size and must agree with it otherwise.
-
     Args:
         model: `keras.Model`. A built model.
-        image_size: int or `(height, width)`. Spatial size of the exported input. Defaults to
-            `None` (use the model's own input size).
-
-    Returns:
-        tuple `(height, width, channels)` of ints.
+        image_size: int or `(height, width)`. Fills in a size the model leaves open. Defaults to
+            `None`.
 
     Raises:
-        ExportError: if the size is unknown or contradicts the model.
-
-    Examples:
-    >>> resolve_image_shape(model)  # doctest: +SKIP
-    (32, 32, 3)
+        ExportError: the size is unknown or contradicts the model.
     """
     shape = getattr(model, "image_shape", None)
     if shape is None:
@@ -111,15 +85,7 @@ def _declared_input_shape(model):
 
 
 def check_input_dtype(input_dtype, allowed=INPUT_DTYPES):
-    """Returns the list of input dtypes that `input_dtype` stands for.
-
-    Args:
-        input_dtype: str. One of `allowed`, or `"both"` when `"both"` is allowed.
-        allowed: tuple of str. Accepted values. Defaults to `("float32", "uint8")`.
-
-    Returns:
-        list of str, e.g. `["float32", "uint8"]` for `"both"`.
-    """
+    """The list of dtypes `input_dtype` (one of `allowed`, or `"both"`) stands for."""
     if input_dtype == "both" and "both" in allowed:
         return ["float32", "uint8"]
     if input_dtype not in allowed or input_dtype == "both":

@@ -1,16 +1,4 @@
-"""Exported graphs compute in float32: a model built under a 16-bit dtype policy is rebuilt.
-
-A model trained under `mixed_float16` or `mixed_bfloat16` keeps float32 variables but computes
-most layers in 16 bits, and traced as it is, its exported graph does too: tf2onnx turns a
-`mixed_bfloat16` graph into one that onnxruntime refuses (a node bound to both float16 and
-bfloat16), and 16-bit arithmetic is slow or missing on many CPU serving runtimes. Export instead
-rebuilds the model from its configuration with every 16-bit dtype policy replaced by `float32`,
-copies the weights into it (Keras' own weights file, matched by attribute path as `.keras` files
-are), and traces that copy. Its embeddings are the float32 inference of the trained weights; they
-differ from the 16-bit model's by that model's rounding: `tests/export/test_mixed_precision.py`
-checks 2e-3 (`mixed_float16`) and 2e-2 (`mixed_bfloat16`) for every registered method's tiny
-model (largest measured on 16 random images: 5.2e-4 and 4.2e-3).
-"""
+"""Exported graphs compute in float32: a model built under a 16-bit dtype policy is rebuilt."""
 
 import contextlib
 import os
@@ -28,30 +16,17 @@ def float32_inference_model(model):
     """Returns the model to trace for export and the 16-bit policy it replaced, if any.
 
     Args:
-        model: `keras.Model`. A built model, possibly built under a `mixed_float16`,
-            `mixed_bfloat16`, `float16` or `bfloat16` dtype policy.
+        model: `keras.Model`. A built model, possibly under a 16-bit dtype policy.
 
     Returns:
-        tuple `(model, policy)`: `model` itself and `None` when no layer's configuration or the
-        model's own policy computes in 16 bits; otherwise a new model of the same class and
-        configuration with float32 dtype policies and the same weights (cast to float32), and
-        `policy`, the 16-bit policy name found (e.g. `"mixed_bfloat16"`; several are joined
-        with `"+"`). The global dtype policy is the same after the call as before it.
+        `(model, None)` when nothing computes in 16 bits; otherwise a float32 rebuild with the
+        same weights, and the 16-bit policy name (several joined with `"+"`).
 
     Raises:
-        ExportError: the 16-bit model cannot be rebuilt from its configuration or its weights
-            do not fit the rebuilt model.
-
-    Examples:
-    >>> with keras_dml.training.precision.precision_policy("mixed_bfloat16"):  # doctest: +SKIP
-    ...     model = keras_dml.models.EmbeddingModel(backbone, embedding_dim=64)
-    >>> float32_model, policy = float32_inference_model(model)  # doctest: +SKIP
-    >>> policy, float32_model.backbone.layers[-1].compute_dtype  # doctest: +SKIP
-    ('mixed_bfloat16', 'float32')
+        ExportError: the model cannot be rebuilt from its configuration, or its weights do not fit.
 
     References:
-        Micikevicius et al., "Mixed Precision Training", ICLR 2018 (float32 master weights,
-        16-bit arithmetic: the weights alone define the model).
+        Micikevicius et al., "Mixed Precision Training", ICLR 2018 (float32 master weights).
     """
     found = _sixteen_bit_layers(model)
     try:
@@ -81,16 +56,7 @@ def float32_inference_model(model):
 
 
 def source_difference(exported, source, images):
-    """Max |exported - source| on `images`: how far the float32 graph is from the 16-bit model.
-
-    Args:
-        exported: array `[N, D]`. Embeddings of `images` from the exported float32 graph.
-        source: `keras.Model`. The model as trained (16-bit compute).
-        images: array `[N, H, W, C]`. The parity images.
-
-    Returns:
-        float, the max absolute difference (0.0 for an empty batch).
-    """
+    """Max |exported - source(images)|: how far the float32 graph is from the 16-bit model."""
     expected = keras_embeddings(source, images)
     return float(abs(exported - expected).max()) if expected.size else 0.0
 

@@ -1,12 +1,4 @@
-"""Export to ONNX: one graph `images -> embedding`, checked with onnx and onnxruntime.
-
-The conversion depends on the Keras backend (`keras_dml.export.backend_support`): on TensorFlow,
-tf2onnx on the traced serving function (`keras_dml.export.onnx_tensorflow`); on PyTorch,
-`torch.onnx.export` of the same serving function as a `torch.nn.Module`, without TensorFlow
-(`keras_dml.export.onnx_torch`); JAX is refused in one line. Both graphs have the same contract
-(input `images`, uint8 or float32, dynamic batch, fixed `H, W, C`; output `embedding`; NaN rows
-for non-finite images), metadata and parity check, done here.
-"""
+"""Export to ONNX: one graph `images -> embedding`, checked with onnx and onnxruntime."""
 
 import os
 
@@ -46,58 +38,34 @@ def export_onnx(
     atol=1e-5,
     num_check_images=4,
 ):
-    """Exports an embedding model to an ONNX file for ONNX Runtime (or any ONNX runtime).
-
-    The graph has one input `images` (`[batch, H, W, C]`, raw pixels in [0, 255], `float32` or
-    `uint8`, dynamic batch, fixed `H, W, C` = the model's input size) and one output `embedding`
-    (`[batch, D]` float32): the model's `call` output, including its own preprocessing. Only
-    variables that `call(images, training=False)` reads become initializers. The file carries
-    metadata (`keras_dml.learner_dims`, `keras_dml.input_range`, ...) for clients.
-
-    The graph computes in float32 whatever the model's dtype policy: a model built under
-    `mixed_float16` / `mixed_bfloat16` is rebuilt with float32 policies and its (float32)
-    weights for the export (metadata `keras_dml.trained_dtype_policy`), and parity is checked
-    against that rebuild (`report.max_abs_diff_source`: the distance to the 16-bit model).
-
-    It runs on the TensorFlow backend (tf2onnx) and on the PyTorch backend without TensorFlow
-    (`torch.onnx.export`), with the same contract; on JAX it raises `ExportError` naming them.
-    The model is checked with `onnx.checker.check_model`; with `verify=True` it is also run in
-    onnxruntime on random images and compared with the Keras model.
+    """Exports an embedding model to an ONNX file.
 
     Args:
         model: `keras.Model`. A built keras_dml model whose `call(images)` returns `[N, D]`.
         path: str or path-like. The `.onnx` file to write (parent folders are created).
         opset: int. ONNX opset version. Defaults to `17`.
-        input_dtype: str. `"float32"` or `"uint8"` (ONNX graphs have one input type; export
-            twice for both). Defaults to `"float32"`.
-        image_size: int or `(height, width)`. Needed only when the model accepts any spatial
-            size. Defaults to `None` (the model's input size).
-        verify: bool. Run the file in onnxruntime and raise `ExportParityError` if it differs
-            from Keras by more than `atol`. Defaults to `True`.
+        input_dtype: str. `"float32"` or `"uint8"`. Defaults to `"float32"`.
+        image_size: int or `(height, width)`. Only for a model that accepts any size. Defaults to
+            `None`.
+        verify: bool. Compare onnxruntime with Keras on random images. Defaults to `True`.
         atol: float. Parity tolerance (max absolute difference). Defaults to `1e-5`.
         num_check_images: int. Images used by the parity check. Defaults to `4`.
 
     Returns:
-        `ExportReport` describing the file (shapes, variable counts, opset, parity).
+        `ExportReport`.
 
     Raises:
         ExportError: the model is not built, its input size is unknown, `input_dtype` is bad,
-            or the Keras backend is JAX.
-        MissingDependencyError: onnx, tf2onnx on TensorFlow (or onnxruntime with
-            `verify=True`) is missing; install `keras-dml[onnx]`.
+            or the backend is JAX.
+        MissingDependencyError: onnx, tf2onnx or onnxruntime is missing (`keras-dml[onnx]`).
         ExportParityError: `verify=True` and onnxruntime's output differs from Keras.
-        OSError: `path` cannot be written (a folder, under a file, in a read-only folder),
-            raised before any work on the model (`keras_dml.export.output_path`).
+        OSError: `path` cannot be written, raised before any work on the model.
 
     Examples:
-    >>> import keras_dml, numpy as np, onnxruntime as ort
+    >>> import keras_dml
     >>> backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
     >>> model = keras_dml.models.EmbeddingModel(backbone, embedding_dim=64)
     >>> report = keras_dml.export.export_onnx(model, "/tmp/emb.onnx", input_dtype="uint8")
-    >>> session = ort.InferenceSession("/tmp/emb.onnx")
-    >>> images = np.zeros((3, 32, 32, 3), np.uint8)
-    >>> session.run(["embedding"], {"images": images})[0].shape
-    (3, 64)
     """
     check_output_path(path, "file")  # before any work on the model
     converter = CONVERTERS[check_onnx_backend()]

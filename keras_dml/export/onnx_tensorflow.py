@@ -1,11 +1,4 @@
-"""ONNX from the TensorFlow backend: tf2onnx on the traced serving function.
-
-Conversion goes through `tf2onnx.convert.from_function` on the same traced serving function the
-SavedModel export uses, which is what `keras.Model.export(format="onnx")` does internally
-(`tf2onnx.convert.from_keras` is unreliable with Keras 3). Tracing our own function gives the
-graph its input name `images` (from the `tf.TensorSpec`) and output name `embedding` (from the
-returned dict) and lets the graph take uint8 pixels.
-"""
+"""ONNX from the TensorFlow backend: tf2onnx on the traced serving function."""
 
 from keras_dml.export.signature import (
     captured_variables,
@@ -17,18 +10,7 @@ from keras_dml.utils import optional_import
 
 
 def tensorflow_onnx_graph(model, image_shape, dtype, opset):
-    """Converts `model`'s serving function for one input dtype to an ONNX `ModelProto`.
-
-    Args:
-        model: `keras.Model`. A built float32 embedding model (TensorFlow backend).
-        image_shape: tuple `(H, W, C)`.
-        dtype: str. `"float32"` or `"uint8"`.
-        opset: int. ONNX opset version.
-
-    Returns:
-        tuple `(proto, num_variables, excluded_weights)`: the graph (input and output names as
-        tf2onnx gives them), the number of variables it reads and the paths of the model
-        weights it does not read.
+    """`(proto, num_variables, excluded_weights)` of `model`'s serving function for one dtype.
 
     Raises:
         MissingDependencyError: tf2onnx is not installed.
@@ -37,6 +19,7 @@ def tensorflow_onnx_graph(model, image_shape, dtype, opset):
     function = serving_function(model, image_shape, dtype)
     variables = captured_variables([function])
     _patch_tf2onnx(tf2onnx)
+    # Our traced function, as keras.Model.export does (from_keras is unreliable with Keras 3).
     proto, _ = tf2onnx.convert.from_function(
         function, input_signature=[input_spec(image_shape, dtype)], opset=opset
     )

@@ -1,23 +1,4 @@
-"""ONNX from the PyTorch backend, without TensorFlow: `torch.onnx.export` of a serving module.
-
-The model is wrapped in a `torch.nn.Module` whose `forward` is the serving function of the
-TensorFlow export (`keras_dml.export.signature`): cast `images` (uint8 or float32) to float32,
-run `call(images, training=False)`, set the rows of non-finite images to NaN
-(`nan_rows_for_nonfinite_images`), return the `[N, D]` embedding. PyTorch's TorchScript exporter
-(`torch.onnx.export(..., dynamo=False)`) traces it with the batch axis dynamic and names the
-input `images` and the output `embedding`; onnxruntime then refuses another `H, W, C` or dtype
-from the graph's input type, as it does for the tf2onnx graph.
-
-Why not `keras.Model.export(format="onnx")`: on PyTorch it exports the bare model (float32
-input named after the model's input, unnamed output, no uint8 variant), tries the dynamo
-exporter (which needs `onnxscript`, not a keras-dml dependency) only for fully static shapes,
-and otherwise calls this same TorchScript exporter; calling it on our own module gives the
-export contract and keeps the batch dynamic. Only the weights `call` reads become initializers:
-the export reports as read the float weights its output has a gradient path to (training-only
-parts, such as BIER's regressors, have none). Integer state variables have no gradient: one that
-`call` reads (hierarchical D&C's active-learner count) is traced into the graph as a constant, its
-value at export, and the report lists it as left out where the TensorFlow export counts it read.
-"""
+"""ONNX from the PyTorch backend, without TensorFlow: `torch.onnx.export` of a serving module."""
 
 import io
 import warnings
@@ -43,14 +24,7 @@ QUIET_TRACER_MESSAGES = (
 
 
 def serving_module(model, dtype="float32"):
-    """The `torch.nn.Module` exported for one input dtype: `images -> embedding`.
-
-    Args:
-        model: `keras.Model`. A built float32 embedding model (PyTorch backend).
-        dtype: str. `"float32"` or `"uint8"`, the dtype of `images`. Defaults to `"float32"`.
-
-    Returns:
-        `torch.nn.Module` in eval mode; `forward(images)` returns float32 `[N, D]`.
+    """The `torch.nn.Module` (eval mode) exported for one input dtype: `images -> embedding`.
 
     Raises:
         ExportError: (when called) the model does not return one `[N, D]` tensor.
@@ -78,16 +52,7 @@ def serving_module(model, dtype="float32"):
 
 
 def read_weights(module, model, images):
-    """The float weights of `model` that `module(images)` reads (it has a gradient path to them).
-
-    Args:
-        module: the serving module of `model`.
-        model: `keras.Model` on PyTorch.
-        images: torch tensor `[N, H, W, C]` of finite pixels.
-
-    Returns:
-        list of the `keras.Variable`s read, in `model.weights` order.
-    """
+    """The float weights of `model` that `module(images)` has a gradient path to, in model order."""
     import torch
 
     weights = [w for w in model.weights if w.dtype.startswith(("float", "bfloat"))]
@@ -108,18 +73,7 @@ def read_weights(module, model, images):
 
 
 def torch_onnx_graph(model, image_shape, dtype, opset):
-    """Exports `model`'s serving module for one input dtype to an ONNX `ModelProto`.
-
-    Args:
-        model: `keras.Model`. A built float32 embedding model (PyTorch backend).
-        image_shape: tuple `(H, W, C)`.
-        dtype: str. `"float32"` or `"uint8"`.
-        opset: int. ONNX opset version.
-
-    Returns:
-        tuple `(proto, num_variables, excluded_weights)`: the graph (input `images`, output
-        `embedding`, dynamic batch), the number of weights it reads and the paths of the model
-        weights it does not read.
+    """`(proto, num_variables, excluded_weights)` of `model`'s serving module for one dtype.
 
     Raises:
         MissingDependencyError: onnx is not installed.
@@ -144,7 +98,7 @@ def torch_onnx_graph(model, image_shape, dtype, opset):
             dynamic_axes={INPUT_NAME: {0: BATCH_DIM_NAME}, OUTPUT_NAME: {0: BATCH_DIM_NAME}},
             opset_version=opset,
             do_constant_folding=True,
-            dynamo=False,
+            dynamo=False,  # the dynamo exporter needs onnxscript and static shapes
         )
     proto = onnx.load_from_string(buffer.getvalue())
     used = {id(w) for w in read}

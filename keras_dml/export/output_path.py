@@ -1,9 +1,4 @@
-"""Checks that an export can write its output, before any model is loaded or converted.
-
-Exporting loads and traces the model and converts it (seconds to minutes); a path under a
-regular file or in a read-only folder used to fail only at the very end, with the operating
-system's message. `check_output_path` answers at once, in one line naming the fix.
-"""
+"""Checks that an export can write its output, before any model is loaded or converted."""
 
 import os
 
@@ -11,22 +6,12 @@ KINDS = {"file": "ONNX file", "directory": "SavedModel folder"}
 
 
 def check_output_path(path, kind):
-    """Raises unless an export can create (or replace) `path`.
-
-    Missing parent folders are fine when they can be created: the nearest existing ancestor
-    must be a writable folder.
-
-    Args:
-        path: str or path-like. The `.onnx` file or SavedModel folder to write.
-        kind: str. `"file"` (ONNX) or `"directory"` (SavedModel).
+    """Raises unless an export can create (or replace) `path`, a `"file"` or `"directory"` (`kind`).
 
     Raises:
         IsADirectoryError: an ONNX `path` is an existing folder.
         NotADirectoryError: a SavedModel `path`, or one of `path`'s ancestors, is a file.
         PermissionError: the folder that would hold `path` is not writable.
-
-    Examples:
-    >>> check_output_path("exports/new/model.onnx", "file")
     """
     if kind not in KINDS:
         raise ValueError(f"`kind` must be one of {sorted(KINDS)}. Received: kind={kind!r}")

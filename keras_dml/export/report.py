@@ -17,27 +17,17 @@ class ExportReport:
         format: str. `"saved_model"` or `"onnx"`.
         input_name: str. Name of the image input (`"images"`).
         output_name: str. Name of the embedding output (`"embedding"`).
-        input_dtypes: list of str. Accepted image dtypes (`"float32"`, `"uint8"`).
-        image_shape: list of int. `[H, W, C]` of the input; the batch dimension is dynamic.
+        input_dtypes: list of str. Accepted image dtypes.
+        image_shape: list of int. `[H, W, C]` of the input; the batch is dynamic.
         embedding_dim: int. `D`, the size of the output embedding.
         learner_dims: list of int or `None`. Per-learner slices of the embedding, when known.
         num_variables: int. Variables captured by the exported graph.
         num_model_weights: int. All weights of the Keras model.
-        excluded_weights: list of str. Model weights the graph does not read (training-only
-            parts such as regressors or compositors).
-        max_abs_diff: dict. Input dtype -> max |exported - Keras| on the parity images, empty
-            when the check was skipped.
+        excluded_weights: list of str. Model weights the graph does not read.
+        max_abs_diff: dict. Input dtype -> max |exported - Keras|; empty when not checked.
         opset: int or `None`. ONNX opset (ONNX only).
-        source_dtype_policy: str or `None`. The 16-bit dtype policy the model was built under
-            (e.g. `"mixed_bfloat16"`) when export rebuilt it in float32; `None` when the model
-            already computed in float32. `max_abs_diff` then compares with the float32 rebuild.
-        max_abs_diff_source: dict. Input dtype -> max |exported - 16-bit Keras model| on the
-            parity images (the 16-bit rounding the float32 graph does not do); not checked
-            against `atol`, empty unless `source_dtype_policy` is set and parity was checked.
-
-    Examples:
-    >>> report = export_onnx(model, "model.onnx")  # doctest: +SKIP
-    >>> print(report)  # doctest: +SKIP
+        source_dtype_policy: str or `None`. The 16-bit policy export rebuilt in float32.
+        max_abs_diff_source: dict. Input dtype -> max |exported - 16-bit Keras model|.
     """
 
     path: str
@@ -94,17 +84,7 @@ class ExportReport:
 
 
 def check_parity(actual, expected, atol, what):
-    """Returns max |actual - expected| or raises `ExportParityError` above `atol`.
-
-    Args:
-        actual: array. Embeddings from the exported artifact.
-        expected: array. Embeddings from the Keras model.
-        atol: float. Largest accepted absolute difference.
-        what: str. Names the artifact and input in the error message.
-
-    Returns:
-        float, the max absolute difference.
-    """
+    """Returns max |actual - expected|; raises `ExportParityError` (naming `what`) above `atol`."""
     if actual.shape != expected.shape:
         raise ExportParityError(
             f"{what}: output shape {actual.shape} differs from the Keras model's {expected.shape}."

@@ -1,9 +1,4 @@
-"""Export to a TensorFlow SavedModel that serves `images -> embedding`.
-
-A TensorFlow feature: on the JAX and PyTorch backends, and where TensorFlow is not installed,
-`export_saved_model` refuses in one line before importing TensorFlow
-(`keras_dml.export.backend_support`) and names ONNX export as the alternative.
-"""
+"""Export to a TensorFlow SavedModel that serves `images -> embedding`."""
 
 import os
 
@@ -38,47 +33,24 @@ def export_saved_model(
 ):
     """Exports an embedding model as a TensorFlow SavedModel for serving.
 
-    The SavedModel needs neither keras_dml nor Keras to run: load it with
-    `tf.saved_model.load(path)` or serve it with TF Serving. Its signatures take the input
-    `images` (`[N, H, W, C]` raw pixels in [0, 255], dynamic batch `N`, fixed `H, W, C` = the
-    model's input size) and return `{"embedding": [N, D] float32}`, the model's `call` output.
-    The model's own preprocessing (the backbone's `ImageNormalization`) is inside the graph.
-    Only the variables `call(images, training=False)` reads are saved; training-only parts
-    (regressors, compositors...) are listed in the report's `excluded_weights`.
-
-    The graph computes in float32 whatever the model's dtype policy: a model built under
-    `mixed_float16` / `mixed_bfloat16` is rebuilt with float32 policies and its (float32)
-    weights for the export, and parity is checked against that rebuild
-    (`report.source_dtype_policy` names the 16-bit policy, `report.max_abs_diff_source` the
-    distance to the 16-bit model's own embeddings).
-
-    Signatures: `serve` takes float32 and `serve_uint8` takes uint8 images (whichever
-    `input_dtype` asks for); `serving_default` (what TF Serving calls) is the first of them:
-    float32 for `"float32"` and `"both"`, uint8 for `"uint8"`. The same functions are attributes
-    of the loaded object (`loaded.serve(images)`), and `loaded.variables` lists the saved
-    variables.
-
     Args:
         model: `keras.Model`. A built keras_dml model whose `call(images)` returns `[N, D]`.
-        path: str or path-like. Directory to write (created; must not hold another SavedModel).
+        path: str or path-like. Folder to write (must not hold another SavedModel).
         input_dtype: str. `"float32"`, `"uint8"` or `"both"`. Defaults to `"float32"`.
-        image_size: int or `(height, width)`. Needed only when the model accepts any spatial
-            size. Defaults to `None` (the model's input size).
-        verify: bool. Reload the SavedModel and compare it with the Keras model on
-            `num_check_images` random images per input dtype, raising `ExportParityError` above
-            `atol`. Defaults to `True`.
+        image_size: int or `(height, width)`. Only for a model that accepts any size. Defaults to
+            `None`.
+        verify: bool. Reload and compare with Keras on random images. Defaults to `True`.
         atol: float. Parity tolerance (max absolute difference). Defaults to `1e-5`.
         num_check_images: int. Images used by the parity check. Defaults to `4`.
 
     Returns:
-        `ExportReport` describing the artifact (shapes, variable counts, parity).
+        `ExportReport`.
 
     Raises:
         ExportError: the model is not built, its input size is unknown, `input_dtype` is bad,
-            or the Keras backend is not TensorFlow (`SavedModel export needs TensorFlow ...`).
+            or the backend is not TensorFlow.
         ExportParityError: `verify=True` and the reloaded SavedModel differs from Keras.
-        OSError: `path` cannot be written (a file, under a file, in a read-only folder), raised
-            before any work on the model (`keras_dml.export.output_path.check_output_path`).
+        OSError: `path` cannot be written, raised before any work on the model.
         FileExistsError: `path` already holds a SavedModel.
 
     Examples:
@@ -87,8 +59,6 @@ def export_saved_model(
     >>> model = keras_dml.models.EmbeddingModel(backbone, embedding_dim=64)
     >>> report = keras_dml.export.export_saved_model(model, "/tmp/emb_sm", input_dtype="both")
     >>> serve = tf.saved_model.load("/tmp/emb_sm").signatures["serve_uint8"]
-    >>> serve(images=tf.zeros((2, 32, 32, 3), tf.uint8))["embedding"].shape
-    TensorShape([2, 64])
     """
     check_output_path(path, "directory")  # before any work on the model
     check_saved_model_backend()  # before TensorFlow is imported

@@ -1,15 +1,4 @@
-"""The TensorFlow serving function of the SavedModel and tf2onnx exports: `images` -> `embedding`.
-
-Every exported graph takes raw pixels `[N, H, W, C]` (dynamic batch, fixed spatial size = the
-model's input size) as `uint8` or `float32`, casts them to float32, runs the model's own `call`
-(which starts with the backbone's `ImageNormalization`, so no preprocessing is needed outside)
-and returns `{"embedding": [N, D]}`. It follows the input contract (`keras_dml.serving`): another
-shape is refused at run time, and an image with a NaN / Inf pixel gets a NaN embedding row.
-Only variables that `call(images, training=False)` reads are captured, so training-only parts
-(BIER regressors, DCML compositors, gradient-reversal branches) never reach the exported artifact.
-TensorFlow is imported when a function is called, so the PyTorch export path, which shares the
-names below (from `keras_dml.export.contract`), imports this package without it.
-"""
+"""The TensorFlow serving function of the SavedModel and tf2onnx exports: `images -> embedding`."""
 
 import keras
 
@@ -54,18 +43,10 @@ def input_spec(image_shape, dtype):
 
 
 def serving_function(model, image_shape, dtype="float32"):
-    """Builds and traces the inference function exported for one input dtype.
-
-    Args:
-        model: `keras.Model`. A built embedding model.
-        image_shape: tuple `(H, W, C)`.
-        dtype: str. `"float32"` or `"uint8"`. Defaults to `"float32"`.
-
-    Returns:
-        A traced `tf.function` mapping `images` to `{"embedding": [N, D] float32}`.
+    """Traced `tf.function` for one input dtype: `images` -> `{"embedding": [N, D] float32}`.
 
     Raises:
-        ExportError: if the model does not return one `[N, D]` tensor.
+        ExportError: the model does not return one `[N, D]` tensor.
     """
     import tensorflow as tf
 
@@ -92,20 +73,7 @@ def serving_function(model, image_shape, dtype="float32"):
 
 
 def checked_images(images, image_shape):
-    """`images`, after a run-time check that it is `[N, H, W, C]` with the exported H, W, C.
-
-    A SavedModel signature called with a tensor of another shape runs the graph anyway (convolutions
-    accept any size), returning embeddings of images the model was never meant to see, or fails
-    deep inside with an error naming a convolution node (an empty batch too). The check fails
-    first, naming the expected shape and the received one.
-
-    Args:
-        images: tensor fed to the serving function.
-        image_shape: tuple `(H, W, C)` of the export.
-
-    Returns:
-        `images`, with the check as a control dependency.
-    """
+    """`images`, checked at run time to be `[N, H, W, C]` with the exported `image_shape`."""
     import tensorflow as tf
 
     expected = tf.constant(image_shape, tf.int32)

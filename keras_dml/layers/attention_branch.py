@@ -10,52 +10,25 @@ INTERPOLATIONS = ("bilinear", "nearest")
 class AttentionBranch(keras.layers.Layer):
     """M attention modules: per-learner 1x1 convolutions + sigmoid over a shared attention trunk.
 
-    ABE computes learner m's embedding as `G(S(x) * A_m(S(x)))` (Eq. 7) with
-    `A_m = A'_m o C`: a trunk `C` shared by all learners followed by a per-learner 1x1
-    convolution `A'_m` whose sigmoid output has the shape of `S(x)` (Sec. 4: 480 kernels on
-    GoogLeNet's `pool3`). This layer holds the M convolutions `A'_m`, one kernel
-    `[C_trunk, channels]` and bias `[channels]` per learner, so each module is initialised
-    exactly like a separate Glorot-initialised 1x1 convolution. The M modules run as one
-    `einsum`, and the output is batch-major `[N, M, h, w, channels]`: reshaping it to
-    `[N * M, h, w, channels]` feeds the shared `G` once for all learners.
-
-    Responsibilities: the layer owns the masks and their application (`S(x) * mask`); the model
-    owns `S`, `C` and `G` (backbone segments). Called on the trunk output alone it returns the
-    masks; called on `[features, trunk_features]` it returns the attended features. When the
-    trunk output has another spatial size than `features` (a trunk that downsamples), the masks
-    are resized to the size of `features` before the product.
-
     Args:
         num_learners: int. Number of learners M. Defaults to `1`.
-        channels: int. Channels of each mask (the channels of `S(x)`). Defaults to `None`:
-            taken from `features` when the layer is called on `[features, trunk_features]`
-            (required when it is called on the trunk output alone).
-        activation: str or callable. Mask activation; the paper's masks lie in (0, 1)
-            (`"sigmoid"`). Defaults to `"sigmoid"`.
+        channels: int. Channels of each mask (those of `S(x)`). Defaults to `None`: taken from
+            `features` (required when called on the trunk output alone).
+        activation: str or callable. Mask activation. Defaults to `"sigmoid"`.
         use_bias: bool. Bias per mask channel. Defaults to `True`.
-        kernel_initializer: initializer of each `[C_trunk, channels]` kernel. Defaults to
-            `"glorot_uniform"` (Sec. 4, Glorot et al.).
+        kernel_initializer: initializer of each 1x1 kernel. Defaults to `"glorot_uniform"`.
         bias_initializer: initializer of each bias. Defaults to `"zeros"`.
-        interpolation: `"bilinear"` or `"nearest"`, used only when masks are resized.
-            Defaults to `"bilinear"`.
-        **kwargs: standard `keras.layers.Layer` arguments (`name`, `dtype`, ...).
+        interpolation: `"bilinear"` or `"nearest"`, to resize masks. Defaults to `"bilinear"`.
+        **kwargs: standard `keras.layers.Layer` arguments.
 
     Call arguments:
-        inputs: the trunk output `C(S(x))` `[N, h', w', C_trunk]`, or a list
-            `[features, trunk_features]` with `features = S(x)` `[N, h, w, channels]`.
-        learner: int or `None`. Compute only this learner's module; the learner axis is then
-            dropped from the output. Defaults to `None` (all learners).
+        inputs: the trunk output `C(S(x))` `[N, h', w', C_trunk]`, or `[features, trunk_features]`
+            with `features = S(x)` `[N, h, w, channels]`.
+        learner: int or `None`. Compute only this learner's module. Defaults to `None`.
 
     Returns:
         Masks `[N, M, h', w', channels]` (trunk output alone) or attended features
-        `S(x) * A_m(S(x))` `[N, M, h, w, channels]`; without the `M` axis when `learner` is set.
-
-    Examples:
-    >>> import numpy as np
-    >>> branch = AttentionBranch(num_learners=4, channels=64)
-    >>> masks = branch(np.zeros((2, 8, 8, 128), "float32"))  # [2, 4, 8, 8, 64], all 0.5
-    >>> features = np.ones((2, 8, 8, 64), "float32")
-    >>> attended = branch([features, np.zeros((2, 8, 8, 128), "float32")])  # [2, 4, 8, 8, 64]
+        `S(x) * A_m(S(x))` `[N, M, h, w, channels]`.
 
     References:
         Kim, Goyal, Chawla, Lee, Kwon, "Attention-based Ensemble for Deep Metric Learning",
@@ -209,6 +182,5 @@ class AttentionBranch(keras.layers.Layer):
 
 
 def _fresh(initializer):
-    """A new instance of `initializer`: an unseeded Keras 3 initializer instance returns the
-    same values on every call, which would make every learner's module identical."""
+    """A new instance of `initializer`, so that each learner's module gets its own values."""
     return keras.initializers.deserialize(keras.initializers.serialize(initializer))

@@ -5,26 +5,11 @@ from keras import ops
 
 
 def straight_through_sign(x):
-    """`sgn(tanh(x))` in the forward pass, the gradient of `tanh(x)` in the backward pass.
-
-    The forward value is `+1` where `x > 0` and `-1` otherwise (the paper's `sgn`, which never
-    outputs 0). The backward pass is the straight-through estimator of DCML Eq. (5): the sign is
-    treated as the identity, so `d/dx = 1 - tanh(x)^2`. Written with `stop_gradient`, so it
-    needs no registered custom gradient and works on every Keras backend.
-
-    Args:
-        x: float tensor. Pre-activations.
-
-    Returns:
-        float tensor of the same shape with values in `{-1, +1}`.
-
-    Examples:
-    >>> straight_through_sign(keras.ops.convert_to_tensor([-2.0, 0.0, 0.5]))  # [-1, -1, 1]
+    """`sgn(tanh(x))` (+1 where `x > 0`, else -1) forward, the gradient of `tanh(x)` backward.
 
     References:
-        Zheng, Wang, Lu, Zhou, "Deep Compositional Metric Learning", CVPR 2021, Eq. (5);
-        Bengio, Léonard, Courville, "Estimating or Propagating Gradients Through Stochastic
-        Neurons", 2013 (straight-through estimator).
+        DCML (Zheng et al., CVPR 2021), Eq. (5); Bengio, Léonard, Courville, "Estimating or
+        Propagating Gradients Through Stochastic Neurons", 2013.
     """
     soft = ops.tanh(x)
     hard = ops.where(x > 0, ops.ones_like(soft), -ops.ones_like(soft))
@@ -35,39 +20,18 @@ def straight_through_sign(x):
 class Compositor(keras.layers.Layer):
     """M compositors over K sub-embeddings, computed together (DCML Eq. 4-5).
 
-    For an input `y` (the concatenation of the K sub-embeddings, `[N, D]`), compositor m
-    produces K signed weights `c_m^k = t_m^k * s_m^k`, where
-
-    - `t_m = softmax(W_m y + b_m)` is the weighting score (Eq. 4), and
-    - `s_m^k = sgn(tanh(W'_m^k y + b'_m^k))` is the sign score (Eq. 5), whose gradient is the
-      gradient of `tanh` (straight-through estimator, `straight_through_sign`).
-
-    Hence `sum_k |c_m^k| = 1` for every compositor and sample. All M compositors are two dense
-    maps `D -> M*K` (one for the weighting logits, one for the sign pre-activations), so the
-    layer costs two small matrix products whatever M is. As in the paper (Sec. 4.2), kernels and
-    biases are initialised from a standard normal distribution. The layer computes in float32
-    unless given another `dtype`.
-
     Args:
         num_compositors: int. M, the number of compositors. Defaults to `8`.
-        num_learners: int. K, the number of sub-embeddings each compositor weights.
-            Defaults to `4`.
+        num_learners: int. K, the sub-embeddings each compositor weights. Defaults to `4`.
         kernel_initializer: initializer of both kernels. Defaults to `RandomNormal(0, 1)`.
         bias_initializer: initializer of both biases. Defaults to `RandomNormal(0, 1)`.
-        **kwargs: base `keras.layers.Layer` arguments; `dtype` defaults to `"float32"`.
+        **kwargs: standard `keras.layers.Layer` arguments; `dtype` defaults to `"float32"`.
 
     Call arguments:
-        inputs: float tensor `[N, D]`. The concatenated sub-embeddings. DCML passes it through
-            `stop_gradient` so that the subtask losses cannot move the learners through the
-            compositors' input (Sec. 3.3).
+        inputs: float tensor `[N, D]`. The concatenated sub-embeddings.
 
     Returns:
-        float tensor `[N, M, K]`: the signed weights `c_m^k`. `scores(inputs)` also returns the
-        weighting logits, weighting scores and sign scores.
-
-    Examples:
-    >>> compositor = Compositor(num_compositors=8, num_learners=4)
-    >>> weights = compositor(keras.random.normal((2, 512)))  # [2, 8, 4]
+        float tensor `[N, M, K]`: the signed weights `c_m^k = t_m^k * s_m^k`.
 
     References:
         Zheng, Wang, Lu, Zhou, "Deep Compositional Metric Learning", CVPR 2021, Sec. 3.2,
@@ -118,16 +82,7 @@ class Compositor(keras.layers.Layer):
         return ops.reshape(outputs, (-1, self.num_compositors, self.num_learners))
 
     def scores(self, inputs):
-        """All intermediate scores of the M compositors.
-
-        Args:
-            inputs: float tensor `[N, D]`.
-
-        Returns:
-            dict of `[N, M, K]` tensors: `weighting_logits` (`W_m y + b_m`), `weighting_scores`
-            (`t_m`, Eq. 4), `sign_scores` (`s_m`, Eq. 5, straight-through) and `weights`
-            (`c_m = t_m * s_m`).
-        """
+        """`[N, M, K]` `weighting_logits`, `weighting_scores`, `sign_scores` and `weights`."""
         inputs = ops.cast(inputs, self.compute_dtype)
         if not self.built:
             self.build(inputs.shape)

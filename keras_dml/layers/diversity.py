@@ -1,16 +1,4 @@
-"""BIER's diversity losses: Activation Loss (Eq. 4-6) and Adversarial Loss (Eq. 7-9).
-
-Both act on the raw learner embeddings `f_m = phi(x)^T W_m` (no bias, no normalisation) and on
-the embedding matrices `W_m` themselves. `BIER` feeds them `stop_gradient` backbone features, so
-the diversity terms reach only the embedding layer (and the regressors), never the backbone
-(Sec. 3.3.2).
-
-Weight penalties follow Eq. 5 and Eq. 8 with one unit-norm constraint per output neuron, i.e. per
-column of a Keras `Dense` kernel `[inputs, units]` (the paper's `W in R^{h x d}` has d constrained
-vectors of size h). The authors' code penalises kernel columns in its activation loss but kernel
-rows in its adversarial loss, and averages instead of summing; with sums, `lambda_weight = 100`
-corresponds to its run script's `1e5` averaged over 1024 GoogLeNet features.
-"""
+"""BIER's diversity losses: Activation Loss (Eq. 4-6) and Adversarial Loss (Eq. 7-9)."""
 
 import keras
 from keras import ops
@@ -46,10 +34,6 @@ def _check_common(group_sizes, lambda_weight):
 class ActivationDiversity(keras.layers.Layer):
     """Activation Loss: for each sample only one learner should be active (Eq. 4-6).
 
-    `L_act = 1/N sum_n sum_{i<j} sum_{k in G_i, l in G_j} (f_i(x_n)_k f_j(x_n)_l)^2
-    + lambda_weight * sum_i (w_i^T w_i - 1)^2`. The double sum of Eq. 4 factorises into
-    `||f_i||^2 ||f_j||^2`, so the loss costs O(N d), not O(N d_i d_j).
-
     Args:
         group_sizes: sequence of int. Learner sizes `d_m`.
         lambda_weight: float. Weight of the unit-norm penalty (Eq. 5). Defaults to `100.0`.
@@ -62,13 +46,6 @@ class ActivationDiversity(keras.layers.Layer):
     Returns:
         Scalar float32 loss.
 
-    Examples:
-    >>> import numpy as np
-    >>> layer = ActivationDiversity((2, 3))
-    >>> f = [np.ones((4, 2), "float32"), np.ones((4, 3), "float32")]
-    >>> float(layer(f))  # ||f_1||^2 ||f_2||^2 = 2 * 3
-    6.0
-
     References:
         Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Sec. 3.2.1, Eq. 4-6.
     """
@@ -79,6 +56,7 @@ class ActivationDiversity(keras.layers.Layer):
         self.built = True
 
     def call(self, embeddings, kernels=None):
+        # Eq. 4's double sum over dimension pairs factorises into ||f_i||^2 ||f_j||^2: O(N d).
         energies = [ops.sum(ops.square(ops.cast(f, "float32")), axis=-1) for f in embeddings]
         loss = 0.0
         for i in range(len(energies)):
@@ -98,21 +76,11 @@ class ActivationDiversity(keras.layers.Layer):
 class AdversarialDiversity(keras.layers.Layer):
     """Adversarial Loss: regressors between learner pairs behind gradient reversal (Eq. 7-9).
 
-    For every pair `i < j` a regressor `g_(j,i)` (Dense(hidden_units) + ReLU + Dense(d_i)) maps
-    learner j to learner i and maximises `L_sim = 1/d_j sum (f_i * g_(j,i)(f_j))^2` (Eq. 7). Both
-    embeddings pass through `GradientReversal`, so the same backward pass trains the learners to
-    minimise that similarity. The returned loss is Eq. 9:
-    `1/N sum_n sum_{i<j} -L_sim + lambda_weight * L_weight`, where `L_weight` (Eq. 8) holds the
-    unit-norm penalties of the regressor kernels and of the embedding kernels and the bias hinges.
-    The regressors are training-only: `BIER.call` never uses them, but their weights are saved in
-    `.keras` files so that training resumes with the adversary it left off with.
-
     Args:
         group_sizes: sequence of int. Learner sizes `d_m`.
         hidden_units: int. Hidden size of each regressor. Defaults to `512`.
-        lambda_weight: float. Weight of `L_weight`. Defaults to `100.0`.
-        reversal: float. Gradient reversal factor; the paper keeps 1 and scales the whole loss
-            with `lambda_div` instead (Sec. 4.6). Defaults to `1.0`.
+        lambda_weight: float. Weight of `L_weight` (Eq. 8). Defaults to `100.0`.
+        reversal: float. Gradient reversal factor. Defaults to `1.0`.
         **kwargs: standard layer arguments.
 
     Call arguments:
@@ -120,13 +88,7 @@ class AdversarialDiversity(keras.layers.Layer):
         kernels: list of M embedding kernels `[h, d_m]`. Defaults to `None`.
 
     Returns:
-        Scalar float32 loss.
-
-    Examples:
-    >>> import numpy as np
-    >>> layer = AdversarialDiversity((2, 3), hidden_units=8)
-    >>> f = [np.ones((4, 2), "float32"), np.ones((4, 3), "float32")]
-    >>> loss = layer(f)
+        Scalar float32 loss (Eq. 9).
 
     References:
         Opitz et al., TPAMI 2020, Sec. 3.2.2, Eq. 7-9; Ganin and Lempitsky, ICML 2015.

@@ -40,58 +40,27 @@ def _as_float_tuple(values, name):
 class ImageNormalization(keras.layers.Layer):
     """Normalises raw pixels in [0, 255] the way a pretrained backbone expects.
 
-    Every keras-dml backbone starts with this layer, so a model takes raw pixels (float in
-    [0, 255], or uint8, NHWC) in `predict`, in `.keras` files and in exported graphs alike.
-    The layer computes `y = (x - mean) / std` per channel and then optionally reverses the
-    channel axis (RGB -> BGR).
-
-    Modes:
-    - `"caffe"`: RGB -> BGR and subtraction of the ImageNet mean (BGR 103.939, 116.779, 123.68),
-      no scaling; identical to `keras.applications.resnet50.preprocess_input`. Used by ResNet-50
-      (v1). The Caffe GoogLeNet uses `"custom"` with bvlc_googlenet's own mean (BGR 104, 117,
-      123); GoogLeNet models saved with `"caffe"` keep it, since the mode is in their config.
-    - `"torch"`: `x / 255`, then ImageNet mean (0.485, 0.456, 0.406) and std (0.229, 0.224, 0.225);
-      identical to `keras.applications.imagenet_utils.preprocess_input(x, mode="torch")`.
-    - `"tf"`: `x / 127.5 - 1` (range [-1, 1]); identical to
-      `keras.applications.mobilenet_v2.preprocess_input`.
-    - `"none"`: only the cast to the compute dtype.
-    - `"custom"`: your own `mean` and `std`, in pixel units and RGB (input) order, and
-      `reverse_channels`.
-
     Args:
-        mode: str. One of `"caffe"`, `"torch"`, `"tf"`, `"none"`, `"custom"`. Defaults to
-            `"caffe"`.
-        mean: float or sequence of floats. Only with `mode="custom"`: per-channel mean in pixel
-            units ([0, 255]) and input channel order. One value applies to every channel.
-            Defaults to `None` (0 for `"custom"`).
-        std: float or sequence of floats. Only with `mode="custom"`: per-channel standard
-            deviation in pixel units. Defaults to `None` (1 for `"custom"`).
-        reverse_channels: bool. Only with `mode="custom"`: reverse the channel axis after the
-            normalisation (RGB -> BGR). Defaults to `None` (false for `"custom"`).
-        **kwargs: standard `keras.layers.Layer` arguments (`name`, `dtype`, ...).
+        mode: str. `"caffe"`, `"torch"`, `"tf"`, `"none"` or `"custom"`. Defaults to `"caffe"`.
+        mean: float or sequence. `"custom"`: per-channel mean in pixels, RGB. Defaults to `None`.
+        std: float or sequence. `"custom"`: per-channel std in pixels. Defaults to `None`.
+        reverse_channels: bool. `"custom"`: RGB -> BGR after normalising. Defaults to `None`.
+        **kwargs: standard `keras.layers.Layer` arguments.
 
     Call arguments:
-        inputs: tensor `[N, H, W, C]` of raw pixels in [0, 255], floating point or integer
-            (integers are cast to the layer's compute dtype).
+        inputs: tensor `[N, H, W, C]` of raw pixels in [0, 255], float or integer.
 
     Returns:
-        Tensor of the same shape in the layer's compute dtype.
+        `(x - mean) / std`, channels optionally reversed, in the compute dtype.
 
     Raises:
-        ValueError: for an unknown mode, a `mean`/`std` given with a preset mode, a zero or
-            negative `std`, or statistics whose length does not match the channel count.
+        ValueError: an unknown mode, `mean`/`std` with a preset mode, a `std` <= 0, or
+            statistics whose length does not match the channel count.
 
     Examples:
     >>> import numpy as np
-    >>> layer = ImageNormalization("tf")
-    >>> keras.ops.convert_to_numpy(layer(np.array([[[[0.0, 127.5, 255.0]]]])))
+    >>> keras.ops.convert_to_numpy(ImageNormalization("tf")(np.array([[[[0.0, 127.5, 255.0]]]])))
     array([[[[-1.,  0.,  1.]]]], dtype=float32)
-    >>> bgr_mean = ImageNormalization("custom", mean=(128, 117, 104), reverse_channels=True)
-
-    References:
-        He et al., "Deep Residual Learning for Image Recognition", CVPR 2016 (Caffe
-        preprocessing of the released ResNet models); Szegedy et al., "Going Deeper with
-        Convolutions", CVPR 2015 (mean subtraction of the Caffe GoogLeNet).
     """
 
     def __init__(self, mode="caffe", mean=None, std=None, reverse_channels=None, **kwargs):

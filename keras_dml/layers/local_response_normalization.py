@@ -8,11 +8,7 @@ from keras import ops
 class LocalResponseNormalization(keras.layers.Layer):
     """Across-channel local response normalisation with Caffe's definition.
 
-    `y_c = x_c / (bias + alpha / size * sum_{c' in window(c)} x_{c'}^2) ** beta`, where the
-    window holds the `size` channels centred on `c` (zero beyond the edges). Caffe divides
-    `alpha` by `size`; `tf.nn.local_response_normalization` does not, so the same `alpha` means
-    a different layer there. The Caffe GoogLeNet uses `size=5, alpha=1e-4, beta=0.75`
-    (`pool1/norm1`, `conv2/norm2`), which are the defaults.
+    `y_c = x_c / (bias + alpha / size * sum_{c' in window(c)} x_{c'}^2) ** beta`.
 
     Args:
         size: int. Odd number of channels in the window. Defaults to `5`.
@@ -27,13 +23,9 @@ class LocalResponseNormalization(keras.layers.Layer):
     Returns:
         Tensor of the same shape.
 
-    Examples:
-    >>> layer = LocalResponseNormalization()
-    >>> y = layer(keras.ops.ones((1, 4, 4, 8)))
-
     References:
         Krizhevsky et al., "ImageNet Classification with Deep Convolutional Neural Networks",
-        NIPS 2012 (Sec. 3.3); Szegedy et al., "Going Deeper with Convolutions", CVPR 2015.
+        NIPS 2012 (Sec. 3.3).
     """
 
     def __init__(self, size=5, alpha=1e-4, beta=0.75, bias=1.0, **kwargs):

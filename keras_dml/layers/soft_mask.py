@@ -6,17 +6,7 @@ from keras import ops
 
 
 def block_masks(num_masks, dim, num_active=None):
-    """Disjoint 0/1 masks: the first `num_active` rows split `dim` into contiguous blocks.
-
-    Args:
-        num_masks: int. Rows of the returned array.
-        dim: int. Embedding size.
-        num_active: int. Rows that receive a block; the remaining rows are zero.
-            Defaults to `None` (all `num_masks` rows).
-
-    Returns:
-        float32 array `[num_masks, dim]` whose active rows are mutually orthogonal and sum to ones.
-    """
+    """`[num_masks, dim]` float32 0/1 masks: the first `num_active` rows split `dim` into blocks."""
     num_active = num_masks if num_active is None else int(num_active)
     masks = np.zeros((num_masks, dim), np.float32)
     for k, block in enumerate(np.array_split(np.arange(dim), num_active)):
@@ -28,38 +18,17 @@ def block_masks(num_masks, dim, num_active=None):
 class SoftMask(keras.layers.Layer):
     """`num_masks` soft masks `s_k` re-weighting the dimensions of one embedding `f(x)`.
 
-    Subspace k of an embedding `f` is `f * relu(s_k)`, L2-normalised (Eq. 4); the masks are
-    truncated at zero by a ReLU. Learned masks start as all ones (every subspace equals the full
-    embedding until training separates them). With `fixed=True` the masks are non-trainable
-    disjoint 0/1 blocks ("Ours (fix)" in Tab. 2): subspace k is the k-th contiguous slice.
-
-    Besides `call`, the layer offers the pieces hierarchical D&C needs, all with `keras.ops`:
-    `subspace(f, k)` (Eq. 4 for one tensor-valued index), `combine(f, num_active)` (Eq. 8: `f`
-    re-weighted by the sum of the active masks, L2-normalised), `orthogonality_loss(num_active)`
-    (Eq. 5) and the progressive-division updates `split(parents)` and `reset(num_active)`.
-    Only the first `num_active` masks take part; `num_active` may be a tensor (a model variable).
-
     Args:
         num_masks: int. K_max, the number of masks. Defaults to `1`.
-        fixed: bool. Non-trainable disjoint block masks instead of learned ones.
-            Defaults to `False`.
+        fixed: bool. Non-trainable disjoint block masks. Defaults to `False`.
         epsilon: float. Added under square roots of norms. Defaults to `1e-12`.
-        **kwargs: standard `keras.layers.Layer` arguments (`name`, `dtype`, ...).
+        **kwargs: standard `keras.layers.Layer` arguments.
 
     Call arguments:
         inputs: float tensor `[N, D]`, the raw embedding `f(x)`.
 
     Returns:
         float32 tensor `[N, num_masks, D]`: every subspace embedding `L2(f * relu(s_k))`.
-
-    Examples:
-    >>> import numpy as np
-    >>> layer = SoftMask(4, fixed=True)
-    >>> y = layer(np.ones((2, 8), "float32"))
-    >>> tuple(y.shape)
-    (2, 4, 8)
-    >>> float(layer.orthogonality_loss())
-    0.0
 
     References:
         Sanakoyeu et al., "Improving Deep Metric Learning by Divide and Conquer", TPAMI 2021,
@@ -116,17 +85,8 @@ class SoftMask(keras.layers.Layer):
     def split(self, parents):
         """Re-assigns the masks after a division: new mask j descends from old mask `parents[j]`.
 
-        Learned masks are cloned (`s_j := s_parent`, Sec. 3.1.2). Fixed masks are halved: the
-        first child of a parent takes the first half of the parent's block, the second child the
-        second half, an only child the whole block, so the active masks stay disjoint. Rows from
-        `len(parents)` on are left unchanged.
-
-        Args:
-            parents: sequence of int. The parent (old mask index) of each new mask.
-
         Raises:
-            ValueError: for parents out of range, more than `num_masks` new masks, a parent with
-                more than two children, or a fixed block of fewer than 2 dimensions to halve.
+            ValueError: bad parents, too many new masks, or a fixed block too small to halve.
         """
         parents = np.asarray(parents, np.int64).reshape(-1)
         if parents.size == 0 or parents.size > self.num_masks:
@@ -183,11 +143,7 @@ class SoftMask(keras.layers.Layer):
         return self._normalize(ops.cast(inputs, "float32") * weights)
 
     def orthogonality_loss(self, num_active=None):
-        """Eq. 5 as a mean: average cosine similarity of `relu(s_i), relu(s_j)`, `i != j` active.
-
-        Returns 0 with fewer than two active masks. A mask that is zero everywhere has cosine 0.
-        The loss depends on the masks only, so its gradient reaches nothing else.
-        """
+        """Eq. 5: mean cosine of `relu(s_i), relu(s_j)` over active `i != j` (0 below two)."""
         masks = self.relu_masks()
         norms = ops.sqrt(ops.sum(ops.square(masks), axis=-1) + self.epsilon)
         unit = masks / norms[:, None]

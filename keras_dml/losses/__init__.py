@@ -1,15 +1,4 @@
-"""Deep metric learning losses: pure `keras.ops` functions and serializable Loss classes.
-
-Every loss takes `(labels [B] int, embeddings [B, D])` and computes in float32. Losses without
-trainable parameters are `keras.losses.Loss` classes for `model.compile(loss=...)`; losses with
-trainable parameters (`LearnableMarginLoss`, `ProxyNCALoss`, and the class-based
-`NormalizedSoftmaxLoss`, `ProxyAnchorLoss`, `ArcFaceLoss`, `CosFaceLoss`) are layers the model owns
-(`EmbeddingModel.compile(loss=layer)` attaches one). Every
-function accepts `return_count=True` to also return the number of valid pairs / triplets, and
-every class has `loss_and_count(y_true, y_pred)`; a batch with nothing valid gives a finite 0.0.
-Per-pair losses (`*_pairs`) are public so ensemble methods (BIER boosting, D&C, DCML) can weight
-and combine them; masks, distances and reductions are in `keras_dml.pairs`.
-"""
+"""Deep metric learning losses: pure `keras.ops` functions, their `Loss` classes and loss layers."""
 
 from keras_dml.losses.additive_margin import (
     ArcFaceLoss,
@@ -26,6 +15,7 @@ from keras_dml.losses.binomial_deviance import (
 )
 from keras_dml.losses.circle import CircleLoss, circle_loss
 from keras_dml.losses.class_weights import (
+    ClassVectorLoss,
     ClassWeightLoss,
     class_loss_with_weights,
     is_class_loss,
@@ -52,6 +42,7 @@ from keras_dml.losses.multi_similarity import MultiSimilarityLoss, multi_similar
 from keras_dml.losses.normalized_softmax import NormalizedSoftmaxLoss, normalized_softmax_loss
 from keras_dml.losses.npairs import NPairsLoss, npairs_loss
 from keras_dml.losses.ntxent import NTXentLoss, ntxent_loss
+from keras_dml.losses.pair_loss import pair_loss
 from keras_dml.losses.proxy_anchor import ProxyAnchorLoss, proxy_anchor_loss
 from keras_dml.losses.proxy_nca import ProxyNCALoss, proxy_nca_loss
 from keras_dml.losses.registry import LOSSES, get, list_losses, register_loss
@@ -71,6 +62,7 @@ __all__ = [
     "ArcFaceLoss",
     "BinomialDevianceLoss",
     "CircleLoss",
+    "ClassVectorLoss",
     "ClassWeightLoss",
     "class_loss_with_weights",
     "is_class_loss",
@@ -118,6 +110,7 @@ __all__ = [
     "normalized_softmax_loss",
     "npairs_loss",
     "ntxent_loss",
+    "pair_loss",
     "proxy_anchor_loss",
     "proxy_nca_loss",
     "register_loss",

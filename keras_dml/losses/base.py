@@ -1,4 +1,4 @@
-"""Base class for the `keras.losses.Loss` wrappers of the in-batch metric losses."""
+"""`MetricLoss`: the `keras.losses.Loss` class of every in-batch metric loss function."""
 
 import inspect
 
@@ -9,73 +9,49 @@ from keras_dml.miners.registry import get as get_miner
 from keras_dml.pairs.reduction import propagate_nonfinite
 from keras_dml.utils.argument_config import ArgumentConfig
 
+REDUCTION = "sum_over_batch_size"  # Keras' default: the scalar loss unchanged
+
 
 class MetricLoss(ArgumentConfig, keras.losses.Loss):
     """A `keras.losses.Loss` over `(y_true=labels [B], y_pred=embeddings [B, D])`.
 
-    Wraps a pure loss function `fn(labels, embeddings, return_count=False, **fn_kwargs)` in the
-    style of Keras' `LossFunctionWrapper`. `call` returns the scalar loss, so
-    `model.compile(loss=...)` works; the loss is always computed in float32 (mixed precision
-    safe). Per-sample `sample_weight` has no meaning for an in-batch pair loss; Keras would apply
-    it to the scalar as a plain factor.
-
-    Subclasses pass their function and its keyword arguments; `ArgumentConfig` serialises their
-    constructor's arguments, so none writes `get_config`.
-
-    Miners: a function that mines itself takes `miner=` (triplet, margin, multi-similarity); the
-    subclass resolves its miner and `fn` receives it. For a function that takes `pair_mask`,
-    `miner` is a pair miner (`keras_dml.miners.PairMiner`, a name or a dict) whose chosen pairs
-    become the `pair_mask` (within any `pair_mask` a wrapper passes), as a pair loss with a miner
-    in pytorch-metric-learning.
+    It calls `fn(labels, embeddings, **fn_kwargs)` in float32; each keyword argument is also
+    an attribute of the loss.
 
     Args:
         fn: callable. The pure loss function.
-        name: str. Name of the loss instance.
-        reduction: str. Keras reduction applied to the (already scalar) loss. Defaults to
-            `"sum_over_batch_size"`, which leaves the scalar unchanged.
-        dtype: dtype of the computation. Defaults to `"float32"`.
-        miner: the miner `fn` takes, or for a function that takes `pair_mask` an optional pair
-            miner. Defaults to `None`.
-        **fn_kwargs: keyword arguments forwarded to `fn`.
-
-    Raises:
-        ValueError: when `miner` is not a pair miner, or `fn` takes neither `miner` nor
-            `pair_mask`.
+        name, reduction, dtype: `keras.losses.Loss`'s; `dtype` defaults to `"float32"`.
+        miner: the miner `fn` takes, or, for a function with `pair_mask`, an optional pair
+            miner whose pairs become the `pair_mask`.
+        **fn_kwargs: keyword arguments of `fn`.
     """
 
-    def __init__(
-        self, fn, name=None, reduction="sum_over_batch_size", dtype=None, miner=None, **fn_kwargs
-    ):
+    def __init__(self, fn, name=None, reduction=REDUCTION, dtype=None, miner=None, **fn_kwargs):
         super().__init__(name=name, reduction=reduction, dtype=dtype or "float32")
         self.fn = fn
         self._fn_kwargs = fn_kwargs
+        for key, value in fn_kwargs.items():
+            setattr(self, key, value)
         self._mines_pairs = False
-        if "miner" in inspect.signature(fn).parameters:
+        if "miner" in inspect.signature(self.fn).parameters:
             self._fn_kwargs["miner"] = miner  # the subclass resolved its own miner
         elif miner is not None:
-            miner = pair_miner_for(fn, miner, type(self).__name__)
+            miner = pair_miner_for(self.fn, miner, type(self).__name__)
             self._mines_pairs = True
         self.miner = miner
 
     @property
     def fn_kwargs(self):
-        """The keyword arguments this loss passes to `fn` (a copy), e.g. for a wrapper."""
+        """The keyword arguments this loss passes to `fn` (a copy)."""
         return dict(self._fn_kwargs)
 
     def compute(self, y_true, y_pred, return_count=False, pair_mask=None, miner=None):
-        """`fn` on the batch, with this loss's arguments and its pair miner's pairs.
+        """`fn` on the batch: the loss, or `(loss, num_valid)` with `return_count`.
 
         Args:
-            y_true: int tensor `[B]`. Class labels.
-            y_pred: float tensor `[B, D]`. Embeddings.
-            return_count: bool. Also return the int32 count of valid terms.
-            pair_mask: optional bool tensor `[B, B]`: the pairs allowed (e.g. a cross-batch
-                memory's); a pair miner chooses among them.
-            miner: optional miner for this call in place of the one `fn` takes (a loss that
-                mines itself), e.g. a cross-batch memory's triplet miner.
-
-        Returns:
-            What `fn` returns: the loss, or `(loss, num_valid)`.
+            pair_mask: optional bool tensor `[B, B]`: the pairs allowed; a pair miner chooses among
+                them.
+            miner: optional miner for this call, in place of the one `fn` takes.
         """
         kwargs = dict(self._fn_kwargs)
         if miner is not None:
@@ -90,19 +66,7 @@ class MetricLoss(ArgumentConfig, keras.losses.Loss):
         return propagate_nonfinite(self.compute(y_true, y_pred), y_pred)
 
     def loss_and_count(self, y_true, y_pred):
-        """Returns `(loss, num_valid)`: the float32 loss and the int32 count of valid terms.
-
-        Use it where the number of valid pairs / triplets should be logged as a metric, e.g. in
-        a model's `compute_loss` or `train_step`. For stochastic mining it draws a new sample,
-        so call it instead of (not in addition to) the loss.
-
-        Args:
-            y_true: int tensor `[B]`. Class labels.
-            y_pred: float tensor `[B, D]`. Embeddings.
-
-        Returns:
-            Tuple of a float32 scalar and an int32 scalar.
-        """
+        """`(loss, num_valid)` as float32 / int32; call it instead of the loss."""
         loss, count = self.compute(y_true, y_pred, return_count=True)
         return propagate_nonfinite(loss, y_pred), count
 
@@ -126,3 +90,10 @@ def pair_miner_for(fn, miner, loss_name):
             f"miner={miner!r}"
         )
     return miner
+
+
+def check_positive(name, value, hint):
+    """`value` as a float; a one-line `ValueError` naming `name` and the `hint` unless > 0."""
+    if not float(value) > 0.0:
+        raise ValueError(f"`{name}` must be > 0 ({hint}). Received: {name}={value}")
+    return float(value)

@@ -1,12 +1,4 @@
-"""Shared parts of the class-based losses (one trainable weight vector or proxy per class).
-
-Normalised softmax, ProxyAnchor, ArcFace and CosFace compare each embedding with `[C, D]` class
-vectors. Unlike the in-batch pair losses they cannot ignore a sample whose label has no class
-vector: such a label is a bug in the data or in `num_classes`, so it raises a `ValueError` when the
-labels can be read (eager calls), and turns the loss into NaN inside a traced graph (`fit`,
-`tf.function`), where no Python error can be raised. NaN or Inf in the embeddings also give a NaN
-loss, never a finite loss over NaN gradients.
-"""
+"""The class-based losses' base layer, input checks and helpers."""
 
 import keras
 import numpy as np
@@ -18,26 +10,8 @@ from keras_dml.pairs.distances import l2_normalize, prepare_inputs
 from keras_dml.utils.argument_config import ArgumentConfig
 
 
-def prepare_class_inputs(labels, embeddings, class_weights, weights_name="class_weights"):
-    """Standardises `(labels, embeddings, class_weights)` and checks their shapes and labels.
-
-    Args:
-        labels: int tensor with `B` elements. Class ids in `[0, C)`.
-        embeddings: float tensor `[B, D]`.
-        class_weights: float tensor `[C, D]`: one weight vector (or proxy) per class.
-        weights_name: str. Name of the class-weight argument in error messages.
-            Defaults to `"class_weights"`.
-
-    Returns:
-        Tuple `(labels, embeddings, class_weights, invalid)`: int32 `[B]`, float32 `[B, D]`,
-        float32 `[C, D]`, and a bool scalar tensor that is True when a label lies outside
-        `[0, C)` (only possible in a traced graph; eager calls raise instead).
-
-    Raises:
-        ValueError: for a non-2-D weight matrix, mismatched dimensions, or (eagerly) labels
-            outside `[0, C)`.
-    """
-    labels, embeddings = prepare_inputs(labels, embeddings)
+def prepare_class_weights(embeddings, class_weights, weights_name="class_weights"):
+    """`class_weights` as float32 `[C, D]`, checked against the embeddings; else a `ValueError`."""
     class_weights = ops.cast(ops.convert_to_tensor(class_weights), "float32")
     if len(class_weights.shape) != 2 or class_weights.shape[0] is None:
         raise ValueError(
@@ -51,24 +25,21 @@ def prepare_class_inputs(labels, embeddings, class_weights, weights_name="class_
             f"{weights_name}.shape={tuple(class_weights.shape)}, "
             f"embeddings.shape={tuple(embeddings.shape)}"
         )
+    return class_weights
+
+
+def prepare_class_inputs(labels, embeddings, class_weights, weights_name="class_weights"):
+    """`(labels, embeddings, class_weights, invalid)`, checked; `invalid` flags labels outside
+    `[0, C)` in a traced graph (an eager call raises a `ValueError`).
+    """
+    labels, embeddings = prepare_inputs(labels, embeddings)
+    class_weights = prepare_class_weights(embeddings, class_weights, weights_name)
     invalid = check_label_range(labels, class_weights.shape[0])
     return labels, embeddings, class_weights, invalid
 
 
 def check_label_range(labels, num_classes):
-    """Checks that every label is a class id in `[0, num_classes)`.
-
-    Args:
-        labels: int32 tensor `[B]`.
-        num_classes: int. Number of classes.
-
-    Returns:
-        bool scalar tensor: True when some label is out of range. Eagerly that never happens
-        (it raises); in a traced graph the caller turns the loss into NaN.
-
-    Raises:
-        ValueError: when the labels have values (eager call) and one is out of range.
-    """
+    """bool scalar: a label outside `[0, num_classes)`; raises a `ValueError` in an eager call."""
     out_of_range = ops.logical_or(ops.less(labels, 0), ops.greater_equal(labels, num_classes))
     values = _eager_values(labels)
     if values is not None:
@@ -87,27 +58,23 @@ def _eager_values(tensor):
     try:
         return np.asarray(ops.convert_to_numpy(tensor))
     except (RuntimeError, TypeError, ValueError):
-        # tf.function / jax.jit tracers and KerasTensors have no values: checked in-graph.
-        return None
+        return None  # tf.function / jax.jit tracers and KerasTensors have no values
 
 
 def cosine_logits(embeddings, class_weights):
-    """Cosine similarities `[B, C]` between L2-normalised embeddings and class weights.
-
-    A NaN or Inf embedding gives a NaN row (`inf * 0` in the normalisation), so the loss built on
-    it is NaN as well.
-    """
+    """Cosines `[B, C]` between the L2-normalised embeddings and class weights (NaN rows for
+    NaN or Inf embeddings)."""
     return ops.matmul(l2_normalize(embeddings), ops.transpose(l2_normalize(class_weights)))
 
 
+def softmax_cross_entropy(logits, targets):
+    """Per-sample cross-entropy `[B]` of logits `[B, C]` against one-hot targets `[B, C]`."""
+    return ops.logsumexp(logits, axis=1) - ops.sum(targets * logits, axis=1)
+
+
 def mean_over_samples(per_sample, invalid):
-    """Mean of the per-sample losses (0.0 for an empty batch); NaN when `invalid` is True.
-
-    Every sample is counted: NaN in any per-sample loss propagates to the result.
-
-    Returns:
-        Tuple `(loss, num_samples)`: float32 scalar and int32 scalar.
-    """
+    """`(loss, num_samples)`: the mean of every per-sample loss (0.0 for an empty batch), NaN
+    when `invalid`."""
     per_sample = ops.cast(per_sample, "float32")
     count = ops.cast(ops.shape(per_sample)[0], "float32")
     loss = ops.sum(per_sample) / ops.maximum(count, 1.0)
@@ -119,31 +86,25 @@ def poison_if(loss, invalid):
     return loss + ops.where(invalid, float("nan"), 0.0)
 
 
-class ClassWeightLoss(ArgumentConfig, keras.layers.Layer):
-    """Base layer of the class-based losses: owns the trainable `[num_classes, dim]` weights.
+class ClassVectorLoss(ArgumentConfig, keras.layers.Layer):
+    """Base layer of the losses with trainable class vectors: creates, checks and passes them.
 
-    A `keras.losses.Loss` cannot hold weights, so these losses are layers that a model owns
-    (`EmbeddingModel.compile(loss=layer)` attaches one; see `keras_dml.models.EmbeddingModel`).
-    The weights are created in `__init__`, so they exist before an optimizer is built.
-    Subclasses set `WEIGHTS_NAME` (the attribute and variable name of the weights), `loss_fn`
-    (the pure function as a `staticmethod`, called as `loss_fn(labels, embeddings, weights,
-    return_count=..., **self.loss_arguments())`) and `LOSS_ARGUMENTS` (names of the attributes
-    passed to `loss_fn`). `ArgumentConfig` serialises the constructor's arguments.
+    A subclass sets `loss_fn` (a `staticmethod`), `WEIGHTS_NAME`, `LOSS_ARGUMENTS` (its attributes
+    passed to `loss_fn`) and, for `K` vectors per class, `VECTORS_PER_CLASS` (the attribute of `K`).
 
     Args:
-        num_classes: int. Number of training classes; labels must be in `[0, num_classes)`.
-            Required (the default `None` raises a `ValueError` saying so).
-        embedding_dim: int. Dimension of the embeddings. Required.
-        weights_initializer: initializer of the class weights. Defaults to `"random_normal"`.
+        num_classes: int >= 2. Number of training classes.
+        embedding_dim: int >= 1. Dimension of the embeddings.
+        initializer: initializer of the class vectors.
         **kwargs: base `keras.layers.Layer` arguments; `dtype` defaults to `"float32"`.
     """
 
     WEIGHTS_NAME = "class_weights"
     LOSS_ARGUMENTS = ()
+    VECTORS_PER_CLASS = None
+    loss_fn = None
 
-    def __init__(
-        self, num_classes=None, embedding_dim=None, weights_initializer="random_normal", **kwargs
-    ):
+    def __init__(self, num_classes, embedding_dim, initializer, **kwargs):
         kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
         if num_classes is None or embedding_dim is None:
@@ -162,16 +123,16 @@ class ClassWeightLoss(ArgumentConfig, keras.layers.Layer):
             )
         self.num_classes = int(num_classes)
         self.embedding_dim = int(embedding_dim)
-        self.weights_initializer = keras.initializers.get(weights_initializer)
-        # Shapes are known: create the weights now so an owning model lists them in
-        # `trainable_weights` before `fit` builds the optimizer.
+        self._vector_initializer = keras.initializers.get(initializer)
+        # Created now, so an owning model lists them before `fit` builds the optimizer.
         self.build()
 
     def build(self, labels_shape=None, embeddings_shape=None):
+        per_class = 1 if self.VECTORS_PER_CLASS is None else getattr(self, self.VECTORS_PER_CLASS)
         variable = self.add_weight(
             name=self.WEIGHTS_NAME,
-            shape=(self.num_classes, self.embedding_dim),
-            initializer=self.weights_initializer,
+            shape=(self.num_classes * per_class, self.embedding_dim),
+            initializer=self._vector_initializer,
             dtype="float32",
             trainable=True,
             autocast=False,
@@ -180,7 +141,7 @@ class ClassWeightLoss(ArgumentConfig, keras.layers.Layer):
 
     @property
     def class_weight_variable(self):
-        """The trainable `[num_classes, embedding_dim]` variable (proxies or class weights)."""
+        """The trainable `[num_classes * K, embedding_dim]` variable of the class vectors."""
         return getattr(self, self.WEIGHTS_NAME)
 
     def loss_arguments(self):
@@ -200,18 +161,26 @@ class ClassWeightLoss(ArgumentConfig, keras.layers.Layer):
         return ()
 
 
-def is_class_loss(loss):
-    """Whether `loss` compares embeddings with trainable per-class vectors (proxies, weights).
-
-    Such a loss needs `num_classes` and `embedding_dim` to be built, and an ensemble can give each
-    learner its own class vectors by slicing the columns of one `[C, D]` matrix.
+class ClassWeightLoss(ClassVectorLoss):
+    """Base layer of the class-based losses built from a run configuration's sizes.
 
     Args:
-        loss: a loss instance, a registered name or a `{"name": ...}` config dict.
-
-    Returns:
-        bool.
+        num_classes: int. Number of training classes; `None` raises, saying what to pass.
+        embedding_dim: int. Dimension of the embeddings.
+        weights_initializer: initializer of the class weights. Defaults to `"random_normal"`.
+        **kwargs: base `keras.layers.Layer` arguments; `dtype` defaults to `"float32"`.
     """
+
+    def __init__(
+        self, num_classes=None, embedding_dim=None, weights_initializer="random_normal", **kwargs
+    ):
+        self.weights_initializer = keras.initializers.get(weights_initializer)
+        super().__init__(num_classes, embedding_dim, self.weights_initializer, **kwargs)
+
+
+def is_class_loss(loss):
+    """Whether `loss` (an instance, a class, a registered name or a `{"name": ...}` dict)
+    compares embeddings with trainable per-class vectors."""
     if isinstance(loss, dict):
         loss = loss.get("name")
     if isinstance(loss, str):
@@ -221,25 +190,13 @@ def is_class_loss(loss):
 
 
 def with_class_arguments(loss_config, num_classes=None, embedding_dim=None):
-    """`loss_config` with `num_classes` / `embedding_dim` filled in for a class-based loss.
-
-    Values already in the config are kept (and checked by the loss itself); other losses are
-    returned unchanged.
-
-    Args:
-        loss_config: dict `{"name": ..., **arguments}` or `None`.
-        num_classes: int or `None`. Number of training classes.
-        embedding_dim: int or `None`. Size of the embeddings the loss will receive.
-
-    Returns:
-        A new dict (or `None`).
+    """`loss_config` with `num_classes` / `embedding_dim` filled in where unset and needed.
 
     Examples:
     >>> with_class_arguments({"name": "proxy_anchor"}, num_classes=10, embedding_dim=64)
     {'name': 'proxy_anchor', 'num_classes': 10, 'embedding_dim': 64}
     """
     if loss_config and is_memory_loss(loss_config):
-        # Cross-batch memory stores embeddings of the model's width; it has no classes.
         filled = dict(loss_config)
         if embedding_dim is not None and filled.get("embedding_dim") is None:
             filled["embedding_dim"] = int(embedding_dim)
@@ -254,19 +211,7 @@ def with_class_arguments(loss_config, num_classes=None, embedding_dim=None):
 
 
 def with_recommended_lr_multipliers(optimizer_config, loss_config):
-    """`optimizer_config` with the loss's recommended `lr_multipliers` when it sets none.
-
-    A loss class may declare `recommended_lr_multipliers` (`{pattern: factor}` over variable
-    paths): ProxyAnchor's proxies train at 100x the network's learning rate in Kim et al.
-    (2020)'s code, which PML's documentation and the paper's results assume. An optimizer entry
-    that already has `lr_multipliers` (even `{}`) is kept as it is.
-
-    Args:
-        optimizer_config: dict. The run configuration's `optimizer` entry.
-        loss_config: dict `{"name": ..., **arguments}` or `None`.
-
-    Returns:
-        A new dict (or `optimizer_config` unchanged).
+    """`optimizer_config` with the loss class's `recommended_lr_multipliers` when it sets none.
 
     Examples:
     >>> with_recommended_lr_multipliers({"name": "adam"}, {"name": "proxy_anchor"})
@@ -283,19 +228,5 @@ def with_recommended_lr_multipliers(optimizer_config, loss_config):
 
 
 def class_loss_with_weights(loss, labels, embeddings, class_weights):
-    """Evaluates a class-based loss layer with other class vectors than its own variable.
-
-    Ensembles give learner k the columns of its embedding slice (`W[:, a:b]`) or the masked
-    vectors of its subspace, so each learner has its own class vectors inside one `[C, D]`
-    variable the model owns.
-
-    Args:
-        loss: a class-based loss layer (`is_class_loss(loss)`).
-        labels: int tensor `[B]`.
-        embeddings: float tensor `[B, d]`.
-        class_weights: float tensor `[C, d]`, usually derived from `loss.class_weight_variable`.
-
-    Returns:
-        float32 scalar loss.
-    """
+    """A class-based loss layer's float32 value with other class vectors `[C, d]` than its own."""
     return loss.loss_fn(labels, embeddings, class_weights, **loss.loss_arguments())

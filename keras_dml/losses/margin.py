@@ -1,13 +1,9 @@
-"""Margin loss with distance-weighted sampling (Wu et al. 2017), fixed beta.
-
-For a learnable beta (global or per class) use the `LearnableMarginLoss` layer, which owns the
-beta weights and calls `margin_loss` with them.
-"""
+"""Margin loss with distance-weighted sampling (Wu et al. 2017), fixed beta."""
 
 import keras
 from keras import ops
 
-from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.base import REDUCTION, MetricLoss
 from keras_dml.losses.registry import register_loss
 from keras_dml.miners.aliases import margin_miner
 from keras_dml.pairs.distances import l2_normalize, pairwise_distances, prepare_inputs
@@ -19,22 +15,11 @@ NORMALIZATIONS = ("nonzero", "pairs")
 
 
 def margin_pairs(distances, pos_mask, neg_mask, beta=1.2, margin=0.2):
-    """Per-pair margin loss `[alpha + y_ij (D_ij - beta)]_+`, `y = +1` positive, `-1` negative.
-
-    Args:
-        distances: float tensor `[B, B]`. Euclidean distances.
-        pos_mask: bool tensor `[B, B]`. Positive pairs.
-        neg_mask: bool tensor `[B, B]`. Negative pairs.
-        beta: float, scalar tensor or float tensor `[B]` (per anchor). Boundary between
-            positive and negative distances. Defaults to `1.2`.
-        margin: float. Margin `alpha`. Defaults to `0.2`.
-
-    Returns:
-        float32 tensor `[B, B]`, 0 outside the two masks.
+    """Per-pair margin loss `[B, B]`: `[alpha + y_ij (D_ij - beta_i)]_+`, `y` +1 or -1 (negatives).
 
     References:
-        Wu et al., "Sampling Matters in Deep Embedding Learning", ICCV 2017, Sec. 5 (margin
-        loss); Zheng et al., "Deep Compositional Metric Learning", CVPR 2021, Eq. (9).
+        Wu et al., "Sampling Matters in Deep Embedding Learning", ICCV 2017, Sec. 5;
+        Zheng et al., "Deep Compositional Metric Learning", CVPR 2021, Eq. (9).
     """
     distances = ops.cast(distances, "float32")
     beta = _per_anchor_beta(beta, ops.shape(distances)[0])
@@ -67,65 +52,30 @@ def margin_loss(
     return_count=False,
     miner=None,
 ):
-    """Margin loss over all positive pairs and one selected negative per positive pair.
+    """Margin loss over every positive pair and one mined negative per positive pair.
 
-    `loss = (sum_pairs [alpha + y_ij (D_ij - beta_i)]_+ + nu * sum_pairs beta_i) / N`, where the
-    pairs are every positive pair `(i, j)` and, for each of them, the negative `(i, k)` a triplet
-    miner chooses (distance-weighted sampling, the closest one beyond `cutoff`, or any
-    `keras_dml.miners.TripletMiner` with one negative per slot), `beta_i` is the beta of the
-    anchor, and `N` is the number of pairs with non-zero loss (Wu et al. reference code) or of all
-    selected pairs.
-
-    `pair_mask` restricts both kinds of pairs: the positive pairs are the allowed ones, and each
-    is matched with a negative drawn (or, with `"closest"`, picked) among the anchor's allowed
-    negatives only. Anchors without an allowed negative contribute nothing, and `N` counts only
-    the selected pairs. With `[batch; memory]` and a mask keeping (batch anchor, memory
-    reference) pairs this is the margin loss against a cross-batch memory (Wang et al. 2020).
+    `(sum [alpha + y_ij (D_ij - beta_i)]_+ + nu sum beta_i) / N`, `N` the selected pairs with a
+    non-zero loss (`"nonzero"`) or all of them (`"pairs"`).
 
     Args:
-        labels: int tensor `[B]`. Class labels.
-        embeddings: float tensor `[B, D]`. Embeddings.
-        beta: float, scalar tensor or tensor `[B]` of per-anchor betas (e.g. from
-            `LearnableMarginLoss.beta_for(labels)`); gradients flow into tensors. Defaults to `1.2`.
+        beta: float, scalar tensor or per-anchor tensor `[B]` (trainable). Defaults to `1.2`.
         margin: float. Margin `alpha`. Defaults to `0.2`.
-        nu: float. Weight of the beta regulariser `nu * beta_i` per pair (Wu et al., Sec. 5).
-            Defaults to `0.0`.
-        sampling: `"distance_weighted"` (Wu et al., `DistanceWeightedMiner`) or `"closest"`
-            (closest negatives at distance >= `cutoff`, D&C reference code,
-            `ClosestNegativeMiner`). Defaults to `None`: `"distance_weighted"` unless `miner`.
-        cutoff: float. Distance clip of the sampler. Defaults to `None` (`0.5`).
-        nonzero_loss_cutoff: float. Negatives at or beyond this distance are not sampled
-            (distance-weighted sampling only). Defaults to `None` (`1.4`).
-        normalize_embeddings: bool. L2-normalise the embeddings first; distance-weighted
-            sampling assumes the unit sphere. Defaults to `True`.
-        normalize_by: `"nonzero"` (pairs with loss > 0) or `"pairs"` (all selected pairs).
-            Defaults to `"nonzero"`.
-        seed: int or `keras.random.SeedGenerator` for the sampler. Inside `tf.function` pass a
-            `SeedGenerator` (the loss classes own one). Defaults to `None`.
-        pair_mask: optional bool tensor `[B, B]`: the pairs `(anchor, other)` the loss may use
-            (e.g. from a miner or a cross-batch memory). Defaults to `None` (every pair).
-        return_count: bool. Also return the int32 number of selected pairs (positive plus
-            negative). Defaults to `False`.
-        miner: optional triplet miner, registered name or config dict choosing the negative
-            of each positive pair, instead of `sampling`. Defaults to `None`.
-
-    Returns:
-        float32 scalar, or `(loss, num_valid)` when `return_count=True`. A batch with no
-        positive pair or no selectable negative gives 0.0 and `num_valid = 0`.
-
-    Raises:
-        ValueError: when `pair_mask` is not `[B, B]`, the embedding dimension is unknown
-            with distance-weighted sampling, or for `miner` with a sampling option.
+        nu: float. Weight of the beta regulariser. Defaults to `0.0`.
+        sampling: `None` (`"distance_weighted"` without `miner`), `"distance_weighted"` or
+            `"closest"`: builds the miner.
+        cutoff: float or `None` (`0.5`). Lower distance cutoff of the sampler.
+        nonzero_loss_cutoff: float or `None` (`1.4`). No negative drawn at or beyond it.
+        normalize_embeddings: bool. L2-normalise the embeddings first. Defaults to `True`.
+        normalize_by: `"nonzero"` or `"pairs"`. Defaults to `"nonzero"`.
+        seed: int or `keras.random.SeedGenerator` (inside `tf.function`) for the sampler.
+        miner: optional triplet miner, registered name or config dict, instead of `sampling`.
 
     Examples:
-    >>> seed = keras.random.SeedGenerator(0)
-    >>> loss = margin_loss([0, 0, 1, 1], keras.random.normal((4, 16)), seed=seed)
-    >>> keep = np.ones((4, 4), bool); keep[0, 3] = False  # anchor 0 may not use sample 3
-    >>> loss = margin_loss([0, 0, 1, 1], keras.random.normal((4, 16)), pair_mask=keep)
+    >>> loss = margin_loss([0, 0, 1, 1], keras.random.normal((4, 16)), seed=0)
 
     References:
         Wu, Manmatha, Smola, Krähenbühl, "Sampling Matters in Deep Embedding Learning",
-        ICCV 2017, Sec. 4 (sampling) and Sec. 5 (margin loss, learnable beta).
+        ICCV 2017, Sec. 4 (sampling) and Sec. 5 (margin loss).
     """
     miner = margin_miner(sampling, cutoff, nonzero_loss_cutoff, miner)
     check_choice("normalize_by", normalize_by, NORMALIZATIONS)
@@ -167,38 +117,7 @@ def margin_loss(
 class MarginLoss(MetricLoss):
     """Margin loss with a fixed beta as a `keras.losses.Loss` over `(labels, embeddings)`.
 
-    For a learnable beta use `keras_dml.losses.LearnableMarginLoss` (a layer the model owns).
-
-    Args:
-        beta: float. Fixed boundary beta. Defaults to `1.2`.
-        margin: float. Margin alpha. Defaults to `0.2`.
-        sampling: `None`, `"distance_weighted"` or `"closest"`: the miner by its former
-            option name. Defaults to `None` (`"distance_weighted"` unless `miner` is given).
-        cutoff: float. The sampler's lower cutoff. Defaults to `None` (`0.5`).
-        nonzero_loss_cutoff: float. Distance-weighted sampling's upper cutoff. Defaults to
-            `None` (`1.4`).
-        normalize_embeddings: bool. Defaults to `True`.
-        normalize_by: `"nonzero"` or `"pairs"`. Defaults to `"nonzero"`.
-        seed: optional int. Seed of the sampler's generator.
-        miner: optional `keras_dml.miners.TripletMiner`, registered name or config dict,
-            instead of `sampling` and its cutoffs. Defaults to `None`.
-        name: str. Defaults to `"margin_loss"`.
-        reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
-        dtype: computation dtype. Defaults to `"float32"`.
-
-    Call arguments:
-        y_true: int tensor `[B]`. Class labels.
-        y_pred: float tensor `[B, D]`. Embeddings.
-
-    Returns:
-        float32 scalar loss; `loss_and_count(y_true, y_pred)` also returns the pair count.
-
-    Examples:
-    >>> model.compile(optimizer="adam", loss=MarginLoss(beta=1.2, margin=0.2, seed=0))
-
-    References:
-        Wu et al., "Sampling Matters in Deep Embedding Learning", ICCV 2017, Sec. 5 (margin
-        loss); Zheng et al., "Deep Compositional Metric Learning", CVPR 2021, Eq. (9).
+    Takes `margin_loss`'s hyper-parameters (`beta` a float, `seed` an int, no `nu`), `Loss`'s.
     """
 
     def __init__(
@@ -213,36 +132,28 @@ class MarginLoss(MetricLoss):
         seed=None,
         miner=None,
         name="margin_loss",
-        reduction="sum_over_batch_size",
+        reduction=REDUCTION,
         dtype=None,
     ):
         check_margin_arguments(margin, normalize_by)
-        self.beta = float(beta)
-        self.margin = float(margin)
-        self.normalize_embeddings = bool(normalize_embeddings)
-        self.normalize_by = normalize_by
-        self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed)
         super().__init__(
             margin_loss,
-            name=name,
-            reduction=reduction,
-            dtype=dtype,
-            beta=self.beta,
-            margin=self.margin,
-            miner=margin_miner(sampling, cutoff, nonzero_loss_cutoff, miner),
-            normalize_embeddings=self.normalize_embeddings,
+            name,
+            reduction,
+            dtype,
+            margin_miner(sampling, cutoff, nonzero_loss_cutoff, miner),
+            beta=float(beta),
+            margin=float(margin),
+            normalize_embeddings=bool(normalize_embeddings),
             normalize_by=normalize_by,
             seed=self.seed_generator,
         )
+        self.seed = seed
 
 
 def check_margin_arguments(margin, normalize_by):
-    """Validates the margin-loss hyper-parameters up front with messages naming the argument.
-
-    The sampler's cutoffs are the miner's arguments, checked where it is built
-    (`keras_dml.miners.aliases.margin_miner`).
-    """
+    """Raises a one-line `ValueError` for a negative margin or an unknown `normalize_by`."""
     check_choice("normalize_by", normalize_by, NORMALIZATIONS)
     if margin < 0:
         raise ValueError(f"`margin` must be >= 0. Received: margin={margin}")

@@ -15,63 +15,17 @@ from keras_dml.utils.argument_config import ArgumentConfig
 class LearnableMarginLoss(ArgumentConfig, keras.layers.Layer):
     """Margin loss whose boundary beta is trained with the model (global or per class).
 
-    A `keras.losses.Loss` cannot hold weights, so a loss with trainable parameters is a layer:
-    the model creates it in `__init__` (its weights exist immediately, so they are in
-    `model.trainable_weights` before the optimizer is built), and calls it in `compute_loss` /
-    `train_step`. `call(labels, embeddings)` returns the scalar loss; the layer also owns the
-    sampler's `SeedGenerator`, whose state is saved with the model.
-
-    ```python
-    class MyModel(keras.Model):
-        def __init__(self, num_classes, **kwargs):
-            super().__init__(**kwargs)
-            self.embed = keras.layers.Dense(64)
-            self.margin = keras_dml.losses.LearnableMarginLoss(num_classes=num_classes, nu=0.0)
-
-        def call(self, x):
-            return self.embed(x)
-
-        def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-            loss, num_pairs = self.margin(y, y_pred, return_count=True)
-            return loss
-    ```
-
-    Betas usually need a larger learning rate than the network (DCML: 5e-4 vs 1e-5).
+    Called as `layer(labels, embeddings, return_count=False)`; arguments as `margin_loss`'s
+    (`seed` an int), plus:
 
     Args:
-        num_classes: optional int. `None` learns one global beta; an int learns one beta per
-            class (labels must then be in `[0, num_classes)`; other labels get beta 0).
-            Defaults to `None`.
+        num_classes: optional int. `None` learns one global beta, an int one beta per class
+            (labels outside `[0, num_classes)` get beta 0). Defaults to `None`.
         initial_beta: float. Initial value of every beta. Defaults to `1.2`.
-        margin: float. Margin alpha. Defaults to `0.2`.
-        nu: float. Weight of the beta regulariser. Defaults to `0.0`.
-        sampling: `None`, `"distance_weighted"` or `"closest"`: the miner by its former
-            option name. Defaults to `None` (`"distance_weighted"` unless `miner` is given).
-        cutoff: float. The sampler's lower cutoff. Defaults to `None` (`0.5`).
-        nonzero_loss_cutoff: float. Distance-weighted sampling's upper cutoff. Defaults to
-            `None` (`1.4`).
-        normalize_embeddings: bool. Defaults to `True`.
-        normalize_by: `"nonzero"` or `"pairs"`. Defaults to `"nonzero"`.
-        seed: optional int. Seed of the sampler's generator.
-        miner: optional `keras_dml.miners.TripletMiner`, registered name or config dict,
-            instead of `sampling` and its cutoffs. Defaults to `None`.
         **kwargs: base `keras.layers.Layer` arguments; `dtype` defaults to `"float32"`.
 
-    Call arguments:
-        labels: int tensor `[B]`. Class labels.
-        embeddings: float tensor `[B, D]`. Embeddings.
-        return_count: bool. Also return the int32 number of selected pairs. Defaults to `False`.
-
-    Returns:
-        float32 scalar loss, or `(loss, num_valid)`.
-
-    Examples:
-    >>> margin = LearnableMarginLoss(num_classes=100)
-    >>> loss = margin(labels, embeddings)
-
     References:
-        Wu et al., "Sampling Matters in Deep Embedding Learning", ICCV 2017, Sec. 5 (learnable
-        beta^(0) and beta^(class) with regulariser nu); Zheng et al., DCML, CVPR 2021, Eq. (9).
+        Wu et al., ICCV 2017, Sec. 5 (learnable beta); Zheng et al., DCML, CVPR 2021, Eq. (9).
     """
 
     def __init__(
@@ -108,8 +62,7 @@ class LearnableMarginLoss(ArgumentConfig, keras.layers.Layer):
         self.normalize_by = normalize_by
         self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed)
-        # The weights do not depend on the input shape: create them now so a model owning this
-        # layer lists them in `trainable_weights` before `fit` builds the optimizer.
+        # Created now, so an owning model lists them before `fit` builds the optimizer.
         self.build()
 
     def build(self, labels_shape=None, embeddings_shape=None):

@@ -1,9 +1,4 @@
-"""Shared parts of the class losses with K class vectors per class (sub-center ArcFace, SoftTriple).
-
-Their class vectors are one `[C * K, D]` matrix whose rows `c*K .. c*K + K - 1` belong to class `c`
-(pytorch-metric-learning's column order of its `[D, C * K]` weights). Labels are classes in
-`[0, C)`, not rows; an ensemble slices the columns to give each learner its own vectors.
-"""
+"""Shared parts of the class losses with `K` vectors per class (rows `c*K .. c*K + K - 1`)."""
 
 import numbers
 
@@ -14,8 +9,7 @@ from keras_dml.pairs.distances import prepare_inputs
 
 
 def check_centers_per_class(centers_per_class, class_vectors=None, name="num_sub_centers"):
-    """Returns `centers_per_class` as an int >= 1; with `class_vectors` `[C * K, D]`, checks that
-    their number of rows is a multiple of it. Raises a one-line `ValueError` otherwise."""
+    """`centers_per_class` as an int >= 1 that divides the rows of `class_vectors`."""
     if (
         isinstance(centers_per_class, bool)
         or not isinstance(centers_per_class, numbers.Real)
@@ -34,22 +28,10 @@ def check_centers_per_class(centers_per_class, class_vectors=None, name="num_sub
 
 
 def prepare_multi_center_inputs(labels, embeddings, centers, centers_per_class, names):
-    """`prepare_class_inputs` for `[C * K, D]` class vectors: labels must be classes in `[0, C)`.
-
-    Args:
-        labels: int tensor `[B]`.
-        embeddings: float tensor `[B, D]`.
-        centers: float tensor `[C * K, D]`.
-        centers_per_class: int. `K`.
-        names: tuple `(weights name, K's argument name)` for the error messages.
+    """`prepare_class_inputs` for `[C * K, D]` class vectors and labels in `[0, C)`.
 
     Returns:
-        Tuple `(labels, embeddings, centers, centers_per_class, num_classes, invalid)`;
-        `invalid` is a bool scalar tensor, True when a label is out of range in a traced graph.
-
-    Raises:
-        ValueError: for malformed shapes, a row count that is not a multiple of `K`, or (eagerly)
-            labels outside `[0, C)`.
+        Tuple `(labels, embeddings, centers, centers_per_class, num_classes, invalid)`.
     """
     weights_name, k_name = names
     labels, embeddings = prepare_inputs(labels, embeddings)
@@ -65,17 +47,7 @@ def prepare_multi_center_inputs(labels, embeddings, centers, centers_per_class, 
 
 
 def center_cosines(embeddings, centers, centers_per_class):
-    """Cosines `[B, C, K]` between the embeddings and the `K` centers of each of the `C` classes.
-
-    Args:
-        embeddings: float32 tensor `[B, D]`.
-        centers: float32 tensor `[C * K, D]`; rows `c*K .. c*K + K - 1` belong to class `c`
-            (pytorch-metric-learning's column order of `W`).
-        centers_per_class: int. `K`.
-
-    Returns:
-        float32 tensor `[B, C, K]`.
-    """
+    """Cosines `[B, C, K]` between the embeddings `[B, D]` and the `K` centers of each class."""
     num_classes = centers.shape[0] // centers_per_class
     cosine = cosine_logits(embeddings, centers)
     return ops.reshape(cosine, (-1, num_classes, centers_per_class))

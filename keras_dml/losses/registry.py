@@ -1,8 +1,4 @@
-"""The loss registry: names to loss classes, configurations to loss instances.
-
-A loss module declares its class with `@register_loss("name")`; this module imports no loss, so
-modules inside the loss family (class-based losses, cross-batch memory) can resolve others.
-"""
+"""The loss registry: names to loss classes (`@register_loss`), configurations to instances."""
 
 import inspect
 
@@ -16,49 +12,27 @@ LOSSES = Registry(
 
 
 def register_loss(name):
-    """Class decorator registering a loss under `name` for configurations and `get`.
-
-    Examples:
-    >>> @register_loss("my_loss")  # doctest: +SKIP
-    ... class MyLoss(keras_dml.losses.MetricLoss): ...
-    """
+    """Class decorator registering a loss under `name` for configurations and `get`."""
     return LOSSES.register(name)
 
 
 def list_losses(verbose=False):
-    """Names of the registered losses, sorted (`{name: first docstring line}` if verbose).
-
-    Examples:
-    >>> "margin" in list_losses()
-    True
-    """
+    """Names of the registered losses, sorted (`{name: first docstring line}` if verbose)."""
     return LOSSES.describe() if verbose else LOSSES.names()
 
 
 def get(identifier, **kwargs):
-    """Returns a loss instance from a name, a config dict or an instance.
-
-    Args:
-        identifier: one of
-            - a registered name (`list_losses()`; `-`, `_` and case are interchangeable),
-              built with `**kwargs`;
-            - a dict `{"name": <name>, **arguments}` (the form used in training configs);
-            - a Keras serialized dict `{"class_name": ..., "config": ...}`;
-            - a loss or loss-layer instance, returned unchanged.
-        **kwargs: constructor arguments, merged over the dict's arguments.
+    """A loss from a registered name (built with `**kwargs`), a `{"name": ..., **arguments}` dict,
+    a Keras config or an instance (returned unchanged).
 
     Returns:
-        A `keras.losses.Loss` (usable in `model.compile(loss=...)`), or a `keras.layers.Layer`
-        for a loss that holds weights, which the model owns (`EmbeddingModel.compile(loss=layer)`
-        attaches it; other models call it in `compute_loss`).
+        A `keras.losses.Loss`, or a `keras.layers.Layer` for a loss that holds weights.
 
     Raises:
         ValueError: for an unknown name or an unusable identifier; the message lists the names.
 
     Examples:
     >>> loss = get("triplet", margin=0.2, mining="batch-hard")
-    >>> loss = get({"name": "margin", "beta": 1.2})
-    >>> proxy_loss = get("proxy_nca", num_classes=100, embedding_dim=128)
     >>> arcface = get("arcface", num_classes=100, embedding_dim=128, margin=0.5)
     """
     if isinstance(identifier, (keras.losses.Loss, keras.layers.Layer)):

@@ -3,37 +3,28 @@
 import keras
 from keras import ops
 
-from keras_dml.losses.base import MetricLoss
+from keras_dml.losses.base import REDUCTION, MetricLoss
+from keras_dml.losses.pair_loss import pair_loss
 from keras_dml.losses.registry import register_loss
-from keras_dml.pairs.distances import l2_normalize, prepare_inputs
 from keras_dml.pairs.masks import count_true
-from keras_dml.pairs.reduction import check_choice, finish, masked_mean
-from keras_dml.pairs.selected_pairs import selected_pair_masks
+from keras_dml.pairs.reduction import check_choice, masked_mean
 
 NORMALIZATIONS = ("nonzero", "pairs")
 _VARIANCE_EPSILON = 1e-12
 
 
 def snr_distances(embeddings):
-    """SNR distances `d_ij = var(h_j - h_i) / var(h_i)` (anchor `i`; not symmetric).
+    """SNR distances `[B, B]`, `var(h_j - h_i) / var(h_i)` over the features (not symmetric).
 
-    Args:
-        embeddings: float tensor `[B, D]`. Variances are over the `D` features.
-
-    Returns:
-        float32 tensor `[B, B]`, 0 on the diagonal.
+    References:
+        Yuan et al., "Signal-to-Noise Ratio: A Robust Distance Metric for Deep Metric
+        Learning", CVPR 2019, Sec. 3.
     """
     embeddings = ops.cast(embeddings, "float32")
     differences = ops.expand_dims(embeddings, 0) - ops.expand_dims(embeddings, 1)  # [i, j]
     noise = ops.var(differences, axis=-1)
     signal = ops.var(embeddings, axis=-1, keepdims=True)
     return noise / ops.maximum(signal, _VARIANCE_EPSILON)
-
-
-def _pair_mean(values, mask, nonzero):
-    if nonzero:
-        mask = ops.logical_and(mask, values > 0.0)
-    return masked_mean(values, mask)[0]
 
 
 def snr_contrastive_loss(
@@ -46,55 +37,48 @@ def snr_contrastive_loss(
     pair_mask=None,
     return_count=False,
 ):
-    """Contrastive loss (a pair loss) on SNR distances, the DSML loss.
+    """Contrastive loss on SNR distances (DSML), each kind of pair averaged on its own.
 
-    `l = d_ij` for positive pairs and `l = max(0, margin - d_ij)` for negative pairs, with the
-    SNR distance `d_ij = var(h_j - h_i) / var(h_i)`; the positive and the negative terms are
-    averaged separately and added, plus `regularization * mean_i |sum_k h_ik|`, the paper's
-    penalty keeping the features zero-mean.
+    `d_ij` (positive pairs) and `max(0, margin - d_ij)` (negative), plus
+    `regularization * mean_i |sum_k h_ik|`.
 
     Args:
-        labels: int tensor `[B]`. Class labels.
-        embeddings: float tensor `[B, D]`. Embeddings `h`.
         margin: float. Negative margin. Defaults to `1.0`.
-        regularization: float >= 0. Weight `lambda` of the zero-mean penalty. Defaults to `0.0`.
-        normalize_by: `"nonzero"` averages each kind over its pairs with a non-zero loss
-            (pytorch-metric-learning's `AvgNonZeroReducer`), `"pairs"` over all its pairs.
-            Defaults to `"nonzero"`.
-        normalize_embeddings: bool. L2-normalise the embeddings first (PML's `SNRDistance`
-            does by default). Defaults to `False`.
-        pair_mask: optional bool tensor `[B, B]`: the pairs to use (e.g. from a miner).
-            Defaults to `None` (all pairs).
-        return_count: bool. Also return the int32 number of pairs. Defaults to `False`.
-
-    Returns:
-        float32 scalar, or `(loss, num_valid)`; 0.0 when the batch has no positive or no
-        negative pair.
-
-    Examples:
-    >>> loss = snr_contrastive_loss([0, 0, 1, 1], keras.random.normal((4, 8)))
+        regularization: float >= 0. Weight of the zero-mean penalty. Defaults to `0.0`.
+        normalize_by: `"nonzero"` (the pairs with a non-zero loss) or `"pairs"`. Defaults to
+            `"nonzero"`.
+        normalize_embeddings: bool. L2-normalise the embeddings first. Defaults to `False`.
 
     References:
-        Yuan et al., "Signal-to-Noise Ratio: A Robust Distance Metric for Deep Metric
-        Learning", CVPR 2019, Sec. 3 (SNR distance) and Sec. 4 (DSML with the contrastive
-        loss and the regularisation).
+        Yuan et al., CVPR 2019, Sec. 3 (SNR distance) and Sec. 4 (DSML).
     """
     check_choice("normalize_by", normalize_by, NORMALIZATIONS)
-    labels, embeddings = prepare_inputs(labels, embeddings)
-    if normalize_embeddings:
-        embeddings = l2_normalize(embeddings)
-    pos_mask, neg_mask = selected_pair_masks(labels, pair_mask)
-    distances = snr_distances(embeddings)
-    nonzero = normalize_by == "nonzero"
-    positive = _pair_mean(ops.where(pos_mask, distances, 0.0), pos_mask, nonzero)
-    negative = _pair_mean(ops.where(neg_mask, ops.relu(margin - distances), 0.0), neg_mask, nonzero)
-    loss = positive + negative
-    if regularization:
-        loss = loss + regularization * ops.mean(ops.abs(ops.sum(embeddings, axis=1)))
-    num_pos, num_neg = count_true(pos_mask), count_true(neg_mask)
-    valid = ops.logical_and(num_pos > 0.0, num_neg > 0.0)
-    count = ops.where(valid, num_pos + num_neg, 0.0)
-    return finish(ops.where(valid, loss, 0.0), count, return_count, embeddings=embeddings)
+
+    def kind_mean(values, mask):
+        if normalize_by == "nonzero":
+            mask = ops.logical_and(mask, values > 0.0)
+        return masked_mean(values, mask)[0]
+
+    def formula(distances, pos_mask, neg_mask):
+        positive = kind_mean(ops.where(pos_mask, distances, 0.0), pos_mask)
+        negative = kind_mean(ops.where(neg_mask, ops.relu(margin - distances), 0.0), neg_mask)
+        num_pos, num_neg = count_true(pos_mask), count_true(neg_mask)
+        valid = ops.logical_and(num_pos > 0.0, num_neg > 0.0)
+        return ops.where(valid, positive + negative, 0.0), ops.where(valid, num_pos + num_neg, 0.0)
+
+    def zero_mean_penalty(embeddings):
+        return regularization * ops.mean(ops.abs(ops.sum(embeddings, axis=1)))
+
+    return pair_loss(
+        labels,
+        embeddings,
+        formula,
+        snr_distances,
+        normalize_embeddings=normalize_embeddings,
+        pair_mask=pair_mask,
+        return_count=return_count,
+        regularizer=zero_mean_penalty if regularization else None,
+    )
 
 
 @register_loss("snr_contrastive")
@@ -102,30 +86,7 @@ def snr_contrastive_loss(
 class SNRContrastiveLoss(MetricLoss):
     """Contrastive pair loss on SNR distances (DSML) as a `keras.losses.Loss`.
 
-    Args:
-        margin: float. Negative margin. Defaults to `1.0`.
-        regularization: float >= 0. Weight of the zero-mean penalty. Defaults to `0.0`.
-        normalize_by: `"nonzero"` or `"pairs"`. Defaults to `"nonzero"`.
-        normalize_embeddings: bool. Defaults to `False`.
-        miner: optional pair miner (`keras_dml.miners.PairMiner`, a registered name or a
-            config dict): the loss is computed on the pairs it keeps. Defaults to `None`.
-        name: str. Defaults to `"snr_contrastive_loss"`.
-        reduction: str. Keras reduction of the scalar. Defaults to `"sum_over_batch_size"`.
-        dtype: computation dtype. Defaults to `"float32"`.
-
-    Call arguments:
-        y_true: int tensor `[B]`. Class labels.
-        y_pred: float tensor `[B, D]`. Embeddings.
-
-    Returns:
-        float32 scalar loss; `loss_and_count(y_true, y_pred)` also returns the pair count.
-
-    Examples:
-    >>> model.compile(optimizer="adam", loss=SNRContrastiveLoss(margin=1.0))
-
-    References:
-        Yuan et al., "Signal-to-Noise Ratio: A Robust Distance Metric for Deep Metric
-        Learning", CVPR 2019, Sec. 3 and 4.
+    Takes `snr_contrastive_loss`'s hyper-parameters, a pair `miner` and `Loss` arguments.
     """
 
     def __init__(
@@ -136,7 +97,7 @@ class SNRContrastiveLoss(MetricLoss):
         normalize_embeddings=False,
         miner=None,
         name="snr_contrastive_loss",
-        reduction="sum_over_batch_size",
+        reduction=REDUCTION,
         dtype=None,
     ):
         check_choice("normalize_by", normalize_by, NORMALIZATIONS)
@@ -145,18 +106,14 @@ class SNRContrastiveLoss(MetricLoss):
                 "`regularization` must be >= 0 (the weight of the zero-mean penalty). "
                 f"Received: regularization={regularization}"
             )
-        self.margin = float(margin)
-        self.regularization = float(regularization)
-        self.normalize_by = normalize_by
-        self.normalize_embeddings = bool(normalize_embeddings)
         super().__init__(
             snr_contrastive_loss,
-            name=name,
-            reduction=reduction,
-            dtype=dtype,
-            miner=miner,
-            margin=self.margin,
-            regularization=self.regularization,
+            name,
+            reduction,
+            dtype,
+            miner,
+            margin=float(margin),
+            regularization=float(regularization),
             normalize_by=normalize_by,
-            normalize_embeddings=self.normalize_embeddings,
+            normalize_embeddings=bool(normalize_embeddings),
         )

@@ -1,7 +1,6 @@
 """Training methods: how a run configuration builds, compiles and feeds each model family.
 
-Importing this package registers every built-in method (one `spec.py` per method folder);
-register your own with `@register_method` or a `keras_dml.methods` entry point.
+Importing it registers the built-in methods; add one with `@register_method` or an entry point.
 """
 
 from keras_dml.methods import (  # noqa: F401

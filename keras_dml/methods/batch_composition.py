@@ -1,11 +1,4 @@
-"""Class-balanced batches fitted to the training split: `batch_size` and `m_per_class`.
-
-A run configuration that leaves `batch_size` / `m_per_class` unset (`None`) gets batches of about
-64 images with at least 4 per class, drawn from as many classes as the split offers up to 16.
-Settings the user did set are kept; when they cannot work on the data, the error names the CLI
-flags and configuration keys that fix them. A method's default `prepare` hook and D&C's cluster
-batches use it, so it sits with the method registry, below `keras_dml.training`.
-"""
+"""Class-balanced batches fitted to the training split: `batch_size` and `m_per_class`."""
 
 import numpy as np
 
@@ -20,20 +13,15 @@ def usable_classes(labels):
 
 
 def fit_batch_composition(batch_size, m_per_class, num_classes):
-    """Chooses `(batch_size, m_per_class)` for a split with `num_classes` usable classes.
+    """Chooses `(batch_size, m_per_class)` with `2 <= batch_size / m_per_class <= num_classes`.
 
     Args:
-        batch_size: int or `None` (unset: about 64).
-        m_per_class: int or `None` (unset: at least 4, more when the split has few classes).
+        batch_size: int or `None`. `None`: about `TARGET_BATCH`.
+        m_per_class: int or `None`. `None`: at least `MIN_M`.
         num_classes: int. Classes with two or more images in the training split.
 
-    Returns:
-        `(batch_size, m_per_class)` with `batch_size % m_per_class == 0` and
-        `2 <= batch_size / m_per_class <= num_classes`.
-
     Raises:
-        ValueError: when the split has fewer than 2 usable classes, or the user's settings need
-            more classes than it has; the message names `--batch-size` / `--m-per-class`.
+        ValueError: when the split or the user's settings cannot give such batches.
 
     Examples:
     >>> fit_batch_composition(None, None, 4)
@@ -78,13 +66,3 @@ def fit_batch_composition(batch_size, m_per_class, num_classes):
             f"Received: batch_size={batch_size}, m_per_class={m_per_class}"
         )
     return batch_size, m_per_class
-
-
-def with_batch_composition(config, labels):
-    """`config` with unset `batch_size` / `m_per_class` fitted to `labels` (a copy if changed)."""
-    if config["batch_size"] is not None and config["m_per_class"] is not None:
-        return config
-    batch_size, m = fit_batch_composition(
-        config["batch_size"], config["m_per_class"], usable_classes(labels)
-    )
-    return {**config, "batch_size": batch_size, "m_per_class": m}

@@ -1,11 +1,4 @@
-"""A `MethodSpec`'s default hooks and the builders a method's own hooks call.
-
-The default `compile` (`compile_with_config`: the configuration's optimizer and loss) and
-`prepare` (`m_per_class_batches`: class-balanced batches) of a registered method, and the pieces
-methods share (`build_optimizer`, `build_loss`, `sampled_batches`, `compile_optimizer_only`). They
-read the dict form of a run configuration (`keras_dml.training.RunConfig.to_dict()`). Part of the
-method registry: method folders import it, so it imports nothing of `keras_dml.training`.
-"""
+"""A `MethodSpec`'s default `compile` and `prepare` hooks, and the builders methods share."""
 
 import inspect
 
@@ -14,22 +7,16 @@ import keras
 from keras_dml import losses
 from keras_dml.data import MPerClassSampler, SamplerEpochCallback
 from keras_dml.losses import registry
-from keras_dml.methods.batch_composition import with_batch_composition
 from keras_dml.methods.registry import get_method
 from keras_dml.optimizers import with_multipliers
 from keras_dml.utils.suggestions import did_you_mean, did_you_mean_keys
 
 
 def build_optimizer(config):
-    """Builds the Keras optimizer named in `config["optimizer"]` (`name` + keyword arguments).
-
-    An `lr_multipliers` entry (`{pattern: factor}` over variable paths) wraps it in
-    `keras_dml.optimizers.LearningRateMultipliers`, e.g. `{"proxies$": 100.0}` for ProxyAnchor's
-    proxies (filled in by `keras_dml.training.train` for that loss).
+    """The Keras optimizer of `config["optimizer"]`, wrapped for its `lr_multipliers`.
 
     Raises:
-        ValueError: for an unknown optimizer name or an argument the optimizer does not take;
-            the message names the accepted arguments.
+        ValueError: for an unknown optimizer name or argument.
     """
     options = dict(config["optimizer"])
     name = options.pop("name", "adam")
@@ -48,11 +35,7 @@ def build_optimizer(config):
 
 
 def find_optimizer_class(name, entry):
-    """The Keras optimizer class that `keras.optimizers.get(name)` builds.
-
-    Args:
-        name: str. A `keras.optimizers` name, e.g. `"adam"`.
-        entry: dict. The `optimizer` entry of the run configuration, for the message.
+    """The Keras optimizer class that `keras.optimizers.get(name)` builds, without building it.
 
     Raises:
         ValueError: for an unknown name, with the closest known one.
@@ -73,8 +56,7 @@ def find_optimizer_class(name, entry):
 
 
 def optimizer_classes():
-    """`{lower-case name: class}` of the optimizers `keras.optimizers` exports (the names
-    `keras.optimizers.get` takes)."""
+    """`{lower-case name: class}` of the optimizers `keras.optimizers` exports."""
     return {
         name.lower(): value
         for name, value in vars(keras.optimizers).items()
@@ -90,16 +72,7 @@ def optimizer_names():
 
 
 def accepted_arguments(callable_):
-    """The keyword arguments `callable_` accepts, or `None` when a function takes any (`**kw`).
-
-    A class forwarding `**kwargs` to its base accepts its bases' named arguments too.
-
-    Args:
-        callable_: a class or function.
-
-    Returns:
-        set of str, or `None`.
-    """
+    """The keyword arguments `callable_` accepts (a class's bases' too), or `None` for any."""
     parameters = inspect.signature(callable_).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         if not isinstance(callable_, type):
@@ -117,10 +90,10 @@ def check_arguments(callable_, options, what, entry):
     """Raises a `ValueError` naming the keys of `options` that `callable_` does not accept.
 
     Args:
-        callable_: a class or function.
-        options: dict of keyword arguments about to be passed.
-        what: str. What is being built, for the message (e.g. `"loss 'margin'"`).
-        entry: str. The configuration entry holding the options (e.g. `"loss"`).
+        callable_: class or function.
+        options: dict. Keyword arguments about to be passed.
+        what: str. What is being built, e.g. `"loss 'margin'"`.
+        entry: str. The configuration entry holding the options, e.g. `"loss"`.
     """
     names = accepted_arguments(callable_)
     if names is None:
@@ -134,44 +107,30 @@ def check_arguments(callable_, options, what, entry):
         )
 
 
-DEFAULT_LOSS = {"name": "margin"}
-
-
-def build_loss(config, default=None, embedding_dim=None, num_memories=None):
-    """Builds the loss named in `config["loss"]` (or `default`) through `keras_dml.losses.get`.
+def build_loss(config, embedding_dim=None, num_memories=None):
+    """Builds the resolved `config["loss"]` through `keras_dml.losses.get`.
 
     Args:
-        config: resolved run configuration.
-        default: dict. The method's loss when `config["loss"]` is `None`. Defaults to the
-            margin loss with distance-weighted sampling (Wu et al. 2017).
-        embedding_dim: int or `None`. Size of the embeddings a class-based loss (proxies,
-            class weights) receives, filled in when the config does not give it.
-        num_memories: int or `None`. The model's `loss_memory_keys`, filled in for a
-            cross-batch memory loss when the config does not give it.
+        config: dict. A run configuration resolved by `keras_dml.training.resolve_run`.
+        embedding_dim: int or `None`. Embedding width, for a class or memory loss. Defaults to
+            `None`.
+        num_memories: int or `None`. The model's `loss_memory_keys`. Defaults to `None`.
     """
-    options = losses.with_class_arguments(
-        dict(config["loss"] or default or DEFAULT_LOSS), embedding_dim=embedding_dim
-    )
-    options = losses.with_memory_count(options, num_memories)
-    if "name" not in options:
-        raise ValueError(f"The `loss` entry needs a `name`. Received: loss={config['loss']}")
-    name = options.pop("name")
-    check_loss_entry({"name": name, **options})
-    return losses.get(name, **options)
+    options = config["loss"]
+    if options is None:
+        raise ValueError(
+            "The run configuration has no `loss`: resolve it first with "
+            "keras_dml.training.resolve_run(config, splits), which fills the method's default."
+        )
+    options = losses.with_class_arguments(dict(options), embedding_dim=embedding_dim)
+    return losses.get(losses.with_memory_count(options, num_memories))
 
 
 def check_loss_entry(entry):
     """Checks a `loss` entry (`{"name": ..., **arguments}`) against the named loss.
 
-    Every method passes the entry to `keras_dml.losses.get` (directly or through its model), so
-    a misspelt argument is caught here, before a model is built.
-
-    Args:
-        entry: dict. The `loss` entry of a run configuration.
-
     Raises:
-        ValueError: for a missing or unknown name, or an argument the loss does not take; the
-            message names the accepted arguments and the closest match.
+        ValueError: for a missing or unknown name, or an argument the loss does not take.
     """
     if not isinstance(entry, dict) or "name" not in entry:
         raise ValueError(
@@ -194,15 +153,9 @@ def compile_with_config(config, model):
 
 
 def m_per_class_batches(config, model, splits):
-    """Class-balanced training batches: `batch_size / m_per_class` classes x `m_per_class`.
-
-    Returns:
-        `(batches, [SamplerEpochCallback])` over `splits["train"]` (a `tf.data.Dataset` on
-        TensorFlow, a `keras.utils.PyDataset` on JAX and PyTorch): the callback sets
-        the sampler's epoch, so a resumed run draws the batches the uninterrupted run drew.
-    """
+    """Class-balanced batches of `splits["train"]` and their `SamplerEpochCallback`."""
     train_data = splits["train"]
-    config = with_batch_composition(config, train_data.labels)
+    check_resolved(config)
     sampler = MPerClassSampler(
         train_data.labels,
         m=config["m_per_class"],
@@ -213,12 +166,7 @@ def m_per_class_batches(config, model, splits):
 
 
 def build_augmentation(config):
-    """The training augmentation of `config["augmentation"]` for `ImageDataset.as_dataset`.
-
-    Returns:
-        `None` (the dataset's default), a name, or the Keras pipeline deserialized from its
-        config dict.
-    """
+    """`config["augmentation"]` for `ImageDataset.as_dataset`, a Keras pipeline deserialized."""
     augmentation = config.get("augmentation")
     if isinstance(augmentation, dict):
         return keras.saving.deserialize_keras_object(augmentation)
@@ -226,18 +174,13 @@ def build_augmentation(config):
 
 
 def sampled_batches(config, train_data, sampler, with_clusters=False):
-    """The augmented training batches of `train_data` in `sampler`'s batch order.
-
-    `train_data.as_dataset`: a `tf.data.Dataset` on TensorFlow, a `keras.utils.PyDataset` on
-    JAX and PyTorch (fit it with `shuffle=False`, as `train` does, to keep the sampler's order).
+    """The augmented training batches of `train_data` in `sampler`'s order (fit unshuffled).
 
     Args:
-        config: resolved run configuration (`batch_size`, `image_size`, `seed`,
-            `augmentation`).
-        train_data: training `ImageDataset`.
+        config: dict. A resolved run configuration.
+        train_data: `ImageDataset`. The training split.
         sampler: a batch sampler of `keras_dml.data`.
-        with_clusters: bool. Targets `{"labels", "clusters"}` (cluster samplers). Defaults to
-            `False`.
+        with_clusters: bool. Targets `{"labels", "clusters"}`. Defaults to `False`.
     """
     return train_data.as_dataset(
         training=True,
@@ -251,9 +194,15 @@ def sampled_batches(config, train_data, sampler, with_clusters=False):
 
 
 def compile_optimizer_only(config, model):
-    """Compiles with `config["optimizer"]` only, for models that compute their loss themselves.
-
-    The method's `method_options` are checked first (ABE, M-heads and DCML take none).
-    """
+    """Compiles with `config["optimizer"]` only, for models that compute their own loss."""
     get_method(config["method"]).parse_options(config)
     model.compile(optimizer=build_optimizer(config))
+
+
+def check_resolved(config):
+    """Raises when `config` lacks the batch composition `resolve_run` fits."""
+    if config["batch_size"] is None or config["m_per_class"] is None:
+        raise ValueError(
+            "The run configuration's batch_size / m_per_class are unset: resolve it first with "
+            "keras_dml.training.resolve_run(config, splits), which fits them to the data."
+        )

@@ -1,16 +1,4 @@
-"""The registry of training methods: how to build, compile and feed each model family.
-
-A method is a `MethodSpec` registered with `@register_method`. Each method folder's `method.py`
-registers its spec when `keras_dml.models` is imported (as importing `keras_dml.backbones` fills
-the backbone registry); user code registers its own the same way, or through a
-`keras_dml.methods` entry point that `list_methods` / `get_method` load on first use.
-`keras_dml.training.train` calls the hooks in order:
-`build(config, backbone, splits) -> model`, `compile(config, model)` and
-`prepare(config, model, splits) -> (train_dataset, callbacks)`.
-
-This module imports nothing from `keras_dml` but `keras_dml.utils`: methods import it, never the
-other way round.
-"""
+"""The registry of training methods: one `MethodSpec` per method, from `@register_method`."""
 
 import dataclasses
 
@@ -31,27 +19,21 @@ class MethodSpec:
 
     Args:
         name: str. The CLI name.
-        description: str. One line for `keras-dml train --help` and the README table.
-        build: callable `(config, backbone, splits) -> keras.Model`. `splits` is the dict of
-            loaded `ImageDataset`s (`train`, `val`, ...).
-        prepare: callable `(config, model, splits) -> (train_data, callbacks)`, or `None` for
-            class-balanced m-per-class batches and no extra callback.
-        compile: callable `(config, model) -> None`, or `None` for the configuration's
-            optimizer and loss (`keras_dml.methods.defaults.compile_with_config`).
-        options: a frozen dataclass type: the method's `method_options` and their defaults.
-        uses_state_dir: bool. The method keeps training state on disk; `train` sets
-            `method_options["state_dir"]` inside the run folder so a resumed run restores it.
-        tiny: callable `(backbone) -> keras.Model`. A small model of the family; the tests that
-            iterate the registry build it, so a new method is covered without an edit.
-        training_only_weights: callable `(model) -> list of variables`, or `None`. Weights
-            `call` never reads, which export leaves out.
-        default_loss: dict or `None`. The `loss` entry when the configuration gives none.
-        learners_option: str. The `model` argument that `--num-learners` sets.
-        classes_per_learner: int. Training classes each learner needs (D&C: 2); `train` caps
-            an unset learner count to the data. `0`: the count does not depend on the classes.
-        title: str or `None`. The long name on zoo cards (paper and year).
-        demo: dict or `None`. The method's run-configuration entries in `keras-dml demo`;
-            `None` leaves it out of the demo.
+        description: str. One line for `keras-dml train --help`.
+        build: callable `(config, backbone, splits) -> keras.Model`.
+        prepare: callable `(config, model, splits) -> (train_data, callbacks)`, or `None`.
+        compile: callable `(config, model)`, or `None` for the configured optimizer and loss.
+        options: type. A frozen dataclass: the method's `method_options`. Defaults to `NoOptions`.
+        uses_state_dir: bool. It saves state in `method_options.state_dir`. Defaults to `False`.
+        model: type or `None`. The architecture `build` makes: its constructor arguments are the
+            `model` entry's keys, and its learner-count default is the one `train` fits.
+        tiny: callable `(backbone) -> keras.Model`. A small model the tests build.
+        training_only_weights: callable `(model) -> list`, or `None`. Weights export leaves out.
+        default_loss: dict or `None`. The `loss` when none is set. Defaults to the margin loss.
+        learners_option: str. The `model` argument of `--num-learners`. Defaults to `num_learners`.
+        classes_per_learner: int. Classes each learner needs; `0`: no cap. Defaults to `0`.
+        title: str or `None`. The long name on zoo cards. Defaults to `None`.
+        demo: dict or `None`. The method's entries in `keras-dml demo`. Defaults to `None`.
     """
 
     name: str
@@ -61,26 +43,17 @@ class MethodSpec:
     compile: object = None
     options: type = NoOptions
     uses_state_dir: bool = False
+    model: type = None
     tiny: object = None
     training_only_weights: object = None
-    default_loss: dict = None
+    default_loss: dict = dataclasses.field(default_factory=lambda: {"name": "margin"})
     learners_option: str = "num_learners"
     classes_per_learner: int = 0
     title: str = None
     demo: dict = None
 
     def parse_options(self, config):
-        """The method's options from `config["method_options"]`, defaults filled in.
-
-        Args:
-            config: dict. A run configuration (only `method_options` is read).
-
-        Returns:
-            An instance of `self.options`.
-
-        Raises:
-            ValueError: for a key the method does not know, naming the known keys.
-        """
+        """The method's options from `config["method_options"]`; unknown keys raise `ValueError`."""
         values = dict((config or {}).get("method_options") or {})
         known = sorted(field.name for field in dataclasses.fields(self.options))
         unknown = sorted(set(values) - set(known))
@@ -105,15 +78,13 @@ def register_method(name_or_spec=None, /, *, description="", overwrite=False, **
     """Registers a training method; used as a decorator on its build function.
 
     Args:
-        name_or_spec: str or `MethodSpec`. The method's name (decorator form) or a complete
-            spec (call form).
-        description: str. One line for `keras-dml train --help` (required, decorator form).
+        name_or_spec: str or `MethodSpec`. The name (decorator form) or a complete spec.
+        description: str. One line for `keras-dml train --help` (decorator form).
         overwrite: bool. Replace a method of the same name. Defaults to `False`.
-        **fields: the other `MethodSpec` fields, decorator form only.
+        **fields: the other `MethodSpec` fields (decorator form).
 
     Returns:
-        The decorator (which registers `MethodSpec(name, build=function, **fields)` and returns
-        the function unchanged), or the spec in the call form.
+        The decorator, or the spec in the call form.
 
     Raises:
         ValueError: the name is taken (and `overwrite` is false) or the spec is incomplete.
@@ -154,6 +125,11 @@ def _add(spec, overwrite):
             f"`options` of method {spec.name!r} must be a dataclass type. "
             f"Received: options={spec.options!r}"
         )
+    if spec.classes_per_learner and spec.model is None:
+        raise ValueError(
+            f"Method {spec.name!r} fits its learner count to the classes (classes_per_learner): "
+            "give its architecture as `model=` so that the count's default is read from it."
+        )
     if spec.uses_state_dir and "state_dir" not in {
         f.name for f in dataclasses.fields(spec.options)
     }:
@@ -167,12 +143,7 @@ def unregister_method(name):
 
 
 def list_methods(verbose=False):
-    """Names of every registered training method, sorted (`{name: description}` if verbose).
-
-    Examples:
-    >>> "dc" in list_methods()
-    True
-    """
+    """Names of every registered training method, sorted (`{name: description}` if verbose)."""
     return METHODS.describe() if verbose else METHODS.names()
 
 

@@ -1,14 +1,4 @@
-"""Miners: serialisable objects that choose the triplets or pairs a metric loss is computed on.
-
-As pytorch-metric-learning's miners, they are separate from the losses: every pair loss takes
-`miner=` (a `Miner`, a registered name or a `{"name": ...}` dict). Triplet miners
-(`SemiHardMiner`, `BatchHardMiner`, `RandomNegativeMiner`, `DistanceWeightedMiner`,
-`ClosestNegativeMiner`, `AllTripletsMiner`) return a `TripletSelection` that the triplet and
-margin losses consume; pair miners (`MultiSimilarityMiner`, `AllPairsMiner`) return a
-`PairSelection` that the multi-similarity loss consumes and that any loss taking a `pair_mask`
-uses as its pairs. The losses' string options (`mining="semi-hard"`, `sampling="closest"`,
-`epsilon=0.1`) build the same miners (`keras_dml.miners.aliases`).
-"""
+"""Miners: serialisable objects that choose the triplets or pairs a metric loss is computed on."""
 
 from keras_dml.miners.all_pairs import AllPairsMiner
 from keras_dml.miners.all_triplets import AllTripletsMiner

@@ -1,9 +1,4 @@
-"""The string options of the losses (`mining=`, `sampling=`, `epsilon=`) as miners.
-
-Each loss that mined with a string option before miners were objects keeps the option: it builds
-the same miner, so `TripletLoss(mining="semi-hard")` and `TripletLoss(miner=SemiHardMiner())`
-compute the same values. A loss gets either the option or `miner=`, never both.
-"""
+"""The losses' string options (`mining=`, `sampling=`, `epsilon=`) as the miners they build."""
 
 from keras_dml.miners.all_triplets import AllTripletsMiner
 from keras_dml.miners.base import PairMiner, TripletMiner
@@ -25,23 +20,7 @@ SAMPLINGS = ("distance_weighted", "closest")
 
 
 def triplet_miner(mining=None, miner=None, loss="triplet"):
-    """The triplet miner of `mining=` (`"semi-hard"` when both are `None`) or of `miner=`.
-
-    Args:
-        mining: `None` or one of `"random"`, `"semi-hard"`, `"batch-hard"`, `"all"`.
-        miner: `None`, a triplet miner, a registered name or a config dict.
-        loss: str. The loss's name, for the messages.
-
-    Returns:
-        A `TripletMiner`.
-
-    Raises:
-        ValueError: for both arguments, an unknown option or a pair miner.
-
-    Examples:
-    >>> triplet_miner("batch-hard")
-    BatchHardMiner()
-    """
+    """The `TripletMiner` of `mining=` (`"semi-hard"` when both are `None`) or of `miner=`."""
     if miner is None:
         mining = "semi-hard" if mining is None else mining
         if mining not in TRIPLET_MINING:
@@ -54,21 +33,9 @@ def triplet_miner(mining=None, miner=None, loss="triplet"):
 
 
 def margin_miner(sampling=None, cutoff=None, nonzero_loss_cutoff=None, miner=None):
-    """The margin loss's negative miner of `sampling=` (and its cutoffs) or of `miner=`.
+    """The margin loss's `TripletMiner` of `sampling=` and its cutoffs, or of `miner=`.
 
-    Args:
-        sampling: `None` (`"distance_weighted"`), `"distance_weighted"` or `"closest"`.
-        cutoff: float or `None` (`0.5`). The samplers' lower distance cutoff.
-        nonzero_loss_cutoff: float or `None` (`1.4`). Distance-weighted sampling's upper cutoff
-            (the closest-negative selection has none).
-        miner: `None`, a triplet miner with negative indices, a registered name or a dict.
-
-    Returns:
-        A `TripletMiner`.
-
-    Raises:
-        ValueError: for `miner` with a sampling option, an unknown sampling, a pair miner or
-            the all-triplets miner.
+    Defaults: `"distance_weighted"`, `cutoff` `0.5`, `nonzero_loss_cutoff` `1.4`.
     """
     if miner is None:
         sampling = "distance_weighted" if sampling is None else sampling
@@ -94,11 +61,7 @@ def margin_miner(sampling=None, cutoff=None, nonzero_loss_cutoff=None, miner=Non
 
 
 def multi_similarity_miner(epsilon=None, miner=None):
-    """The multi-similarity loss's pair miner of `epsilon=` (`0.1` when `None`) or `miner=`.
-
-    Raises:
-        ValueError: for both arguments or a triplet miner.
-    """
+    """The multi-similarity loss's `PairMiner` of `epsilon=` (`0.1` when `None`) or `miner=`."""
     if miner is None:
         return MultiSimilarityMiner(0.1 if epsilon is None else epsilon)
     _only_one("multi_similarity", "epsilon", epsilon)

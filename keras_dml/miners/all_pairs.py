@@ -10,11 +10,7 @@ from keras_dml.pairs.selections import PairSelection
 @register_miner("all_pairs")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class AllPairsMiner(PairMiner):
-    """Every allowed positive and negative pair (no mining).
-
-    Examples:
-    >>> selection = AllPairsMiner()(keras.random.normal((4, 8)), [0, 0, 1, 1])
-    """
+    """Every allowed positive and negative pair (no mining)."""
 
     def mine(self, matrix, positives, negatives, embedding_dim=None, seed=None):
         return PairSelection(positives, negatives)

@@ -14,14 +14,6 @@ from keras_dml.pairs.selections import TripletSelection
 class BatchHardMiner(TripletMiner):
     """For each anchor, one triplet: its farthest positive and its closest negative.
 
-    The triplet sits in slot `(a, p*)` of the pair grid, `p*` the farthest positive; anchors
-    without a positive or a negative have none.
-
-    Examples:
-    >>> selection = BatchHardMiner()(keras.random.normal((4, 8)), [0, 0, 1, 1])
-    >>> int(keras.ops.sum(keras.ops.cast(selection.valid, "int32")))  # one per anchor
-    4
-
     References:
         Hermans, Beyer, Leibe, "In Defense of the Triplet Loss for Person Re-Identification",
         arXiv:1703.07737, Eq. (5).

@@ -10,20 +10,8 @@ from keras_dml.pairs.selections import TripletSelection
 
 
 def closest_negatives(distances, pos_mask, neg_mask, cutoff=0.5):
-    """For the `r`-th positive of each anchor, its `r`-th closest negative at distance >= cutoff.
-
-    This is the negative selection of the Divide & Conquer reference code: each anchor gets as
-    many negatives as it has positives, the closest ones not nearer than `cutoff`.
-
-    Args:
-        distances: float tensor `[B, B]`. Euclidean distances.
-        pos_mask: bool tensor `[B, B]`. Positive pairs.
-        neg_mask: bool tensor `[B, B]`. Negative pairs.
-        cutoff: float. Minimum distance of a selected negative. Defaults to `0.5`.
-
-    Returns:
-        Tuple `(indices, valid)`: int32 `[B, B]` negative indices and bool `[B, B]`, False where
-        the anchor has fewer eligible negatives than the positive's rank.
+    """`(indices, valid)` `[B, B]`: for each anchor's `r`-th positive, its `r`-th closest
+    negative at distance >= `cutoff` (invalid where there are fewer).
 
     References:
         Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning",
@@ -47,17 +35,8 @@ def closest_negatives(distances, pos_mask, neg_mask, cutoff=0.5):
 class ClosestNegativeMiner(TripletMiner):
     """For the `r`-th positive of each anchor, its `r`-th closest negative at distance >= cutoff.
 
-    Slots whose anchor has fewer eligible negatives than the positive's rank form no triplet.
-
     Args:
         cutoff: float. Minimum distance of a chosen negative. Defaults to `0.5`.
-
-    Examples:
-    >>> selection = ClosestNegativeMiner(0.5)(keras.random.normal((4, 8)), [0, 0, 1, 1])
-
-    References:
-        Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning",
-        CVPR 2019, Sec. 4 (margin loss setup).
     """
 
     def __init__(self, cutoff=0.5):

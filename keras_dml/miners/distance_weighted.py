@@ -14,30 +14,15 @@ _TINY = 1e-30
 def distance_weighted_probabilities(
     distances, neg_mask, embedding_dim, cutoff=0.5, nonzero_loss_cutoff=1.4
 ):
-    """Per-anchor sampling probabilities of negatives, proportional to `q(d)^-1`.
+    """Per-anchor probabilities `[B, B]` of drawing each negative, proportional to `q(d)^-1`.
 
-    On the unit sphere in `n` dimensions pairwise distances follow
-    `q(d) ∝ d^(n-2) [1 - d^2/4]^((n-3)/2)` (Wu et al., Sec. 4); sampling negatives with weight
-    `q(d)^-1` spreads them uniformly over distances. Distances are clipped below at `cutoff`
-    (weights of very close pairs would explode) and negatives at or beyond `nonzero_loss_cutoff`
-    (which give zero margin loss) are not drawn. An anchor whose negatives all lie beyond the
-    cutoff draws uniformly among its negatives; an anchor without negatives gets an all-zero row.
-
-    Args:
-        distances: float tensor `[B, B]`. Euclidean distances of L2-normalised embeddings.
-        neg_mask: bool tensor `[B, B]`. Negative pairs.
-        embedding_dim: int. Dimension `n` of the embedding.
-        cutoff: float. Lower clip of distances. Defaults to `0.5`.
-        nonzero_loss_cutoff: float. Negatives at or beyond this distance are skipped.
-            Defaults to `1.4` (= beta + margin of the margin loss).
-
-    Returns:
-        float32 tensor `[B, B]`; rows sum to 1 for anchors with a negative, else 0.
+    `q(d) ∝ d^(n-2) [1 - d^2/4]^((n-3)/2)` is the distance density on the unit sphere; distances
+    are clipped below at `cutoff`, negatives at or beyond `nonzero_loss_cutoff` are not drawn (an
+    anchor with none left draws uniformly, one without negatives gets a zero row).
 
     References:
         Wu, Manmatha, Smola, Krähenbühl, "Sampling Matters in Deep Embedding Learning",
-        ICCV 2017, Sec. 4; Zheng et al., "Deep Compositional Metric Learning", CVPR 2021,
-        Eq. (9).
+        ICCV 2017, Sec. 4.
     """
     n = float(embedding_dim)
     distances = ops.stop_gradient(ops.cast(distances, "float32"))
@@ -56,17 +41,7 @@ def distance_weighted_probabilities(
 
 
 def sample_negatives(probabilities, seed=None):
-    """Draws one negative per pair slot `(i, j)` from row `i` of `probabilities`.
-
-    Args:
-        probabilities: float tensor `[B, B]`, e.g. from `distance_weighted_probabilities`.
-        seed: int or `keras.random.SeedGenerator`. Inside `tf.function` pass a `SeedGenerator`.
-            Defaults to `None`.
-
-    Returns:
-        Tuple `(indices, valid)`: int32 `[B, B]` negative indices (drawn with replacement) and
-        bool `[B, B]`, False for anchors that have no negative.
-    """
+    """`(indices, valid)` `[B, B]`: one negative per slot `(i, j)` drawn from row `i`."""
     probabilities = ops.cast(probabilities, "float32")
     logits = ops.where(probabilities > 0.0, ops.log(ops.maximum(probabilities, _TINY)), -1e4)
     batch_size = ops.shape(probabilities)[0]
@@ -80,23 +55,12 @@ def sample_negatives(probabilities, seed=None):
 class DistanceWeightedMiner(TripletMiner):
     """For each positive pair `(a, p)`, a negative of `a` drawn with probability `q(d)^-1`.
 
-    Each anchor gets as many negatives as it has positives, drawn with replacement among its
-    negatives closer than `nonzero_loss_cutoff` (`distance_weighted_probabilities`). The
-    distances must be Euclidean distances of L2-normalised embeddings (the unit sphere).
-
     Args:
         cutoff: float. Lower clip of the distances. Defaults to `0.5`.
-        nonzero_loss_cutoff: float. Negatives at or beyond this distance are not drawn.
-            Defaults to `1.4`.
-
-    Examples:
-    >>> embeddings = keras_dml.pairs.l2_normalize(keras.random.normal((4, 8)))
-    >>> seed = keras.random.SeedGenerator(0)
-    >>> selection = DistanceWeightedMiner()(embeddings, [0, 0, 1, 1], seed=seed)
+        nonzero_loss_cutoff: float. Negatives at or beyond it are not drawn. Defaults to `1.4`.
 
     References:
-        Wu, Manmatha, Smola, Krähenbühl, "Sampling Matters in Deep Embedding Learning",
-        ICCV 2017, Sec. 4.
+        Wu et al., "Sampling Matters in Deep Embedding Learning", ICCV 2017, Sec. 4.
     """
 
     def __init__(self, cutoff=0.5, nonzero_loss_cutoff=1.4):

@@ -12,22 +12,14 @@ from keras_dml.pairs.selections import PairSelection
 @register_miner("multi_similarity")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class MultiSimilarityMiner(PairMiner):
-    """Keeps the informative pairs of each anchor by comparing them with its hardest ones.
-
-    On cosine similarities `S` (Sec. 4, Eq. 4 and 5): a negative pair `(i, k)` is kept when
-    `S_ik + epsilon > min_{y_j = y_i} S_ij`, a positive pair `(i, j)` when
-    `S_ij - epsilon < max_{y_k != y_i} S_ik`; minima and maxima run over the allowed pairs.
-    Mining carries no gradient.
+    """Keeps a negative pair harder than the anchor's easiest positive (and vice versa).
 
     Args:
         epsilon: float. Mining margin. Defaults to `0.1`.
 
-    Examples:
-    >>> selection = MultiSimilarityMiner(0.1)(keras.random.normal((4, 8)), [0, 0, 1, 1])
-
     References:
         Wang et al., "Multi-Similarity Loss with General Pair Weighting for Deep Metric
-        Learning", CVPR 2019, Sec. 4 (pair mining).
+        Learning", CVPR 2019, Sec. 4, Eqs. 4 and 5 (pair mining).
     """
 
     metric = "cosine"

@@ -11,15 +11,7 @@ from keras_dml.pairs.selections import TripletSelection
 @register_miner("random")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class RandomNegativeMiner(TripletMiner):
-    """For each positive pair `(a, p)`, a negative of `a` drawn uniformly.
-
-    The loss that calls it passes its `seed` (a `keras.random.SeedGenerator` inside a traced
-    step), so the draws advance with the loss's generator.
-
-    Examples:
-    >>> seed = keras.random.SeedGenerator(0)
-    >>> selection = RandomNegativeMiner()(keras.random.normal((4, 8)), [0, 0, 1, 1], seed=seed)
-    """
+    """For each positive pair `(a, p)`, a negative of `a` drawn uniformly (with the loss's seed)."""
 
     def mine(self, matrix, positives, negatives, embedding_dim=None, seed=None):
         batch_size = ops.shape(matrix)[0]

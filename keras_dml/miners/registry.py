@@ -1,7 +1,4 @@
-"""The miner registry: names and configurations to miner instances.
-
-A miner module declares its class with `@register_miner("name")`.
-"""
+"""The miner registry: names and configurations to miner instances (`@register_miner`)."""
 
 import keras
 
@@ -17,34 +14,17 @@ def register_miner(name):
 
 
 def list_miners():
-    """Names of the registered miners, sorted.
-
-    Examples:
-    >>> "semi_hard" in list_miners()
-    True
-    """
+    """Names of the registered miners, sorted."""
     return MINERS.names()
 
 
 def get(identifier, **kwargs):
-    """Returns a miner from a name, a config dict or an instance.
-
-    Args:
-        identifier: a registered name (`list_miners()`; `-`, `_` and case interchangeable),
-            built with `**kwargs`; a dict `{"name": <name>, **arguments}` (the form of run
-            configurations); a Keras serialised dict `{"class_name": ..., "config": ...}`; or
-            a `Miner`, returned unchanged.
-        **kwargs: constructor arguments, merged over the dict's arguments.
-
-    Returns:
-        A `keras_dml.miners.Miner`.
+    """A miner from a registered name, a `{"name": ...}` dict, a Keras config or a miner.
 
     Raises:
         ValueError: for an unknown name or anything else; the message lists the names.
 
     Examples:
-    >>> get("semi-hard")
-    SemiHardMiner()
     >>> get({"name": "multi_similarity", "epsilon": 0.2})
     MultiSimilarityMiner(epsilon=0.2)
     """

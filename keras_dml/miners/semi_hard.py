@@ -12,15 +12,8 @@ from keras_dml.pairs.selections import TripletSelection
 @register_miner("semi_hard")
 @keras.saving.register_keras_serializable(package="keras_dml")
 class SemiHardMiner(TripletMiner):
-    """For each positive pair `(a, p)`, the closest negative with `d(a, n) > d(a, p)`.
-
-    Without such a negative the farthest negative of `a` is taken (the choice of FaceNet's
-    TensorFlow implementation). Every positive pair of an anchor with a negative is a triplet.
-
-    Examples:
-    >>> selection = SemiHardMiner()(keras.random.normal((4, 8)), [0, 0, 1, 1])
-    >>> selection.negative_index.shape
-    (4, 4)
+    """For each positive pair `(a, p)`, the closest negative with `d(a, n) > d(a, p)`, else the
+    farthest negative.
 
     References:
         Schroff et al., "FaceNet", CVPR 2015, Sec. 3.2 (semi-hard negatives).

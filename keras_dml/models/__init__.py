@@ -1,8 +1,6 @@
 """Model architectures: the single-embedding baseline and the ensembles built on it.
 
-Each is a registered, serialisable `keras.Model` whose inference output is the concatenation of
-its learners' L2-normalised embeddings. How each method trains (its run-configuration spec,
-callbacks and division passes) is in `keras_dml.methods`.
+How each method trains is in `keras_dml.methods`.
 """
 
 from keras_dml.models.abe import ABE

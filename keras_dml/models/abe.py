@@ -17,55 +17,27 @@ from keras_dml.models.attention.split_ensemble import SplitEnsembleBase
 class ABE(SplitEnsembleBase):
     """ABE-M: M attention masks over a shared spatial extractor, one shared embedding function.
 
-    Learner m embeds an image as `B_m(x) = G(S(x) * A_m(S(x)))` (Eq. 7), with
-    `A_m = A'_m o C` (Sec. 4): `S` is the backbone up to `branch_point`, `C` a **copy** of the
-    backbone from `branch_point` to `trunk_end` with its own weights (shared by the learners),
-    `A'_m` a 1x1 convolution + sigmoid per learner (`keras_dml.layers.AttentionBranch`), and
-    `G` the rest of the backbone, global pooling and a `Dense(embedding_dim / M)` — all shared.
-    The M attended maps are stacked along the batch axis and go through `G` in one call, so
-    the parameter count grows with M only by the 1x1 convolutions (Table 1), while the compute
-    of `G` grows M-fold (BatchNorm layers in `G` see the `N * M` stacked maps as one batch).
-
-    Default cuts (`keras_dml.models.abe.DEFAULT_BRANCHES`): GoogLeNet `pool3` / trunk
-    inception 4a-4e (the paper); ResNet-50 `conv3` / trunk = a conv4 copy at stride 8;
-    ConvNet `block2` / trunk = a block3 copy without pooling; VGG-small `block2` / a block3
-    copy without pooling; BN-Inception `inception_3c` /
-    4a-4d; MobileNetV2 `block_5` / `block_12`. The trunk copy drops its downsampling (the paper
-    removes pooling from the attention module, Sec. 6.3); masks that still differ in size from
-    `S(x)` are resized bilinearly.
-
-    Training (`model.fit` on `(images, labels)`): Eq. 8, the sum over learners of the
-    contrastive loss of Eq. 10 plus `lambda_div` times the divergence loss on self pairs
-    (Eq. 9). Metrics: `loss`, `metric_loss`, `learner_{m}_loss`, `divergence_loss`. ABE-1 has
-    no divergence loss. Third-party settings: a Keras version uses `divergence_pairs="all"`,
-    `lambda_div=0.5`; a PyTorch version `metric_loss={"name": "contrastive", "margin": 0.5}`,
-    `divergence_margin=0.2`, `lambda_div=0.05` (and BatchNorm + ReLU masks, not offered).
+    Learner m embeds an image as `G(S(x) * A_m(S(x)))` with `A_m = A'_m o C` (docs/methods/abe.md).
 
     Args:
         backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map
             (`keras_dml.backbones.get`).
         num_learners: int. M. Defaults to `8` (the paper's ABE-8).
-        embedding_dim: int. Ensemble embedding size; each learner gets `embedding_dim / M`.
-            Defaults to `512`.
-        branch_point: str. Layer or split-point name where `S` ends. Defaults to `None`
-            (the backbone's default above).
-        trunk_end: str. Layer or split-point name where the trunk copy `C` ends. Defaults to
-            `None` (the backbone's default).
-        use_trunk: bool. `False` applies `A'_m` to `S(x)` directly (Eq. 7 without `C`).
-            Defaults to `True`.
-        trunk_init: `"backbone"` (copy the backbone's weights, as the paper initialises from
-            ImageNet) or `"random"`. Defaults to `"backbone"`.
+        embedding_dim: int. Ensemble size; each learner gets `embedding_dim / M`. Defaults to `512`.
+        branch_point: str. Layer or split point where `S` ends. Defaults to `None`
+            (`DEFAULT_BRANCHES`).
+        trunk_end: str. Layer or split point where the trunk copy `C` ends. Defaults to `None`.
+        use_trunk: bool. `False` applies `A'_m` to `S(x)` directly. Defaults to `True`.
+        trunk_init: str. `"backbone"` (copy its weights) or `"random"`. Defaults to `"backbone"`.
         mask_activation: str. Activation of the masks. Defaults to `"sigmoid"`.
-        embedding_bias: bool. Bias in the shared embedding layer (the Keras version has none).
-            Defaults to `False`.
-        pooling: str. `"avg"`, `"max"` or `"avgmax"` pooling of `G`'s map. Defaults to `"avg"`.
+        embedding_bias: bool. Bias in the shared embedding layer. Defaults to `False`.
+        pooling: str. `"avg"`, `"max"` or `"avgmax"`. Defaults to `"avg"`.
         dropout: float. Dropout before the embedding layer. Defaults to `0.0`.
         margin: float. Contrastive margin `m_c` (Eq. 10). Defaults to `1.0`.
-        metric_loss: str or dict. A `keras_dml.losses.get` identifier replacing Eq. 10.
-            Defaults to `None`.
+        metric_loss: str or dict. A `keras_dml.losses` loss replacing Eq. 10. Defaults to `None`.
         lambda_div: float. Weight of the divergence loss (Eq. 8). Defaults to `1.0`.
         divergence_margin: float. `m_div` (Eq. 9). Defaults to `1.0`.
-        divergence_pairs: `"self"` (the paper) or `"all"`. Defaults to `"self"`.
+        divergence_pairs: str. `"self"` (the paper) or `"all"`. Defaults to `"self"`.
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Examples:
@@ -73,8 +45,6 @@ class ABE(SplitEnsembleBase):
     >>> backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
     >>> model = keras_dml.models.ABE(backbone, num_learners=4, embedding_dim=64)
     >>> model.compile(optimizer=keras.optimizers.SGD(1e-3, momentum=0.9))
-    >>> # model.fit(m_per_class_dataset, epochs=10)
-    >>> # maps = model.attention_maps(images)  # [N, 4, 32, 32]
 
     References:
         Kim, Goyal, Chawla, Lee, Kwon, "Attention-based Ensemble for Deep Metric Learning",
@@ -166,13 +136,11 @@ class ABE(SplitEnsembleBase):
 
         Args:
             images: float array `[N, H, W, 3]`, raw pixels.
-            reduce: `"mean"` (mean over mask channels, the bottom row of Fig. 6), an int
-                channel index, or a sequence of channel indices. Defaults to `"mean"`.
+            reduce: `"mean"` over mask channels, or channel indices. Defaults to `"mean"`.
             batch_size: int. Images per forward pass. Defaults to `32`.
 
         Returns:
-            float32 array in (0, 1): `[N, M, H, W]` for `"mean"` or one channel,
-            `[N, M, K, H, W]` for K channels.
+            float32 array in (0, 1): `[N, M, H, W]`, or `[N, M, K, H, W]` for K channel indices.
         """
         channels = self.attention.channels
         if isinstance(reduce, str):
@@ -204,13 +172,10 @@ class ABE(SplitEnsembleBase):
     def learner_model(self, learner, target="features"):
         """Functional model of one learner for Grad-CAM: images -> raw embedding `[N, d]`.
 
-        The stage named by `target` is followed by an identity layer named `gradcam_target`
-        (the penultimate layer tf-keras-vis needs on a functional model).
-
         Args:
             learner: int. The learner m.
-            target: `"spatial"` (S(x)), `"attended"` (S(x) * A_m) or `"features"` (G's last
-                feature map, the usual Grad-CAM layer). Defaults to `"features"`.
+            target: str. Stage the `gradcam_target` layer marks: `"spatial"` (S(x)), `"attended"`
+                (S(x) * A_m) or `"features"` (G's last feature map). Defaults to `"features"`.
 
         Returns:
             A functional `keras.Model` sharing this model's layers.

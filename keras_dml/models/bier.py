@@ -26,57 +26,33 @@ HEAD_PATTERN = r"learner_\d+_head/"
 class BIER(BIERObjective, EmbeddingModel):
     """Embedding groups trained as an online gradient boosting ensemble, optionally with diversity.
 
-    The embedding layer on top of the backbone is split into M groups (learners) of sizes
-    proportional to their boosting weights `alpha_m` (96-160-256 for 512). `compute_loss` runs
-    Algorithm 1 in one forward pass: learner m is trained on pairs (or triplets) reweighted by the
-    negative loss gradient at the ensemble score of learners 1..m-1 (see
-    `boosted_learner_losses`), and the learners' losses are summed (Eq. 11 adds
-    `lambda_div * L_div`). The diversity loss (`"activation"`, Eq. 4-6, or `"adversarial"`,
-    Eq. 7-9, i.e. A-BIER) is computed on the embedding layer applied to `stop_gradient` backbone
-    features, so it trains the embedding (and the regressors) but never the backbone.
-
-    Inference (`call`): each group L2-normalised, multiplied by `sqrt(alpha_m)` and concatenated,
-    so the dot product of two outputs is exactly the ensemble similarity
-    `F = sum_m alpha_m s_m` of Eq. 3. `output_weighting="alpha"` multiplies by `alpha_m` instead,
-    like the authors' evaluation code (a dot product then weighs learners by `alpha_m^2`).
-
-    Compile with an optimizer only: the metric loss is part of the model (`loss=...`), computed
-    in `compute_loss` and stepped by Keras' own `train_step` on every backend. With
-    `compile(..., embedding_lr_multiplier=10.0)` the heads learn 10x faster
-    (`keras_dml.optimizers.LearningRateMultipliers`), as in the paper's recipe.
+    Group m is L2-normalised and multiplied by `sqrt(alpha_m)`, so a dot product of two outputs is
+    the ensemble similarity of Eq. 3 (docs/methods/bier.md).
 
     Args:
         backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map.
-        group_sizes: sequence of int. Learner sizes. Defaults to `None`:
-            `boosting_group_sizes(embedding_dim, num_learners)` (Table 14).
+        group_sizes: sequence of int. Learner sizes. Defaults to `None` (`boosting_group_sizes`).
         embedding_dim: int. Total size when `group_sizes` is `None`. Defaults to `512`.
         num_learners: int. Number of learners when `group_sizes` is `None`. Defaults to `3`.
-        loss: str. `"binomial_deviance"`, `"contrastive"` or `"triplet"` (Table 1, on cosine
-            similarities). Defaults to `"binomial_deviance"`.
-        loss_options: dict. Loss parameters over the paper's defaults (binomial deviance
-            alpha 2, beta 0.5, cost 25; contrastive margin 0.5; triplet margin 0.01).
-        diversity: `None`, `"activation"` or `"adversarial"`. Auxiliary loss (Sec. 3.3.2).
-            Defaults to `None`.
-        lambda_div: float. Weight of the diversity loss (Eq. 11). Defaults to `None`: 1e-2 for
-            the activation loss, 1e-3 for the adversarial loss (Fig. 7).
+        loss: str. `"binomial_deviance"` (default), `"contrastive"` or `"triplet"` (Table 1).
+        loss_options: dict. Loss parameters over the paper's defaults. Defaults to `None`.
+        diversity: str. `None`, `"activation"` or `"adversarial"` (A-BIER). Defaults to `None`.
+        lambda_div: float. Weight of the diversity loss (Eq. 11). Defaults to `None` (`1e-2` for
+            `"activation"`, `1e-3` for `"adversarial"`, Fig. 7).
         lambda_weight: float. Weight of the unit-norm penalties (Eq. 5, 8). Defaults to `100.0`.
         regressor_units: int. Hidden size of the adversarial regressors. Defaults to `512`.
-        boosting: str. `"paper"` (Algorithm 1) or `"reference"` (the authors' TF1 variant,
-            binomial deviance only; see METHOD_NOTES). Defaults to `"paper"`.
+        boosting: str. `"paper"` (Algorithm 1, default) or `"reference"` (the authors' code).
         shrinkage: float. Step of the `"reference"` variant's running margin. Defaults to `0.06`.
-        output_weighting: str. `"sqrt_alpha"` or `"alpha"`, see above. Defaults to
-            `"sqrt_alpha"`.
-        pooling: str. Global pooling of the backbone features. Defaults to `"avg"`.
+        output_weighting: str. `"sqrt_alpha"` or `"alpha"`. Defaults to `"sqrt_alpha"`.
+        pooling: str. `"avg"`, `"max"` or `"avgmax"`. Defaults to `"avg"`.
         dropout: float. Dropout on the pooled features. Defaults to `0.0`.
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Examples:
     >>> import keras, keras_dml
     >>> backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
-    >>> model = keras_dml.models.BIER(backbone, embedding_dim=64, num_learners=3,
-    ...                               diversity="adversarial")
+    >>> model = keras_dml.models.BIER(backbone, embedding_dim=64, diversity="adversarial")
     >>> model.compile(optimizer=keras.optimizers.Adam(1e-4))
-    >>> # model.fit(m_per_class_dataset, epochs=10)
 
     References:
         Opitz, Waltner, Possegger, Bischof, "Deep Metric Learning with BIER: Boosting Independent
@@ -159,13 +135,7 @@ class BIER(BIERObjective, EmbeddingModel):
 
     # -- forward ------------------------------------------------------------------------------
     def call(self, images, training=False):
-        """The weighted concatenation of the normalised groups; adds the diversity loss in training.
-
-        In training mode the diversity loss (Eq. 4-9) of the heads applied to `stop_gradient`
-        features is computed and kept for the step's `compute_loss` (`forward_cache`), which adds
-        it times `lambda_div` to the metric loss (Eq. 11): it trains the heads and the regressors
-        but never the backbone.
-        """
+        """The weighted, normalised groups, concatenated; training keeps the diversity loss too."""
         images = self.checked_images(images)
         features = self.dropout_layer(self.features(images, training=training), training=training)
         output = self.served(
@@ -180,22 +150,14 @@ class BIER(BIERObjective, EmbeddingModel):
 
     # -- training -------------------------------------------------------------------------------
     def compile(self, optimizer="adam", embedding_lr_multiplier=1.0, **kwargs):
-        """Configures training. The boosted metric loss is built in (`BIER(loss=...)`).
-
-        Online boosting needs each pair's loss derivative, which the Table 1 forms give. Any
-        other loss, passed here as `loss` (a `keras.losses.Loss`, or a loss layer such as
-        `ProxyAnchorLoss(num_classes, embedding_dim=D)` whose class vectors are split into one
-        column block per group), trains each group on its own slice with that loss, unweighted:
-        the groups then form a plain ensemble without boosting weights, and the diversity loss
-        still applies.
+        """Configures training; the boosted metric loss is built in (`BIER(loss=...)`).
 
         Args:
             optimizer: optimizer instance or name. Defaults to `"adam"`.
-            embedding_lr_multiplier: float. Learning-rate factor of the embedding heads (the
-                paper: 10). The optimizer is then wrapped in
-                `keras_dml.optimizers.LearningRateMultipliers` (pattern `HEAD_PATTERN`), whose
-                state `.keras` files store. Defaults to `1.0`.
-            **kwargs: passed to `keras.Model.compile`; `loss` replaces boosting (see above).
+            embedding_lr_multiplier: float. Learning-rate factor of the embedding heads
+                (`HEAD_PATTERN`; the paper: 10). Defaults to `1.0`.
+            **kwargs: passed to `keras.Model.compile`. A `loss` trains each group on its own slice,
+                without boosting weights.
         """
         multiplier = float(embedding_lr_multiplier)
         if multiplier <= 0:

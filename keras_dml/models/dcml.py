@@ -19,59 +19,21 @@ TRACKED_TERMS = ("dis_loss", "subtask_loss", "reinforce_loss", "max_weight")
 class DCML(EmbeddingModel):
     """K learners whose sub-embeddings M learnable compositors combine for the subtasks.
 
-    Each learner `g_k` is a linear head on the shared backbone; the embedding `y` is the
-    concatenation of the K L2-normalised sub-embeddings (this is also the inference output, as in
-    the paper's test protocol). During training a `keras_dml.layers.Compositor` reads
-    `stop_gradient(y)` and gives M signed weightings `c_m` (Eq. 4-5, `sum_k |c_m^k| = 1`); the
-    composites `z_m = sum_k c_m^k g_k(x)` (Eq. 6) carry the subtask losses. `compute_loss`
-    minimises Eq. (8):
-
-    `J = J_dis(y) + lambda_r sum_m J_reinf(c_m) + sum_m lambda_m J_T(z_m)`
-
-    with these gradient routes (Sec. 3.3):
-    - `J_dis` (`loss`, on `y`) trains the learners and backbone only;
-    - `J_reinf` (Eq. 7, `self_reinforced_loss`) trains the compositors' weighting branch only;
-    - `J_T` (`subtask_loss`, on each `z_m`) trains the learners through the sub-embeddings
-      `g_k(x)` and the compositors through their weights `c_m`, but not the learners through the
-      compositors' input, which is `stop_gradient(y)`.
-
-    Design choices the paper leaves open:
-    - `g_k` in Eq. (6) are the L2-normalised sub-embeddings: they are what the metric `y` is
-      made of, every learner then enters a composite on the same scale, so `|c_m^k|` is the
-      learner's share of composite m (the quantity of Fig. 4) rather than a share distorted by
-      head norms.
-    - `z_m` is L2-normalised before `J_T` (`normalize_composites=True`): `|z_m| <= 1` with
-      equality only for a one-hot compositor, while the margin loss's `beta`, margin and the
-      distance-weighted sampler (cutoffs 0.5 / 1.4, the density of distances on the sphere)
-      assume unit-norm embeddings; any other keras_dml loss also sees its usual input.
-    - `J_reinf` uses absolute weights (see `self_reinforced_loss`).
-
-    The compositors are training-only: they are not in `call`, but they are sublayers, so a
-    `.keras` file stores them (and the optimizer state) and `fit` resumes where it stopped.
-    Compile with an optimizer only; the losses are chosen in the constructor. Each loss term is
-    logged (`dis_loss`, `subtask_loss` = `sum_m lambda_m J_T`, `reinforce_loss` =
-    `sum_m J_reinf`) with `max_weight`, the mean largest `|c_m^k|`, which J_reinf drives to 1.
-    Under a multi-replica `tf.distribute` strategy the embeddings are all-gathered so pairs span
-    the global batch, and the loss is divided by the replica count (the gradient of `all_gather`
-    sums the replicas' upstream gradients).
+    The output is the concatenation of the K L2-normalised sub-embeddings; `compute_loss` is
+    Eq. 8 (docs/methods/dcml.md). Compile with an optimizer only.
 
     Args:
-        backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map
-            (`keras_dml.backbones.get`).
-        num_learners: int. K, number of learners. Defaults to `4` (Sec. 4.2).
-        learner_dim: int. Size of each sub-embedding. Defaults to `128` (Sec. 4.2).
-        num_compositors: int. M, number of compositors. Defaults to `8` (Sec. 4.2).
-        lambda_reinforce: float. `lambda_r` of Eq. (8). Defaults to `0.05` (Sec. 4.2).
-        lambda_subtask: float or M floats. `lambda_m` of Eq. (8). Defaults to `1.0` (Sec. 4.2).
-        loss: `J_dis`: anything `keras_dml.losses.get` accepts (name, `{"name": ...}` dict,
-            Keras config or instance). Defaults to `"margin"` (margin loss with
-            distance-weighted sampling, beta 1.2, margin 0.2; Eq. 9).
-        subtask_loss: `J_T`, shared by the M composites; same forms as `loss`. Defaults to
-            `None`: a fresh copy of `loss` (the paper's `J_T = J_dis`, with its own weights if
-            the loss has any).
+        backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map.
+        num_learners: int. K. Defaults to `4`.
+        learner_dim: int. Size of each sub-embedding. Defaults to `128`.
+        num_compositors: int. M. Defaults to `8`.
+        lambda_reinforce: float. `lambda_r` of Eq. 8. Defaults to `0.05`.
+        lambda_subtask: float or M floats. `lambda_m` of Eq. 8. Defaults to `1.0`.
+        loss: `J_dis`, any `keras_dml.losses.get` identifier. Defaults to `"margin"`.
+        subtask_loss: `J_T` of every composite. Defaults to `None` (a fresh copy of `loss`).
         normalize_composites: bool. L2-normalise `z_m` before `J_T`. Defaults to `True`.
         pooling: str. `"avg"`, `"max"` or `"avgmax"`. Defaults to `"avg"`.
-        dropout: float. Dropout on pooled features. Defaults to `0.0`.
+        dropout: float. Dropout on the pooled features. Defaults to `0.0`.
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Examples:
@@ -79,8 +41,6 @@ class DCML(EmbeddingModel):
     >>> backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
     >>> model = keras_dml.models.DCML(backbone, num_learners=4, learner_dim=32)
     >>> model.compile(optimizer=keras.optimizers.Adam(1e-4))
-    >>> # model.fit(m_per_class_dataset, epochs=10)
-    >>> # model.compositor_weights(images)  # [8, 4], Fig. 4
 
     References:
         Zheng, Wang, Lu, Zhou, "Deep Compositional Metric Learning", CVPR 2021: Sec. 3.2
@@ -102,6 +62,13 @@ class DCML(EmbeddingModel):
         dropout=0.0,
         **kwargs,
     ):
+        for key in ("embedding_dim", "learner_dims"):
+            if key in kwargs:
+                raise ValueError(
+                    f"DCML's embedding is num_learners x learner_dim: it takes no `{key}` "
+                    "(--embedding-dim). Set learner_dim instead (--set model.learner_dim=N). "
+                    f"Received: {key}={kwargs[key]!r}"
+                )
         num_learners, learner_dim, num_compositors = check_sizes(
             num_learners=num_learners, learner_dim=learner_dim, num_compositors=num_compositors
         )
@@ -141,12 +108,7 @@ class DCML(EmbeddingModel):
 
     # -- training -------------------------------------------------------------------------------
     def compile(self, optimizer="adam", **kwargs):
-        """Configures training. The losses are part of the model: pass no `loss`.
-
-        Args:
-            optimizer: optimizer instance or name. Defaults to `"adam"`.
-            **kwargs: passed to `keras.Model.compile` (`loss` must be `None`).
-        """
+        """Configures training; the losses are part of the model, so pass no `loss`."""
         if kwargs.get("loss") is not None:
             raise ValueError(
                 "DCML computes its objective (Eq. 8) itself; choose the losses with "
@@ -163,15 +125,10 @@ class DCML(EmbeddingModel):
             self.optimizer.build(self.trainable_variables)
 
     def composites(self, embeddings):
-        """Compositor weights and composites for model outputs `y` (Eq. 4-6).
+        """Compositor scores (`weights` `[N, M, K]`, logits) and `composites` `[N, M, d]` (Eq. 4-6).
 
         Args:
-            embeddings: float tensor `[N, K * d]`. Model outputs (normalised sub-embeddings).
-
-        Returns:
-            dict with the compositor's `scores` (`weights` `[N, M, K]`, `weighting_logits`,
-            `weighting_scores`, `sign_scores`) and `composites` `[N, M, d]`. The compositor
-            reads `stop_gradient(embeddings)`; the composites use `embeddings` itself.
+            embeddings: float tensor `[N, K * d]`. Model outputs.
         """
         embeddings = ops.cast(embeddings, "float32")
         scores = self.compositor.scores(ops.stop_gradient(embeddings))
@@ -182,16 +139,11 @@ class DCML(EmbeddingModel):
         return scores
 
     def loss_terms(self, labels, embeddings):
-        """Every term of Eq. (8) for one batch.
-
-        Args:
-            labels: int tensor `[N]`.
-            embeddings: float tensor `[N, K * d]`. Model outputs `y`.
+        """Every term of Eq. 8 for one batch of labels and model outputs.
 
         Returns:
-            dict of float32 scalars: `dis_loss` (`J_dis(y)`), `subtask_loss`
-            (`sum_m lambda_m J_T(z_m)`), `reinforce_loss` (`sum_m J_reinf(c_m)`), `max_weight`
-            (mean of `max_k |c_m^k|`) and `loss` (the total of Eq. 8).
+            dict of float32 scalars: `dis_loss`, `subtask_loss`, `reinforce_loss`, `max_weight`
+            (mean of `max_k |c_m^k|`) and `loss` (the total).
         """
         labels = ops.reshape(labels, (-1,))
         embeddings = ops.cast(embeddings, "float32")
@@ -238,19 +190,11 @@ class DCML(EmbeddingModel):
         """Average absolute weight of each compositor per learner (the data of Fig. 4).
 
         Args:
-            images: raw-pixel images `[N, H, W, 3]` (array or tensor) or a `tf.data.Dataset`
-                yielding images or `(images, labels)` batches.
+            images: raw-pixel images `[N, H, W, 3]`, or a dataset of images or `(images, labels)`.
             batch_size: int. Batch size for arrays. Defaults to `128`.
 
         Returns:
-            float32 numpy array `[M, K]`: row m is `mean_x |c_m(y(x))|`; every row sums to 1.
-
-        Examples:
-        >>> weights = model.compositor_weights(train_images)
-        >>> weights.argmax(axis=1)  # the learner each compositor focuses on
-
-        References:
-            Zheng et al., "Deep Compositional Metric Learning", CVPR 2021, Sec. 4.3, Fig. 4.
+            float32 numpy array `[M, K]`; every row sums to 1.
         """
         return average_compositor_weights(self, images, batch_size=batch_size)
 

@@ -1,12 +1,4 @@
-"""In-batch losses over the global batch under `tf.distribute`, and a no-op on one device.
-
-Metric losses compare every pair of a batch, so under `MirroredStrategy` each replica gathers the
-labels and embeddings of all replicas and computes the loss of the global batch, the loss one
-device computes on the same batch. The gradient of `all_gather` sums the replicas' upstream
-gradients and the optimizer sums the replicas' variable gradients, so the gathered loss is divided
-by the number of replicas (Keras scales its own per-example losses the same way, and its step
-multiplies the tracked loss back). Other backends and one device return the inputs unchanged.
-"""
+"""In-batch losses over the global batch under `tf.distribute`, and a no-op on one device."""
 
 import keras
 from keras import ops
@@ -19,8 +11,7 @@ def gather_replicas(*tensors):
         *tensors: batch-major tensors (or `None`) of this replica.
 
     Returns:
-        `(replicas, gathered)`: the number of replicas in sync (1 outside a multi-replica
-        strategy and on other backends) and the list of tensors over the global batch.
+        `(replicas, gathered)`: the replica count (1 on one device) and the global batch's tensors.
     """
     if keras.backend.backend() != "tensorflow":
         return 1, list(tensors)
@@ -51,6 +42,7 @@ def gather_replicas(*tensors):
 
 def with_model_losses(model, loss, replicas=1):
     """`loss / replicas` plus the model's own losses (`add_loss`, regularizers), in float32."""
+    # The gradient of `all_gather` sums the replicas' upstream gradients, hence the division.
     total = ops.cast(loss, "float32") / float(replicas)
     if model.losses:
         extra = ops.sum(ops.stack([ops.cast(ops.sum(v), "float32") for v in model.losses]))
@@ -59,13 +51,9 @@ def with_model_losses(model, loss, replicas=1):
 
 
 class ForwardCache:
-    """What a training `call` computed besides its output, for the `compute_loss` of that step.
+    """What a training `call` computed besides its output, for that step's `compute_loss`.
 
-    Keras' step is `y_pred = model(x, training=True)` followed by `model.compute_loss(x, y,
-    y_pred)`. Some losses need intermediate tensors of that forward pass (hierarchical D&C's
-    unmasked embedding, BIER's diversity loss). `call` stores them under its output tensor and
-    `compute_loss` takes them back only for exactly that tensor, so a stale entry is never used,
-    and replicas running in parallel threads (`MirroredStrategy`) each find their own.
+    `take` returns a value only for exactly the output tensor it was stored under.
     """
 
     def __init__(self):
@@ -84,12 +72,7 @@ class ForwardCache:
 
 
 def is_chief(strategy):
-    """Whether this process leads a `tf.distribute` cluster: always, except a non-chief worker.
-
-    The chief of a `MultiWorkerMirroredStrategy` cluster is the `chief` task, or worker 0 when
-    the cluster has no `chief` (TensorFlow's convention); local strategies, `None` and other
-    backends have one process, the chief.
-    """
+    """Whether this process leads a `tf.distribute` cluster (the `chief` task, else worker 0)."""
     resolver = getattr(strategy, "cluster_resolver", None)
     if resolver is None or not resolver.task_type:
         return True
@@ -109,18 +92,13 @@ def num_workers(strategy):
 
 
 def from_chief(strategy, compute, size):
-    """Runs `compute()` on the chief only; every worker of the cluster returns its result.
+    """Runs `compute()` on the chief only; every worker of the cluster gets its result.
 
-    With one process this is `compute()`. Across the workers of a `MultiWorkerMirroredStrategy`
-    the chief's vector reaches the others through a collective sum in which only global replica
-    0 (on the chief) contributes, so decisions taken from data (a k-means assignment) are taken
-    once and are the same on every worker, bit for bit. Every worker must call it at the same
-    point of training (as a callback hook does).
+    Every worker must call it at the same point of training (as a callback hook does).
 
     Args:
         strategy: the model's `tf.distribute` strategy, or `None`.
-        compute: callable `() -> array [size]` of numbers exactly representable in float64
-            (integers below 2**53). Called on the chief only.
+        compute: callable `() -> array [size]` of numbers exact in float64. Called on the chief.
         size: int. Length of the vector, known to every worker.
 
     Returns:
@@ -136,6 +114,7 @@ def from_chief(strategy, compute, size):
     if is_chief(strategy):
         vector = np.asarray(compute(), np.float64).reshape((size,))
 
+    # A collective sum in which only global replica 0 (on the chief) contributes.
     def contribution(context):
         if context.replica_id_in_sync_group == 0:
             return tf.constant(vector)

@@ -14,57 +14,28 @@ DIVIDE, CONQUER = 0, 1
 class DivideAndConquer(DivisionModel):
     """Divide & Conquer: the embedding split into K learners, each trained on its own cluster.
 
-    The embedding layer is split into K consecutive slices (one `Dense` head per learner, each
-    L2-normalised); the output is their concatenation. Training alternates (Algorithm 1):
-
-    - **divide** (stage 0): each batch comes from ONE cluster `C_k` of the data (batches
-      `(images, {"labels": [B], "clusters": [B]})` from `ClusterMPerClassSampler`); the loss is
-      computed on learner k's slice only (Eq. 3), so only the backbone and head k receive
-      gradients; the other heads' gradients are exactly zero (an optimizer with momentum still
-      moves them by their running moments, as the reference code's one Adam over the sliced
-      layer does). `DivideAndConquerCallback` re-clusters the data every T epochs and switches
-      to the conquer stage.
-    - **conquer** (stage 1, Sec. 3.3 "Merging the solutions"): the loss is computed on the full,
-      concatenated embedding and every weight is updated. Batches without cluster ids
-      (`(images, labels)`) always train the full embedding.
-
-    The stage and the number of divisions so far are non-trainable variables of the model
-    (`stage_variable`, `division_count`), so they are saved in checkpoints and `.keras` files.
-
-    Implementation notes:
-    - The step is Keras' own `train_step` on every backend; `compute_loss` selects the batch's
-      learner with a one-hot over the learners computed from its cluster id, and `ops.cond`
-      evaluates only the loss of the active branch (learner slice or full embedding); on JAX,
-      whose `cond` cannot advance a random loss's seed, both are evaluated and one selected.
-    - The loss is the compiled loss (any keras_dml loss, default `MarginLoss(beta=1.2,
-      margin=0.2)` with distance-weighted sampling). Under `tf.distribute.MirroredStrategy`
-      (both stages) it is computed on the embeddings gathered from every replica, so it equals
-      the loss of the global batch on one device.
+    Each batch comes from one cluster: the divide stage trains its learner's slice only (Eq. 3),
+    the conquer stage the whole embedding (docs/methods/dc.md).
 
     Args:
-        backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map
-            (`keras_dml.backbones.get`).
-        embedding_dim: int. Total embedding size d, split into K slices of d/K (when K does not
-            divide d, the first d mod K slices are one larger). Defaults to `128`.
-        num_learners: int. K, the number of learners (= clusters). Defaults to `4`.
-        learner_dims: tuple of int. Explicit slice sizes; overrides the even split.
-            Defaults to `None`.
-        learner_weights: must be `None` (kept so configs of the base class load). Defaults to
-            `None`.
+        backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map.
+        embedding_dim: int. Total size d, split into K slices. Defaults to `128`.
+        num_learners: int. K, the number of learners and clusters. Defaults to `4`.
+        learner_dims: tuple of int. Explicit slice sizes. Defaults to `None`.
+        learner_weights: must be `None` (kept so configs of the base class load).
         pooling: str. `"avg"`, `"max"` or `"avgmax"`. Defaults to `"avg"`.
-        dropout: float. Dropout on pooled features. Defaults to `0.0`.
+        dropout: float. Dropout on the pooled features. Defaults to `0.0`.
         **kwargs: passed to `keras.Model`.
 
     Examples:
-    >>> import keras_dml
+    >>> import keras, keras_dml
     >>> backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
-    >>> model = DivideAndConquer(backbone, embedding_dim=64, num_learners=4)
+    >>> model = keras_dml.models.DivideAndConquer(backbone, embedding_dim=64, num_learners=4)
     >>> model.compile(optimizer=keras.optimizers.Adam(1e-5))  # margin loss by default
-    >>> # model.fit(cluster_batches, epochs=20, callbacks=[DivideAndConquerCallback(...)])
 
     References:
         Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019,
-        Sec. 3.2 (splitting the embedding), Sec. 3.3 and Eq. (3) (per-learner loss, alternating
+        Sec. 3.2 (splitting the embedding), Sec. 3.3 and Eq. 3 (per-learner loss, alternating
         updates), Algorithm 1.
     """
 
@@ -112,10 +83,7 @@ class DivideAndConquer(DivisionModel):
     # -- stage ----------------------------------------------------------------------------------
     @property
     def loss_memory_keys(self):
-        """Cross-batch memory keys: 0 the whole embedding (conquer), `1 + k` learner k (divide).
-
-        A learner's memory holds only the batches of its own cluster, in its own subspace.
-        """
+        """Memory keys: 0 the whole embedding (conquer), `1 + k` learner k (divide)."""
         return 1 + self.num_learners
 
     @property
@@ -124,36 +92,16 @@ class DivideAndConquer(DivisionModel):
         return "conquer" if int(ops.convert_to_numpy(self.stage_variable)) else "divide"
 
     def set_stage(self, stage):
-        """Switches between per-cluster learner updates and full-embedding updates.
-
-        Args:
-            stage: str. `"divide"` (Eq. 3, one learner per batch) or `"conquer"` (full embedding).
-        """
+        """Switches to `"divide"` (one learner per batch, Eq. 3) or `"conquer"` (all of it)."""
         if stage not in ("divide", "conquer"):
             raise ValueError(f"`stage` must be 'divide' or 'conquer'. Received: stage={stage!r}")
         self.stage_variable.assign(CONQUER if stage == "conquer" else DIVIDE)
 
     # -- training (`compile`: `DivisionModel`'s, the margin loss by default) -------------------
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The configured loss of the batch's learner slice (divide) or of the whole embedding.
+        """The loss of the batch's learner slice (divide) or of the whole embedding (global batch).
 
-        The batch's cluster id (the `clusters` target) selects learner k through a one-hot over
-        the learners, so the gradient of every other head is exactly zero (Eq. 3): the step is
-        Keras' own, on every backend. The gradients of the others being zero, an optimizer with
-        momentum (Adam) still moves their weights by their running moments, as one optimizer
-        over the sliced linear layer of the reference code does; plain SGD leaves them in place.
-        Conquer-stage batches, batches without cluster ids and evaluation use the whole
-        embedding. Under `tf.distribute` the loss is that of the global batch.
-
-        Args:
-            x: the images (unused).
-            y: labels `[B]`, or `{"labels", "clusters"}` (cluster ids from the sampler).
-            y_pred: the model output `[B, D]` (concatenated normalised learners).
-            sample_weight: optional per-example weights.
-            training: bool. Evaluation always uses the whole embedding.
-
-        Returns:
-            Scalar float32 loss.
+        `y` holds labels, or `{"labels", "clusters"}`; evaluation always uses the whole embedding.
         """
         del x
         labels, clusters = split_targets(y)

@@ -27,59 +27,34 @@ __all__ = [
 class EmbeddingModel(ModelLoss, EnsembleModel):
     """Backbone, global pooling, one linear head per learner, per-learner L2 normalisation.
 
-    The model takes raw pixels in [0, 255] (the backbone carries its own normalisation), so
-    `predict`, a `.keras` file and an exported graph all see the same input. Its output is a single
-    tensor `[N, sum(learner_dims)]`: the concatenation of the per-learner L2-normalised embeddings,
-    each optionally multiplied by a fixed `learner_weights` entry (BIER boosting weights, so that a
-    dot product of two outputs is the ensemble similarity).
-
-    With one learner (the default) this is the single-embedding baseline every ensemble method is
-    compared with. Ensemble methods subclass it: each learner owns its own `Dense` head, so an
-    optimizer step can update one learner without touching the others' weights or optimizer state.
-    The model builds itself at the end of `__init__` (so it is ready to train, save and export);
-    a subclass creates its extra layers and variables in `build` before calling `super().build`.
+    With one learner this is the single-embedding baseline. The output `[N, sum(learner_dims)]` is
+    the concatenation of the normalised learner embeddings (docs/methods/baseline.md).
 
     Args:
-        backbone: `keras.Model`. A functional model from raw pixels to a 4-D feature map, as
-            returned by `keras_dml.backbones.get`.
-        embedding_dim: int. Total embedding size. Split over `num_learners` as evenly as it
-            goes (128 over 3: 43, 43, 42; `resolve_learner_dims`) unless `learner_dims` is
-            given. Defaults to `128`.
-        num_learners: int. Number of learners (embedding slices). Defaults to `1`.
-        learner_dims: tuple of int. Explicit per-learner sizes; overrides `embedding_dim` and
-            `num_learners`. Defaults to `None`.
-        learner_weights: tuple of float. Fixed multipliers applied to each normalised learner
-            embedding in the output. Defaults to `None` (all ones).
-        pooling: str. Global pooling of the backbone features: `"avg"`, `"max"` or `"avgmax"`
-            (sum of both, as in several DML codebases). Defaults to `"avg"`.
-        dropout: float. Dropout rate on pooled features before the heads. Defaults to `0.0`.
-        loss_layer: optional `keras.layers.Layer` loss with trainable weights (e.g.
-            `keras_dml.losses.ProxyAnchorLoss`) for the model to own, as
-            `compile(loss=loss_layer)` does, or its serialized config. Used by `from_config`;
-            usually left `None`.
+        backbone: `keras.Model`. Functional model from raw pixels in [0, 255] to a 4-D feature map
+            (`keras_dml.backbones.get`).
+        embedding_dim: int. Total size, split over the learners as evenly as it goes
+            (`resolve_learner_dims`). Defaults to `128`.
+        num_learners: int. Number of learners. Defaults to `1`.
+        learner_dims: tuple of int. Per-learner sizes; override the two above. Defaults to `None`.
+        learner_weights: tuple of float. Fixed multipliers of the normalised learner embeddings.
+            Defaults to `None` (all ones).
+        pooling: str. `"avg"`, `"max"` or `"avgmax"` (their sum). Defaults to `"avg"`.
+        dropout: float. Dropout rate on the pooled features. Defaults to `0.0`.
+        loss_layer: `keras.layers.Layer` or its config. A loss with trainable weights for the model
+            to own, as `compile(loss=layer)` does. Defaults to `None`.
         **kwargs: passed to `keras.Model` (e.g. `name`).
-
-    Losses with trainable weights (class proxies, classifier weights, learnable margins) are
-    layers, not `keras.losses.Loss` objects. `compile(loss=layer)` makes the model own such a
-    layer: it becomes a tracked sublayer (its weights are in `trainable_variables`, trained by
-    `fit`, stored in `.keras` files and restored by `keras.saving.load_model`), `compute_loss`
-    calls `layer(labels, embeddings)`, and since `call` never reads its weights, SavedModel and
-    ONNX exports leave them out. A plain `keras.losses.Loss` goes to Keras as usual. A loss layer
-    with an `embedding_dim` must match the model's `embedding_dim`; `sample_weight` is not
-    supported with a loss layer.
 
     Examples:
     >>> import keras_dml
     >>> backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
     >>> model = keras_dml.models.EmbeddingModel(backbone, embedding_dim=64)
-    >>> model.compile(optimizer="adam", loss=keras_dml.losses.TripletLoss())
-    >>> # model.fit(train_ds, epochs=10)
     >>> proxies = keras_dml.losses.get("proxy_anchor", num_classes=100, embedding_dim=64)
     >>> model.compile(optimizer="adam", loss=proxies)  # the model now owns the proxies
 
     References:
         Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019
-        (the evaluation vector is the concatenation of separately normalised learner slices).
+        (separately normalised learner slices, concatenated).
     """
 
     def __init__(

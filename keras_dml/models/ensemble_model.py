@@ -11,22 +11,17 @@ POOLINGS = ("avg", "max", "avgmax")
 
 
 class EnsembleModel(SeedStateSaving, keras.Model):
-    """The base of every model in keras-dml: a backbone, learners, one concatenated embedding.
+    """The base of every keras-dml model: a backbone, learners, one concatenated embedding.
 
-    It owns what every ensemble shares: the argument checks, global pooling, dropout on pooled
-    features, `image_shape`, the per-learner normalisation and concatenation (`call`), the
-    learner slices, the backbone's (de)serialization and, in its weights files, the states of
-    its random generators (`keras_dml.models.random_state`). Subclasses create their learner parts
-    and implement `raw_learner_embeddings(images, training)`; `EmbeddingModel` (one `Dense`
-    head per learner) and ABE's split ensembles are the two kinds. Not registered itself.
+    Subclasses implement `raw_learner_embeddings(images, training)`. Not registered itself.
 
     Args:
-        backbone: `keras.Model`. A functional model from raw pixels to a 4-D feature map.
+        backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map.
         learner_dims: tuple of int. Size of each learner's embedding.
-        learner_weights: tuple of float or `None`. Fixed multipliers of the normalised learner
-            embeddings in the output. Defaults to `None` (all ones).
+        learner_weights: tuple of float. Fixed multipliers of the normalised learner embeddings.
+            Defaults to `None` (all ones).
         pooling: str. `"avg"`, `"max"` or `"avgmax"`. Defaults to `"avg"`.
-        dropout: float. Dropout rate on pooled features. Defaults to `0.0`.
+        dropout: float. Dropout rate on the pooled features. Defaults to `0.0`.
         **kwargs: passed to `keras.Model` (e.g. `name`).
     """
 
@@ -61,25 +56,15 @@ class EnsembleModel(SeedStateSaving, keras.Model):
         self.loss_slot = LossLayerSlot(name="loss_slot")
 
     def compile(self, *args, **kwargs):
-        """`keras.Model.compile`; the model also tracks its loss's random state.
-
-        A loss that draws at random (`TripletLoss(mining="random")`, `MarginLoss`) owns a
-        `keras.random.SeedGenerator`. JAX runs a training step as a pure function of the
-        model's variables: a generator the model does not track is read as a constant and its
-        updates are dropped, so every step would draw the same negatives. The loss slot tracks
-        the compiled loss's generators, so they advance on every backend (as in TensorFlow).
-        """
+        """`keras.Model.compile`; the model also tracks its loss's random generators."""
         super().compile(*args, **kwargs)
+        # JAX reads a generator the model does not track as a constant: every step would draw
+        # the same samples.
         self.loss_slot.hold_seed_generators(getattr(self, "loss", None))
 
     @property
     def loss_memory_keys(self):
-        """Number of sites that call the loss, each with its own cross-batch memory.
-
-        `keras_dml.losses.CrossBatchMemory` keeps one memory per key so that no memory mixes the
-        features of different learners. One (the whole embedding) unless a method calls its loss
-        per learner; those methods document their keys.
-        """
+        """Number of loss call sites, each with its own cross-batch memory (1: the whole output)."""
         return 1
 
     @property
@@ -132,32 +117,18 @@ class EnsembleModel(SeedStateSaving, keras.Model):
         return self.served(images, self.combine(self.learner_embeddings(images, training=training)))
 
     def predict(self, x, *args, **kwargs):
-        """`keras.Model.predict`, with the input contract's static checks run first on arrays.
-
-        Keras' JAX `predict` takes the variables' values out of the model before it traces `call`
-        and puts them back only when it ends normally; a refusal raised while tracing (another
-        size, channel count, dtype) would leave the model without its weights. Checking the
-        array's shape and dtype here, before Keras starts, refuses it with the same one line on
-        every backend and leaves the model intact. Datasets and generators are checked in `call`.
-        """
+        """`keras.Model.predict`, with the input contract's static checks run first on arrays."""
+        # Before Keras starts: JAX's `predict` loses the weights when tracing `call` raises.
         if hasattr(x, "shape") and hasattr(x, "dtype"):
             check_image_tensor(x, self.image_shape)
         return super().predict(x, *args, **kwargs)
 
     def checked_images(self, images):
-        """`images`, once their static shape and dtype fit `image_shape` (the input contract).
-
-        Every subclass's `call` starts with it: another size, channel count or a bool batch is
-        refused with one line when traced (`keras_dml.serving.input_contract`).
-        """
+        """`images`, once their static shape and dtype fit `image_shape` (refused otherwise)."""
         return check_image_tensor(images, self.image_shape)
 
     def served(self, images, embeddings):
-        """`embeddings` under the input contract: NaN rows for images with a NaN / Inf pixel.
-
-        Every subclass's `call` returns through it, so `predict` and exported graphs never give
-        a finite vector for a broken image (`keras_dml.serving.input_contract`).
-        """
+        """`embeddings` with a NaN row for each image that has a NaN or Inf pixel."""
         return nan_rows_for_nonfinite_images(images, embeddings)
 
     def compute_output_shape(self, input_shape):
@@ -197,13 +168,9 @@ def check_backbone(backbone):
 
 
 class LossLayerSlot(keras.layers.Layer):
-    """A weightless sublayer that holds the loss layer an `EmbeddingModel` owns (at most one).
+    """A weightless sublayer that holds the model's loss layer and its loss's seed generators.
 
-    It is marked built without running `build`, so Keras never locks its state, and a loss layer
-    can be attached to a model that is already built. Its `held` list is tracked: the layer in it
-    counts as a sublayer of the model. It also holds the `SeedGenerator`s of the compiled
-    `keras.losses.Loss` (`seed_generators`), whose states then count among the model's
-    non-trainable variables. The slot is never called.
+    Marked built without running `build`, so a loss layer can still be attached to a built model.
     """
 
     def __init__(self, **kwargs):
@@ -213,13 +180,7 @@ class LossLayerSlot(keras.layers.Layer):
         self.built = True  # nothing to build; `build` is never run, so the state stays open
 
     def hold_seed_generators(self, loss):
-        """Tracks the `SeedGenerator` attributes of `loss` (or of each loss in a structure).
-
-        Args:
-            loss: what `keras.Model.compile` received as `loss` (a loss object, a name, a
-                function, a list or dict of them, or `None`); only loss objects with a
-                `keras.random.SeedGenerator` attribute contribute.
-        """
+        """Tracks the `SeedGenerator`s of `loss`, what `keras.Model.compile` received."""
         found = []
         for item in keras.tree.flatten(loss) if loss is not None else []:
             for value in getattr(item, "__dict__", {}).values():

@@ -19,60 +19,30 @@ MASK_PATTERN = r"(^|/)soft_mask/"
 class HierarchicalDivideAndConquer(DivisionStateMixin, DivisionModel):
     """Hierarchical Divide & Conquer: learnable soft masks over one embedding, one per cluster.
 
-    The backbone and one linear layer give the embedding `f(x)` of size d; a `SoftMask` layer
-    holds K_max masks `s_k`. Only the first K masks are active (K grows by progressive division,
-    driven by `HierarchicalDivideAndConquerCallback`).
-
-    Training (`fit` on batches `(images, {"labels", "clusters"})`, each batch from ONE cluster):
-    - **divide** stage: a batch of cluster k is embedded in subspace k, `L2(f(x) * relu(s_k))`
-      (Eq. 4), and the loss is the compiled metric loss on it plus `orthogonality_weight` times
-      the mask orthogonality loss of the active masks (Eq. 5-6). Only mask k (and, through Eq. 5,
-      the other active masks) and the shared network receive gradients.
-    - **fine-tune** stage (`set_stage("finetune")`): the loss uses the final embedding of Eq. 8,
-      while batches are still sampled within clusters (Sec. 3.3). Batches without cluster ids
-      always use the final embedding.
-    The step is Keras' own on every backend (`compute_loss`); the optimizer policy is a
-    `keras_dml.optimizers.LearningRateMultipliers`: the masks are their own parameter group
-    (`mask_optimizer`, learning rate x `mask_lr_multiplier`) whose state is reset at every
-    division, and while `backbone_frozen` is set (one epoch after each re-clustering,
-    METHOD_NOTES) the backbone's multiplier is 0, so its weights do not move (its moments still
-    see the gradients).
-
-    Inference: `call(images)` returns `L2(f(x) * sum_{k<K} relu(s_k))` (Eq. 8), a single learner
-    of size d (`learner_dims == (d,)`); `subspace_embeddings(images)` gives the K subspaces.
-
-    State saved with the weights (checkpoints, `.keras`): the masks, `num_active` (K),
-    `division_depth`, `recluster_count`, the stage, `backbone_frozen`, and, when
-    `num_train_samples` is given, the cluster assignment of the training set
-    (`cluster_assignment`), so a resumed run continues with the same clusters and learners.
-
-    Like `DivideAndConquer`, the per-cluster step needs one device (a conditional optimizer
-    update); a multi-replica strategy raises a clear error.
+    A batch of cluster k trains subspace `L2(f(x) * relu(s_k))` (Eq. 4); the output is the final
+    embedding of Eq. 8 (docs/methods/hdc.md).
 
     Args:
         backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map.
         embedding_dim: int. d, the size of `f(x)` and of the output. Defaults to `512`.
-        max_learners: int. K_max, the largest number of clusters / masks. Defaults to `4`.
-        fixed_masks: bool. Fixed disjoint 0/1 masks ("Ours (fix)") instead of learned ones.
-            Defaults to `False`.
+        max_learners: int. K_max, the largest number of clusters and masks. Defaults to `4`.
+        fixed_masks: bool. Fixed disjoint 0/1 masks ("Ours (fix)"). Defaults to `False`.
         orthogonality_weight: float. lambda of Eq. 6. Defaults to `1.0`.
         mask_lr_multiplier: float. Learning-rate multiplier of the masks. Defaults to `1.0`.
-        num_train_samples: int or `None`. Size of the training set; when given, the cluster
-            assignment is a model variable. Defaults to `None`.
+        num_train_samples: int. Training set size, to keep the clusters. Defaults to `None`.
         pooling: str. `"avg"`, `"max"` or `"avgmax"`. Defaults to `"avg"`.
-        dropout: float. Dropout on pooled features. Defaults to `0.0`.
+        dropout: float. Dropout on the pooled features. Defaults to `0.0`.
         **kwargs: passed to `keras.Model`.
 
     Examples:
-    >>> import keras_dml
+    >>> import keras, keras_dml
     >>> backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
-    >>> model = HierarchicalDivideAndConquer(backbone, embedding_dim=64, max_learners=4)
+    >>> model = keras_dml.models.HierarchicalDivideAndConquer(backbone, embedding_dim=64)
     >>> model.compile(optimizer=keras.optimizers.Adam(1e-4))  # margin loss by default
-    >>> # model.fit(batches, epochs=20, callbacks=[HierarchicalDivideAndConquerCallback(...)])
 
     References:
         Sanakoyeu et al., "Improving Deep Metric Learning by Divide and Conquer", TPAMI 2021,
-        Sec. 3.1-3.3, Eq. (4)-(8).
+        Sec. 3.1-3.3, Eq. 4-8.
     """
 
     def __init__(
@@ -153,15 +123,9 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, DivisionModel):
     def compile(self, optimizer="adam", loss=None, **kwargs):
         """`keras.Model.compile` with the masks' learning-rate multiplier and backbone freezing.
 
-        The optimizer is wrapped in `keras_dml.optimizers.LearningRateMultipliers`: the masks
-        learn `mask_lr_multiplier` times faster (their own parameter group, as in the reference
-        code) and the backbone's multiplier is 0 while `backbone_frozen` is set. `.keras` files
-        save every group's state.
-
         Args:
-            optimizer: main optimizer (backbone and embedding layer).
-            loss: metric loss; defaults to `MarginLoss(beta=1.2, margin=0.2)` with
-                distance-weighted sampling.
+            optimizer: main optimizer (backbone and embedding layer). Defaults to `"adam"`.
+            loss: metric loss. Defaults to `None` (`default_division_loss()`).
             **kwargs: passed to `keras.Model.compile`.
         """
         if kwargs.pop("mask_optimizer", None) is not None:
@@ -200,15 +164,7 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, DivisionModel):
         return optimizer.group_optimizer(MASK_PATTERN)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The metric loss of the batch's subspace (divide) or of the final embedding, plus Eq. 5.
-
-        A batch of cluster k trains subspace k, `L2(f(x) * relu(s_k))` (Eq. 6), from the `f(x)`
-        of the step's forward pass (or, for an output computed elsewhere, recovered from
-        `L2(f(x) * sum_j relu(s_j))`, the same function of `f(x)` and the masks); the fine-tuning
-        stage, batches without cluster ids and evaluation use the final embedding (Eq. 8). The mask
-        orthogonality loss (Eq. 5) is added with `orthogonality_weight`. Under `tf.distribute` the
-        loss is that of the global batch.
-        """
+        """The metric loss of the batch's subspace (divide) or final embedding, plus Eq. 5."""
         del x
         labels, clusters = split_targets(y)
         raw = self.forward_cache.take(y_pred)

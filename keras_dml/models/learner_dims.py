@@ -2,22 +2,13 @@
 
 
 def resolve_learner_dims(embedding_dim, num_learners, learner_dims=None, equal=False):
-    """Returns the per-learner embedding sizes as a tuple, checking the arguments.
-
-    Without `learner_dims`, `embedding_dim` is split as evenly as it goes: the first
-    `embedding_dim % num_learners` learners get one dimension more (128 over 3: 43, 43, 42).
-    The learner count is often fitted to the data (`keras_dml.training.fit_to_data`: D&C gets
-    `classes // 2` learners, e.g. 3 with 6 training classes) and the embedding size is the
-    user's; an uneven split by one dimension keeps both, where requiring divisibility made every
-    count that does not divide 128 (3, 5, 6, 7) fail to build, and picking another count would
-    change the method's main parameter behind the user's back.
+    """The per-learner embedding sizes: `learner_dims`, or `embedding_dim` split evenly.
 
     Args:
-        embedding_dim: int. Total size, split over the learners when `learner_dims` is `None`.
+        embedding_dim: int. Total size, split when `learner_dims` is `None`.
         num_learners: int. Number of learners.
         learner_dims: sequence of int or `None`. Explicit sizes.
-        equal: bool. Require equal sizes (a model whose learners share one head, as ABE's and
-            M-heads' do). Defaults to `False`.
+        equal: bool. Require equal sizes (learners that share one head). Defaults to `False`.
 
     Returns:
         tuple of int, one size per learner.
@@ -25,8 +16,6 @@ def resolve_learner_dims(embedding_dim, num_learners, learner_dims=None, equal=F
     Examples:
     >>> resolve_learner_dims(128, 3)
     (43, 43, 42)
-    >>> resolve_learner_dims(128, 4)
-    (32, 32, 32, 32)
     """
     if learner_dims is not None:
         learner_dims = tuple(int(d) for d in learner_dims)
@@ -49,5 +38,6 @@ def resolve_learner_dims(embedding_dim, num_learners, learner_dims=None, equal=F
             f"larger --embedding-dim. Received: embedding_dim={embedding_dim}, "
             f"num_learners={num_learners}"
         )
+    # Uneven by one: the learner count is often fitted to the data (docs/methods/baseline.md).
     size, extra = divmod(embedding_dim, num_learners)
     return tuple(size + 1 if k < extra else size for k in range(num_learners))

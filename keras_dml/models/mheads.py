@@ -10,9 +10,8 @@ from keras_dml.models.attention.branching import (
 )
 from keras_dml.models.attention.split_ensemble import SplitEnsembleBase
 
-# Where M-heads' shared part ends when it differs from ABE's `S` (`DEFAULT_BRANCHES`). ABE's
-# VGG-small cut moved to block2 after its rows were measured with both cuts; M-heads' rows were
-# measured with block1 only (each head then owns blocks 2-3), so they keep it until measured.
+# Where M-heads' shared part ends when it differs from ABE's `S`: the cut its benchmark rows
+# were measured with (docs/methods/mheads.md).
 MHEADS_BRANCH_POINTS = {"vgg_small": "block1"}
 
 
@@ -20,35 +19,22 @@ MHEADS_BRANCH_POINTS = {"vgg_small": "block1"}
 class MHeads(SplitEnsembleBase):
     """M-heads ensemble: a shared bottom `S`, M separate global embedding functions `G_m`.
 
-    Learner m embeds an image as `b_m(x) = g_m(s(x))` (Eq. 4, Fig. 1a): the backbone up to
-    `branch_point` is shared, and each learner owns a full copy of the rest of the backbone
-    plus its own `Dense(embedding_dim / M)`. Learner 0 uses the backbone's own layers; learners
-    1..M-1 use copies (initialised from the backbone's weights, as every head starts from
-    ImageNet in the paper), so the parameter count grows by one `G` per learner (Table 1:
-    0.65 -> 4.36 x 10^7 from 1 to 8 heads on GoogLeNet). With `num_learners=1` this is the
-    single-embedding baseline "1-head".
-
-    Training is the same as `ABE` (Eq. 8, contrastive loss of Eq. 10 per learner) with
-    `lambda_div=0` by default; `lambda_div=1` gives "8-heads with L_div" (Table 3), which the
-    paper finds ineffective for M-heads.
+    Learner m embeds an image as `g_m(s(x))`; `num_learners=1` is the "1-head" baseline.
 
     Args:
         backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map.
         num_learners: int. M. Defaults to `8`.
-        embedding_dim: int. Ensemble size; each learner gets `embedding_dim / M`.
-            Defaults to `512`.
-        branch_point: str. Layer or split-point name where the shared part ends. Defaults to
-            `None`: the end of `ABE`'s `S` (`pool3` on GoogLeNet), except `block1` on VGG-small
-            (`MHEADS_BRANCH_POINTS`).
+        embedding_dim: int. Ensemble size; each learner gets `embedding_dim / M`. Defaults to `512`.
+        branch_point: str. Layer or split point where the shared part ends. Defaults to `None`
+            (`MHEADS_BRANCH_POINTS`, else where `ABE`'s `S` ends).
         embedding_bias: bool. Bias in each head's embedding layer. Defaults to `False`.
-        pooling: str. Global pooling. Defaults to `"avg"`.
+        pooling: str. `"avg"`, `"max"` or `"avgmax"`. Defaults to `"avg"`.
         dropout: float. Dropout before the embedding layers. Defaults to `0.0`.
         margin: float. Contrastive margin `m_c` (Eq. 10). Defaults to `1.0`.
-        metric_loss: str or dict. A `keras_dml.losses.get` identifier replacing Eq. 10.
-            Defaults to `None`.
+        metric_loss: str or dict. A `keras_dml.losses` loss replacing Eq. 10. Defaults to `None`.
         lambda_div: float. Weight of the divergence loss. Defaults to `0.0`.
         divergence_margin: float. `m_div` (Eq. 9). Defaults to `1.0`.
-        divergence_pairs: `"self"` or `"all"`. Defaults to `"self"`.
+        divergence_pairs: str. `"self"` or `"all"`. Defaults to `"self"`.
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Examples:
@@ -123,8 +109,7 @@ class MHeads(SplitEnsembleBase):
 
         Args:
             learner: int. The learner m.
-            target: `"spatial"` (the shared S(x)) or `"features"` (G_m's last feature map).
-                Defaults to `"features"`.
+            target: str. `"spatial"` (S(x)) or `"features"` (G_m's map). Defaults to `"features"`.
 
         Returns:
             A functional `keras.Model` whose `gradcam_target` layer marks the chosen stage.

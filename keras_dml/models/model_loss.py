@@ -1,7 +1,4 @@
-"""`ModelLoss`: the loss of an `EmbeddingModel`, a compiled Keras loss or a loss layer it owns.
-
-An owned loss layer has trainable weights (proxies, margins) that the model saves and trains.
-"""
+"""`ModelLoss`: the loss of an `EmbeddingModel`, a compiled Keras loss or a loss layer it owns."""
 
 import keras
 from keras import ops
@@ -12,12 +9,7 @@ from keras_dml.models.distribution import gather_replicas, with_model_losses
 
 
 class ModelLoss:
-    """The loss methods of `EmbeddingModel` (a mixin placed before `EnsembleModel`).
-
-    `compile(loss=layer)` makes the model own a loss layer with trainable weights (held in the
-    model's `loss_slot`, see `EnsembleModel`); `compute_loss` and `metric_loss` call it on
-    `(labels, embeddings)`. See `EmbeddingModel` for the whole contract.
-    """
+    """The loss methods of `EmbeddingModel` (a mixin placed before `EnsembleModel`)."""
 
     def _set_loss_layer(self, loss_layer):
         """Makes `loss_layer` the model's loss layer (`None` removes the current one)."""
@@ -40,11 +32,9 @@ class ModelLoss:
         """`keras.Model.compile`, where `loss` may also be a loss layer with trainable weights.
 
         Args:
-            optimizer: optimizer instance or name. Defaults to `"rmsprop"` (Keras' default).
-            loss: a `keras.losses.Loss` (or any loss Keras accepts), or a `keras.layers.Layer`
-                loss such as `keras_dml.losses.get("proxy_anchor", num_classes=...,
-                embedding_dim=...)`, which the model then owns (see the class docstring).
-                `None` keeps a loss layer the model already owns. Defaults to `None`.
+            optimizer: optimizer instance or name. Defaults to `"rmsprop"`.
+            loss: a Keras loss, or a `keras.layers.Layer` loss that the model then owns; `None`
+                keeps an owned loss layer. Defaults to `None`.
             **kwargs: passed to `keras.Model.compile`.
         """
         if isinstance(loss, keras.layers.Layer):
@@ -55,12 +45,9 @@ class ModelLoss:
         super().compile(optimizer=optimizer, loss=loss, **kwargs)
 
     def compile_from_config(self, config):
-        """Re-compiles a loaded model, so `fit` resumes with the saved optimizer state.
-
-        Keras skips this for models that override `compile`; `EmbeddingModel.compile` only adds
-        loss layers (which the model's own config restores), so its saved compile arguments
-        replay as they are. Subclasses with their own `compile` keep Keras' behaviour.
-        """
+        """Re-compiles a loaded model, so `fit` resumes with the saved optimizer state."""
+        # Keras skips this for models that override `compile`; this one only adds loss layers
+        # (restored by the model's own config), so the saved arguments replay as they are.
         if type(self).compile is not ModelLoss.compile:
             return super().compile_from_config(config)
         config = deserialize_compile_config(config)
@@ -71,24 +58,15 @@ class ModelLoss:
     def metric_loss(
         self, labels, embeddings, sample_weight=None, class_weights=None, memory=0, update=True
     ):
-        """The model's metric loss on `embeddings` (the whole output or one learner's part).
-
-        With a compiled `keras.losses.Loss` this is that loss. With an owned loss layer whose
-        class vectors are a `[C, D]` variable (proxies, class weights), `class_weights` maps that
-        variable to the vectors of the embeddings given: an ensemble passes the columns of a
-        learner's slice (`lambda w: w[:, a:b]`), so every learner has its own class vectors.
+        """The model's metric loss on `embeddings` (the whole output or one learner's slice).
 
         Args:
             labels: int tensor `[B]`.
             embeddings: float tensor `[B, d]`.
             sample_weight: optional per-example weights (compiled losses only).
-            class_weights: callable `[C, D] -> [C, d]` or `None` (the variable as it is).
-            memory: int or int scalar tensor. The call site's key for a cross-batch memory loss
-                (`loss_memory_keys`: 0 the whole embedding, `1 + k` learner k in D&C).
-                Defaults to `0`.
-            update: bool or bool scalar tensor. False for a loss the caller computes but
-                discards: a cross-batch memory then neither enqueues nor counts the step.
-                Defaults to `True`.
+            class_weights: callable `[C, D] -> [C, d]`: the owned class vectors of these columns.
+            memory: int or int scalar tensor. The cross-batch memory key. Defaults to `0`.
+            update: bool or bool scalar tensor. Whether a memory loss enqueues. Defaults to `True`.
 
         Returns:
             float32 scalar.
@@ -109,13 +87,7 @@ class ModelLoss:
         return ops.cast(layer(labels, embeddings), "float32")
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The owned loss layer on `(labels, embeddings)` plus added losses, or Keras' loss.
-
-        In-batch metric losses compare every pair of the batch; with R replicas of a
-        `tf.distribute` strategy each replica gathers the labels and embeddings of all
-        (`keras_dml.models.distribution`), so the loss equals one device's on the same global
-        batch. One device without a loss layer: `keras.Model.compute_loss`.
-        """
+        """The owned loss layer (or Keras' loss) on the global batch, plus the model's losses."""
         loss_layer = self.loss_layer
         if loss_layer is None:
             replicas, (y_all, y_pred_all, weights) = gather_replicas(y, y_pred, sample_weight)
@@ -145,21 +117,17 @@ class ModelLoss:
 
 
 def deserialize_compile_config(compile_config):
-    """The compile arguments of a `.keras` file (`Model.get_compile_config()`), deserialized.
-
-    Keras saves a backend's optimizer class under its private module (on PyTorch
-    `keras.src.backend.torch.optimizers.torch_adam`); that module is replaced by the public
-    `keras.optimizers`, so a file saved on one backend loads on another without importing the
-    first (loading a PyTorch-saved model on TensorFlow imported torch).
+    """Deserializes saved compile arguments, naming backend optimizers by `keras.optimizers`.
 
     Args:
-        compile_config: dict, the saved compile arguments.
+        compile_config: dict. The saved compile arguments (`Model.get_compile_config()`).
 
     Returns:
         dict of `compile` keyword arguments.
     """
     config = dict(compile_config or {})
     optimizer = config.get("optimizer")
+    # e.g. `keras.src.backend.torch.optimizers.torch_adam`: loading it on TensorFlow needs torch.
     if isinstance(optimizer, dict) and str(optimizer.get("module", "")).startswith(
         "keras.src.backend."
     ):

@@ -1,15 +1,4 @@
-"""`LearningRateMultipliers`: per-variable learning rates for any Keras optimizer, on any backend.
-
-Keras 3 optimizers have one learning rate for every variable, and scaling gradients does not
-change an Adam step (Adam divides by the gradient's running RMS). Papers train parts of a model
-faster (BIER's embedding heads x10, hierarchical D&C's masks x10-100) or freeze them for a while,
-as PyTorch parameter groups do. This wrapper holds one inner optimizer, as
-`keras.optimizers.LossScaleOptimizer` does, and steps the variables whose path matches a pattern
-with a copy of it whose learning rate is the inner one's times the pattern's multiplier: one
-parameter group per pattern, built with public optimizer API only, so it runs on every backend.
-The multipliers are optimizer variables: callbacks change them during training (0 freezes a part)
-without retracing the step, and `.keras` files save them with every group's state.
-"""
+"""`LearningRateMultipliers`: per-variable learning rates for any Keras optimizer and backend."""
 
 import re
 
@@ -21,24 +10,14 @@ from keras import ops
 class LearningRateMultipliers(keras.optimizers.Optimizer):
     """Wraps an optimizer and scales the learning rate of the variables matching patterns.
 
-    The step of a variable is the inner optimizer's step with learning rate
-    `learning_rate * multiplier`, where `multiplier` belongs to the first pattern that matches the
-    variable's `path` (`re.search`); variables no pattern matches are stepped by the inner
-    optimizer itself. Each pattern's group has its own copy of the inner optimizer (same class and
-    settings, its own moments), whose learning rate follows the inner one (schedules and
-    `ReduceLROnPlateau` included) times the multiplier.
-
     Args:
-        inner_optimizer: `keras.optimizers.Optimizer` (or its identifier). The optimizer whose
-            steps are scaled.
-        multipliers: dict `pattern -> float`. Regular expressions over `variable.path` (e.g.
-            `"learner_.*_head"`) and their learning-rate factors (>= 0; 0 freezes). Defaults to
-            `None` (no scaling).
+        inner_optimizer: `keras.optimizers.Optimizer` or its identifier.
+        multipliers: dict `pattern -> float`. Regular expressions over `variable.path` and their
+            learning-rate factors (>= 0; 0 freezes). Defaults to `None`.
         name: str. Defaults to `None`.
 
     Examples:
     >>> optimizer = LearningRateMultipliers(keras.optimizers.Adam(1e-4), {"head": 10.0})
-    >>> model.compile(optimizer=optimizer, loss=...)  # doctest: +SKIP
     >>> optimizer.set_multiplier("head", 0.0)  # doctest: +SKIP (freezes the heads)
 
     References:
@@ -137,12 +116,7 @@ class LearningRateMultipliers(keras.optimizers.Optimizer):
         return sorted(self._trainable_variables[p].path for p in group)
 
     def set_multiplier(self, pattern, value):
-        """Changes a pattern's multiplier during training (e.g. 0 freezes, 1 unfreezes).
-
-        Args:
-            pattern: str. One of the patterns the optimizer was created with.
-            value: float >= 0.
-        """
+        """Sets `pattern`'s multiplier (a float >= 0) during training: 0 freezes, 1 unfreezes."""
         if float(value) < 0:
             raise ValueError(f"A multiplier must be >= 0. Received: value={value}")
         index = self._index(pattern)
@@ -226,20 +200,7 @@ class LearningRateMultipliers(keras.optimizers.Optimizer):
 
 
 def with_multipliers(optimizer, multipliers):
-    """`optimizer` with learning-rate `multipliers` added (one wrapper, never a wrapper of one).
-
-    A method that needs its own multipliers (BIER's heads, hierarchical D&C's masks) and a
-    run configuration that asks for others (`optimizer.lr_multipliers`, e.g. ProxyAnchor's
-    proxies x100) meet here: the patterns of an existing `LearningRateMultipliers` come first,
-    so a setting the user gave wins over a method default for the variables both match.
-
-    Args:
-        optimizer: optimizer instance or identifier, possibly a `LearningRateMultipliers` that
-            is not built yet.
-        multipliers: dict `pattern -> float` to add.
-
-    Returns:
-        `optimizer` itself when `multipliers` is empty, else a `LearningRateMultipliers`.
+    """`optimizer` with `multipliers` added, its own patterns first (one wrapper, never two).
 
     Examples:
     >>> base = LearningRateMultipliers(keras.optimizers.Adam(1e-3), {"proxies$": 100.0})
@@ -262,23 +223,7 @@ def with_multipliers(optimizer, multipliers):
 
 
 def find_multipliers(optimizer):
-    """The `LearningRateMultipliers` that steps a model: `optimizer` itself or the one inside.
-
-    Under a `mixed_float16` dtype policy `keras.Model.compile` wraps the optimizer in a
-    `keras.optimizers.LossScaleOptimizer`, which steps its `inner_optimizer` with the unscaled
-    gradients; the multipliers (freezing, parameter groups) are the inner optimizer's.
-
-    Args:
-        optimizer: a Keras optimizer or `None`.
-
-    Returns:
-        The `LearningRateMultipliers`, or `None` when there is none.
-
-    Examples:
-    >>> inner = LearningRateMultipliers(keras.optimizers.Adam(), {"head": 10.0})
-    >>> find_multipliers(keras.optimizers.LossScaleOptimizer(inner)) is inner
-    True
-    """
+    """The `LearningRateMultipliers` stepping a model: `optimizer`, the one inside it, or `None`."""
     if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
         optimizer = optimizer.inner_optimizer
     return optimizer if isinstance(optimizer, LearningRateMultipliers) else None

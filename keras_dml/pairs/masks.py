@@ -1,57 +1,28 @@
-"""Label masks and masked reductions for in-batch pair and triplet mining.
-
-Masks are boolean `[B, B]` (pairs) or `[B, B, B]` (triplets `(anchor, positive, negative)`).
-Masked minima and maxima use a large finite sentinel instead of `inf` so that every value and every
-gradient stays finite, also when a row has no valid entry.
-"""
+"""Label masks (bool `[B, B]` pairs, `[B, B, B]` triplets) and masked minima and maxima."""
 
 from keras import ops
 
 from keras_dml.pairs.distances import diagonal_mask
 
-# Finite stand-in for infinity in masked min / max; far above any distance or similarity.
+# Finite stand-in for infinity (values and gradients stay finite); far above any distance.
 LARGE_VALUE = 1e9
 
 
 def positive_mask(labels):
-    """Pairs `(i, j)` with the same label and `i != j`.
-
-    Args:
-        labels: int tensor `[B]`.
-
-    Returns:
-        bool tensor `[B, B]`.
-
-    Examples:
-    >>> positive_mask([0, 0, 1])  # only (0, 1) and (1, 0) are True
-    """
+    """bool `[B, B]`: pairs `(i, j)` with the same label and `i != j`."""
     labels = ops.reshape(ops.convert_to_tensor(labels), (-1,))
     same = ops.equal(ops.expand_dims(labels, 1), ops.expand_dims(labels, 0))
     return ops.logical_and(same, ops.logical_not(diagonal_mask(ops.shape(labels)[0])))
 
 
 def negative_mask(labels):
-    """Pairs `(i, j)` with different labels.
-
-    Args:
-        labels: int tensor `[B]`.
-
-    Returns:
-        bool tensor `[B, B]`.
-    """
+    """bool `[B, B]`: pairs `(i, j)` with different labels."""
     labels = ops.reshape(ops.convert_to_tensor(labels), (-1,))
     return ops.not_equal(ops.expand_dims(labels, 1), ops.expand_dims(labels, 0))
 
 
 def triplet_mask(labels):
-    """Valid triplets `(a, p, n)`: `label[a] == label[p]`, `a != p`, `label[a] != label[n]`.
-
-    Args:
-        labels: int tensor `[B]`.
-
-    Returns:
-        bool tensor `[B, B, B]` indexed `[anchor, positive, negative]`.
-    """
+    """bool `[B, B, B]` `[anchor, positive, negative]`: the valid triplets."""
     positives = positive_mask(labels)
     negatives = negative_mask(labels)
     return ops.logical_and(ops.expand_dims(positives, 2), ops.expand_dims(negatives, 1))

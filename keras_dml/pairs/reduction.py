@@ -1,8 +1,4 @@
-"""Reductions of per-pair / per-triplet loss values to a scalar, with the count of valid terms.
-
-Every reduction returns `(loss, num_valid)`: a finite float32 scalar that is exactly 0 (with zero
-gradients) when nothing is valid, and the int32 number of valid terms, which models can log.
-"""
+"""Reductions of per-pair, per-anchor or per-triplet values to `(loss, count)`."""
 
 from keras import ops
 
@@ -19,17 +15,13 @@ def check_choice(name, value, choices):
 
 
 def masked_mean(values, mask, weights=None, normalize_by="count"):
-    """Mean of `values` over the True entries of `mask`.
+    """`(mean, num_valid)` of `values` over the True entries of `mask` (0.0 when there is none).
 
     Args:
-        values: float tensor. Loss terms; entries outside `mask` are ignored (they must be finite).
+        values: float tensor. Entries outside `mask` must be finite.
         mask: bool tensor broadcastable to `values`.
         weights: optional float tensor broadcastable to `values`. Multiplies each term.
-        normalize_by: `"count"` divides the (weighted) sum by the number of valid terms,
-            `"weights"` by the sum of the weights of the valid terms. Defaults to `"count"`.
-
-    Returns:
-        Tuple `(mean, num_valid)`: float32 scalar (0.0 when no term is valid) and int32 scalar.
+        normalize_by: `"count"` (number of valid terms) or `"weights"` (their weight sum).
     """
     check_choice("normalize_by", normalize_by, WEIGHT_NORMALIZATIONS)
     values = ops.cast(values, "float32")
@@ -56,28 +48,13 @@ def reduce_pair_losses(
     balance="joint",
     weight_normalization="count",
 ):
-    """Reduces a `[B, B]` matrix of per-pair losses to a scalar.
-
-    A batch needs at least one positive and one negative pair: pair losses only make sense
-    relative to both kinds, so a batch of one class (no negative) or of distinct classes (no
-    positive) gives 0.0 and `num_valid = 0`.
+    """`(loss, num_valid)`: the mean of `[B, B]` pair losses over the positive and negative pairs.
 
     Args:
-        pair_losses: float tensor `[B, B]`. Finite per-pair loss values.
-        pos_mask: bool tensor `[B, B]`. Positive pairs.
-        neg_mask: bool tensor `[B, B]`. Negative pairs.
-        pair_weights: optional float tensor `[B, B]`, e.g. BIER's boosting weights. Treated as
-            constants (wrapped in `stop_gradient`). Defaults to `None` (all ones).
-        balance: `"joint"` averages over all valid pairs together; `"separate"` averages positive
-            and negative pairs separately and adds the two means (the BIER reference
-            normalisation, which stops the many negatives from swamping the few positives).
-            Defaults to `"joint"`.
-        weight_normalization: `"count"` divides weighted sums by the number of pairs (BIER
-            reference code); `"weights"` by the sum of the pair weights (a weighted mean, BIER
-            Algorithm 1). Defaults to `"count"`.
-
-    Returns:
-        Tuple `(loss, num_valid)`: float32 scalar and int32 number of pairs used.
+        pair_losses, pos_mask, neg_mask: float `[B, B]` finite values, bool `[B, B]` pair masks.
+        pair_weights: optional float tensor `[B, B]`, constants (e.g. BIER's boosting weights).
+        balance: `"joint"` (one mean) or `"separate"` (positive mean plus negative mean).
+        weight_normalization: `"count"` or `"weights"` (see `masked_mean`).
 
     References:
         Opitz et al., "Deep Metric Learning with BIER", TPAMI 2018, Algorithm 1.
@@ -101,12 +78,35 @@ def reduce_pair_losses(
     return loss, ops.cast(num_valid, "int32")
 
 
-def finish(loss, num_valid, return_count, embeddings=None):
-    """Returns `loss` or `(loss, num_valid)` as float32 / int32 scalars.
+def mean_over_positive_pairs(pair_losses, pos_mask, neg_mask):
+    """`(loss, count)`: the mean over the positive pairs; counted with their anchors' negatives."""
+    loss, _ = masked_mean(pair_losses, pos_mask)
+    return _with_positive_anchor_count(loss, pos_mask, neg_mask)
 
-    With `embeddings`, the loss is NaN when any embedding is NaN or infinite
-    (`propagate_nonfinite`), even where mining or a hinge dropped that embedding from the value.
-    """
+
+def mean_over_queries(per_query, pos_mask, neg_mask):
+    """`(loss, count)`: the mean of per-anchor values `[B]` over the anchors with a positive."""
+    loss, _ = masked_mean(per_query, ops.any(pos_mask, axis=1))
+    return _with_positive_anchor_count(loss, pos_mask, neg_mask)
+
+
+def _with_positive_anchor_count(loss, pos_mask, neg_mask):
+    valid = ops.logical_and(ops.any(pos_mask), ops.any(neg_mask))
+    has_positive = ops.any(pos_mask, axis=1, keepdims=True)
+    count = count_true(pos_mask) + count_true(ops.logical_and(neg_mask, has_positive))
+    return ops.where(valid, loss, 0.0), ops.where(valid, count, 0.0)
+
+
+def mean_over_anchors(per_anchor, pos_mask, neg_mask):
+    """`(loss, count)`: the mean of `[B]` over the anchors with both kinds of pairs; their pairs."""
+    anchor_valid = ops.logical_and(ops.any(pos_mask, axis=1), ops.any(neg_mask, axis=1))
+    loss, _ = masked_mean(ops.where(anchor_valid, per_anchor, 0.0), anchor_valid)
+    pairs = ops.logical_or(pos_mask, neg_mask)
+    return loss, count_true(ops.logical_and(pairs, ops.expand_dims(anchor_valid, 1)))
+
+
+def finish(loss, num_valid, return_count, embeddings=None):
+    """`loss` or `(loss, num_valid)` as float32 / int32, NaN for NaN or Inf `embeddings`."""
     loss = ops.cast(loss, "float32")
     if embeddings is not None:
         loss = propagate_nonfinite(loss, embeddings)
@@ -116,23 +116,6 @@ def finish(loss, num_valid, return_count, embeddings=None):
 
 
 def propagate_nonfinite(loss, embeddings):
-    """`loss`, made NaN when any embedding is NaN or infinite.
-
-    Mining and hinge terms (`max(0, .)`, masks, hardest-pair selection) can drop a NaN embedding
-    from the value while its gradient stays NaN, so a diverged model would report a finite loss.
-    Adding `0 * sum(embeddings)` keeps the value and gradient of finite inputs unchanged and turns
-    both into NaN otherwise (`0 * inf` and `0 * nan` are NaN), so the training log shows it.
-
-    Args:
-        loss: float scalar tensor.
-        embeddings: float tensor `[B, D]`.
-
-    Returns:
-        float32 scalar tensor.
-
-    Examples:
-    >>> float(propagate_nonfinite(ops.convert_to_tensor(0.2), [[float("nan"), 1.0]]))
-    nan
-    """
+    """`loss + 0 * sum(embeddings)`: NaN when an embedding is NaN or Inf, unchanged otherwise."""
     total = ops.sum(ops.cast(embeddings, "float32"))
     return ops.cast(loss, "float32") + 0.0 * total

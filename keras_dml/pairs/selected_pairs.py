@@ -6,19 +6,7 @@ from keras_dml.pairs.masks import negative_mask, positive_mask
 
 
 def selected_pair_masks(labels, pair_mask=None):
-    """The positive and negative pairs of a batch, restricted to `pair_mask`.
-
-    `pair_mask` lets any miner choose the pairs a pair loss sees: the losses that accept it
-    keep only the pairs it marks True (a pair loss with a miner in pytorch-metric-learning's
-    terms).
-
-    Args:
-        labels: int tensor `[B]`.
-        pair_mask: optional bool tensor `[B, B]`. The pairs `(anchor, other)` to keep.
-            Defaults to `None` (every pair).
-
-    Returns:
-        Tuple `(pos_mask, neg_mask)` of bool tensors `[B, B]`.
+    """`(pos_mask, neg_mask)`: the positive and the negative pairs `[B, B]` within `pair_mask`.
 
     Raises:
         ValueError: when `pair_mask` is not `[B, B]`.

@@ -1,8 +1,4 @@
-"""What a miner returns: the triplets or the pairs a loss is computed on.
-
-Both forms are masks and indices over the `[B, B]` pair grid of the batch, so their shapes are
-static and every backend traces them: a miner never gathers a variable number of tuples.
-"""
+"""What a miner returns: masks and indices over the batch's `[B, B]` pair grid."""
 
 import collections
 
@@ -10,23 +6,13 @@ from keras import ops
 
 
 class TripletSelection(collections.namedtuple("TripletSelection", ["valid", "negative_index"])):
-    """Triplets `(a, p, n)` chosen per (anchor, positive) slot of the pair grid.
-
-    Fields:
-        valid: bool tensor `[B, B]`. The slots `(a, p)` that form a triplet (a subset of the
-            positive pairs).
-        negative_index: int32 tensor `[B, B]`, the negative `n` of slot `(a, p)`; or `None`:
-            every negative of `a` (all triplets).
+    """Triplets `(a, p, n)`: `valid` (bool `[B, B]`, the chosen slots `(a, p)`) and `negative_index`
+    (int32 `[B, B]`, the negative of each slot; `None`: every negative of `a`).
     """
 
 
 class PairSelection(collections.namedtuple("PairSelection", ["positives", "negatives"])):
-    """The positive and the negative pairs `(anchor, other)` chosen from the batch.
-
-    Fields:
-        positives: bool tensor `[B, B]`. Chosen positive pairs.
-        negatives: bool tensor `[B, B]`. Chosen negative pairs.
-    """
+    """The chosen positive and negative pairs `(anchor, other)`, two bool tensors `[B, B]`."""
 
     def pair_mask(self):
         """bool `[B, B]`: every chosen pair, the `pair_mask` a pair loss takes."""

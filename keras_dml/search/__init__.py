@@ -1,12 +1,4 @@
-"""Search a gallery with a trained model: `EmbeddingIndex`, `ShardedIndex`, threshold matching.
-
-Examples:
->>> import numpy as np
->>> from keras_dml.search import EmbeddingIndex
->>> index = EmbeddingIndex.from_embeddings(np.eye(4, dtype="float32"), labels=[0, 1, 2, 3])
->>> index.search(np.eye(4, dtype="float32")[:1], k=2).labels.tolist()
-[[0, 1]]
-"""
+"""Search a gallery with a trained model: `EmbeddingIndex`, `ShardedIndex`, threshold matching."""
 
 from keras_dml.search.calibration import select_threshold
 from keras_dml.search.errors import IndexFormatError

@@ -4,11 +4,7 @@ import numpy as np
 
 
 def select_threshold(scores, same, target_precision):
-    """Picks the similarity threshold `t` (match iff score >= t) for a target precision.
-
-    Among all cut points between distinct scores, the precision of "score >= t" on the labelled
-    pairs is computed; the lowest `t` whose precision reaches `target_precision` is chosen (the
-    most matches, i.e. the highest recall, at that precision). Tied scores are never split.
+    """The lowest similarity threshold (match iff score >= t) reaching `target_precision`.
 
     Args:
         scores: float array [P]. Similarity of each labelled pair.
@@ -16,11 +12,11 @@ def select_threshold(scores, same, target_precision):
         target_precision: float in (0, 1].
 
     Returns:
-        dict with `threshold`, `precision` and `recall` at it, `target_precision`, `num_pairs`
+        dict with `threshold`, its `precision` and `recall`, `target_precision`, `num_pairs`
         and `num_positive`.
 
     Raises:
-        ValueError: when no threshold reaches the target (the message gives the best precision).
+        ValueError: no threshold reaches the target (the message gives the best precision).
 
     Examples:
     >>> chosen = select_threshold(np.array([0.9, 0.8, 0.7, 0.2]), np.array([1, 1, 0, 1], bool), 1.0)
@@ -29,7 +25,7 @@ def select_threshold(scores, same, target_precision):
 
     References:
         The precision-targeted calibration of TensorFlow Similarity's `calibrate` (Mayer et al.,
-        2021); precision = TP / (TP + FP) over the pairs predicted as matches.
+        2021).
     """
     scores = np.asarray(scores, dtype=np.float64).reshape(-1)
     same = np.asarray(same, dtype=bool).reshape(-1)

@@ -1,10 +1,4 @@
-"""faiss backends: exact `IndexFlatIP`, approximate IVF and HNSW (inner product).
-
-faiss is optional (`pip install "keras-dml[faiss]"`). When faiss-gpu is installed and sees a GPU,
-the flat and IVF indexes run on it (HNSW has no GPU version in faiss); GPU use is detected, never
-required. Results are re-sorted by (-similarity, index) so ties follow the exact NumPy order.
-Approximate backends may find fewer than k neighbours (IVF with a small `nprobe`): missing entries
-have index -1 and similarity -inf.
+"""faiss backends (optional): exact `IndexFlatIP`, approximate IVF and HNSW, GPU when seen.
 
 References:
     Johnson, Douze and Jégou, "Billion-scale similarity search with GPUs", IEEE TBD 2019 (faiss,
@@ -40,17 +34,17 @@ def default_nlist(num_vectors):
 
 
 class FaissBackend:
-    """One faiss index over the gallery, built from its embeddings on demand.
+    """One faiss index over the gallery, built on demand; options in docs/search.md.
 
     Args:
         kind: `"flat"` (exact), `"ivf"` or `"hnsw"` (approximate).
         dim: int. Embedding size.
-        nlist: int or None. IVF lists; None picks `default_nlist(N)` at build time.
+        nlist: int or None. IVF lists. Defaults to `None` (`default_nlist(N)`).
         nprobe: int. IVF lists visited per query. Defaults to `16`.
         hnsw_m: int. HNSW neighbours per node. Defaults to `32`.
         ef_search: int. HNSW search depth. Defaults to `128`.
         ef_construction: int. HNSW build depth. Defaults to `80`.
-        use_gpu: `"auto"`, True or False. Defaults to `"auto"` (the GPU when faiss-gpu sees one).
+        use_gpu: `"auto"`, True or False. Defaults to `"auto"`.
         train_size: int. IVF training sample (seeded). Defaults to `100_000`.
     """
 

@@ -9,20 +9,13 @@ from keras_dml.data.batch_streams import is_batch_stream
 from keras_dml.serving.embed import embed
 from keras_dml.serving.input_contract import ImageContract, decode_image
 
-# The same list as export/onnx_client.py's (a test holds them equal): TIFF galleries, float ones
+# The same list as deployment/onnx_client.py's (a test holds them equal): TIFF galleries, float ones
 # included, are read and checked by the input contract, not skipped.
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 
 
 def list_image_folder(folder):
-    """Image files under `folder`, with labels from their class sub-folder when there is one.
-
-    `folder/<class>/<image>` gives labels by sorted class name; images directly in `folder`
-    (no sub-folders with images) get no labels.
-
-    Returns:
-        `(paths, labels or None, class_names or None)`.
-    """
+    """`(paths, labels, class_names)` of the images under `folder` (labels from `<class>/`)."""
     root = Path(folder)
     if not root.is_dir():
         raise FileNotFoundError(
@@ -45,11 +38,7 @@ def list_image_folder(folder):
 
 
 def read_images(paths, image_size):
-    """Reads image files as float32 raw RGB pixels `[N, H, W, 3]`, resized to `image_size`.
-
-    Files are decoded by `keras_dml.serving.input_contract.decode_image` (grayscale to RGB,
-    alpha dropped, float and 16-bit values kept for the contract's checks).
-    """
+    """Reads image files (serving input contract) as float32 RGB `[N, H, W, 3]` at `image_size`."""
     from PIL import Image
 
     images = []
@@ -91,16 +80,9 @@ def embed_paths(embedder, paths, batch_size=64):
 def resolve_gallery(data, embedder, batch_size=64):
     """Turns a gallery or query input into `(embeddings, labels, ids, class_names)`.
 
-    Args:
-        data: float array `[N, D]` (embeddings), float/uint8 array `[N, H, W, C]` (raw pixels,
-            needs a model), an `ImageDataset` or a batched `tf.data.Dataset` /
-            `keras.utils.PyDataset` of `(images, labels)` (needs a model), a folder of images or
-            an image file path (needs a model), or a list of image paths.
-        embedder: an `Embedder` or None.
-        batch_size: int. Images per model call.
-
-    Returns:
-        `(embeddings, labels or None, ids or None, class_names or None)`.
+    `data` is embeddings `[N, D]`, raw pixels `[N, H, W, C]`, an `ImageDataset`, a batched
+    dataset of `(images, labels)`, a folder, an image file or a list of files; all but embeddings
+    need `embedder`. Missing parts are `None`.
     """
     if isinstance(data, (str, os.PathLike)) or (
         isinstance(data, (list, tuple)) and data and isinstance(data[0], (str, os.PathLike))

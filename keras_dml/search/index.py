@@ -2,40 +2,32 @@
 
 import numpy as np
 
+from keras_dml.pairs.distances import l2_normalize
 from keras_dml.search.backends import APPROXIMATE, BACKENDS, make_backend
 from keras_dml.search.gallery import resolve_gallery
 from keras_dml.search.index_folder import read_index, save_index
 from keras_dml.search.index_matching import IndexMatching
 from keras_dml.search.index_search import IndexSearch
-from keras_dml.search.normalize import l2_normalize
 from keras_dml.serving.embedder import Embedder
 from keras_dml.zoo.loading import resolve_model
 
-__all__ = ["BACKENDS", "EmbeddingIndex", "l2_normalize", "make_backend"]
+__all__ = ["BACKENDS", "EmbeddingIndex", "make_backend"]
 
 
 class EmbeddingIndex(IndexSearch, IndexMatching):
     """A gallery of embeddings with labels and ids, searched by inner product.
 
-    The gallery's embeddings are always kept (a memory map works); the backend searches them:
-    `"exact"` (NumPy, chunked, bounded memory, no dependency), `"flat"` (faiss `IndexFlatIP`,
-    exact; on the GPU when faiss-gpu sees one), `"ivf"` and `"hnsw"` (faiss, approximate: check
-    them with `measure_recall`). faiss is optional: `pip install "keras-dml[faiss]"`.
-
-    keras-dml models return per-learner L2-normalised embeddings, so the inner product is the
-    (ensemble) cosine similarity and `search(..., learner=j)` searches learner j's slice alone.
+    Backends: `"exact"` (NumPy), `"flat"` (faiss, exact), `"ivf"` and `"hnsw"` (faiss,
+    approximate); docs/search.md lists their options.
 
     Args:
-        dim: int. Embedding size (set by the first `add` when None). Defaults to `None`.
+        dim: int. Embedding size. Defaults to `None` (set by the first `add`).
         backend: `"exact"`, `"flat"`, `"ivf"` or `"hnsw"`. Defaults to `"exact"`.
-        model: a `keras.Model`, a `.onnx` file, a SavedModel folder or a `.keras` file / zoo
-            name, used to embed images (see `Embedder`). Defaults to `None` (embeddings only).
-        normalize: bool. L2-normalise gallery and query vectors (for raw, unnormalised
-            embeddings). Defaults to `False` (keras-dml models are already normalised).
-        learner_slices: list of `(start, stop)` or None. Taken from the model when it has them.
-        **backend_options: passed to the backend (`chunk_size`, `tile_size` for exact;
-            `nlist`, `nprobe`, `hnsw_m`, `ef_search`, `ef_construction`, `use_gpu`,
-            `train_size` for faiss).
+        model: a `keras.Model`, `.onnx` file, SavedModel folder, `.keras` file or zoo name that
+            embeds images. Defaults to `None` (embeddings only).
+        normalize: bool. L2-normalise gallery and query vectors. Defaults to `False`.
+        learner_slices: list of `(start, stop)` or None. Defaults to `None` (the model's).
+        **backend_options: the backend's options (`chunk_size`, `nprobe`, ...).
 
     Examples:
     >>> rng = np.random.default_rng(0)
@@ -99,10 +91,7 @@ class EmbeddingIndex(IndexSearch, IndexMatching):
         return index
 
     def index_like(self, embeddings):
-        """A new index over `embeddings` `[N, D]` with this index's backend and its options.
-
-        Re-rankers that rebuild the gallery (database-side augmentation) index it with this.
-        """
+        """A new index over `embeddings` `[N, D]` with this index's backend and options."""
         return EmbeddingIndex.from_embeddings(
             embeddings, backend=self.backend_name, **self.backend_options
         )
@@ -111,10 +100,9 @@ class EmbeddingIndex(IndexSearch, IndexMatching):
         """Adds gallery items: embeddings `[N, D]`, images, an `ImageDataset` or a folder.
 
         Args:
-            data: see `keras_dml.search.gallery.resolve_gallery`. A folder `root/<class>/<img>`
-                gives labels (class folder names) and ids (file paths) by itself.
+            data: what `resolve_gallery` takes (a folder `root/<class>/<img>` gives labels and ids).
             labels: int array [N] or None. Overrides labels read from the data.
-            ids: sequence [N] or None (file paths or your own ids, stored as JSON).
+            ids: sequence [N] or None. File paths or your own ids.
             class_names: list of str naming the labels, or None.
             batch_size: int. Images per model call. Defaults to `64`.
 

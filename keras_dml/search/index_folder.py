@@ -1,16 +1,4 @@
-"""The folder format of a saved `EmbeddingIndex`, with every file's size and sha256 checked.
-
-Layout of the folder:
-- `index.json`: format name and version, backend and its options, dim, count, normalize,
-  learner slices, class names, calibration, the model description, and for every other file
-  its size and sha256;
-- `embeddings.npy`: float32 `[N, D]` (loaded as a memory map);
-- `labels.npy` (int64 `[N]`) and `ids.json` (list) when the gallery has them;
-- `faiss.index` for the faiss backends (written from the CPU copy of a GPU index).
-
-`read_index` refuses a folder whose files are missing, changed (size or sha256), or disagree with
-each other or with the model given to it.
-"""
+"""The folder of a saved `EmbeddingIndex` (docs/search.md), each file's size and sha256 checked."""
 
 import json
 import os
@@ -120,16 +108,6 @@ def _check_files(folder, metadata, verify):
 
 def read_index(index_class, folder, model=None, verify=True, mmap=True):
     """Reads an index saved by `save_index` (`EmbeddingIndex.load` and `load_index` call it).
-
-    Args:
-        index_class: the class to build (`EmbeddingIndex` or a subclass).
-        folder: str. The saved index folder.
-        model: model to embed queries with (see `Embedder`), or None for embeddings only.
-        verify: bool. Check every file's sha256 (sizes are always checked). Defaults to `True`.
-        mmap: bool. Memory-map the embeddings instead of reading them. Defaults to `True`.
-
-    Returns:
-        `EmbeddingIndex`.
 
     Raises:
         IndexFormatError: missing, corrupted or inconsistent files, or a model whose embedding

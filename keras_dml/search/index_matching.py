@@ -6,11 +6,7 @@ from keras_dml.search.calibration import select_threshold
 
 
 class IndexMatching:
-    """The matching methods of `EmbeddingIndex` (a mixin over its `embed`, `search` and labels).
-
-    The host class provides `embed`, `search`, `iter_search`, `_check_k`, `embeddings`,
-    `labels` and a `calibration` attribute (None before `calibrate`).
-    """
+    """The matching methods of `EmbeddingIndex` (a mixin over its `embed`, `search` and labels)."""
 
     @property
     def threshold(self):
@@ -20,10 +16,8 @@ class IndexMatching:
     def calibrate(self, queries=None, labels=None, pairs=None, target_precision=0.9):
         """Picks the match threshold reaching `target_precision` on labelled data.
 
-        Either `pairs=(a, b, same)`: two inputs of P items each (embeddings or images) and a bool
-        [P] saying which pairs match; or `queries` with their `labels`: each query's nearest
-        gallery item forms a pair (match iff same label); or neither: every gallery item queries
-        the rest of the (labelled) gallery.
+        Pairs come from `pairs=(a, b, same)`, else from each of `queries` (with `labels`) and its
+        nearest gallery item, else from every gallery item and its nearest other item.
 
         Args:
             queries: query inputs (as `search`) or None.
@@ -32,7 +26,7 @@ class IndexMatching:
             target_precision: float in (0, 1]. Defaults to `0.9`.
 
         Returns:
-            dict (see `calibration.select_threshold`); also kept in `self.calibration`.
+            dict (`select_threshold`'s), also kept in `self.calibration`.
         """
         if pairs is not None:
             first, second, same = pairs

@@ -2,27 +2,19 @@
 
 import numpy as np
 
+from keras_dml.pairs.distances import l2_normalize
 from keras_dml.search.exact_topk import drop_self, exact_search
 from keras_dml.search.gallery import resolve_gallery
-from keras_dml.search.normalize import l2_normalize
 from keras_dml.search.rerank import resolve_rerank, top_k
 from keras_dml.search.results import search_result
 from keras_dml.serving.input_contract import check_embeddings
 
 
 class IndexSearch:
-    """The search methods of `EmbeddingIndex` (a mixin: it uses the index's gallery and backend).
-
-    The host class provides `embeddings`, `backend`, `backend_name`, `embedder`, `normalize`,
-    `dim`, `labels`, `ids`, `class_names`, `learner_slices` and `__len__`.
-    """
+    """The search methods of `EmbeddingIndex` (a mixin over its gallery and backend)."""
 
     def embed(self, queries, batch_size=64):
-        """Query vectors `[Q, D]` from embeddings, images, image files or a dataset.
-
-        Images follow the input contract (`keras_dml.serving`); a NaN or Inf query vector (the
-        model's answer to a broken image) is refused, never searched.
-        """
+        """Query vectors `[Q, D]` from embeddings, images, files or a dataset (NaN refused)."""
         embeddings = resolve_gallery(queries, self.embedder, batch_size)[0]
         if embeddings.ndim != 2 or (self.dim is not None and embeddings.shape[1] != self.dim):
             raise ValueError(
@@ -59,11 +51,7 @@ class IndexSearch:
         return slice(*self.learner_slices[learner])
 
     def search_embeddings(self, queries, k, learner=None, exclude_self=False, start=0):
-        """Top-k `(indices, scores)` of query vectors `[c, D]` (no embedding, no metadata).
-
-        With `exclude_self`, the queries are gallery rows `start..start+c` and each is removed
-        from its own neighbours by index (a duplicate of it still counts).
-        """
+        """Top-k `(indices, scores)` of query vectors `[c, D]` (`exclude_self`: rows `start..`)."""
         if learner is not None:
             columns = self._learner_slice(learner)
             references = self.embeddings[:, columns]
@@ -89,18 +77,13 @@ class IndexSearch:
             queries: embeddings `[Q, D]`, images `[Q, H, W, C]`, image file(s), a folder or an
                 `ImageDataset` (images need the index's model).
             k: int in [1, len(index)]. Defaults to `5`.
-            learner: int or None. Search learner `learner`'s embedding slice only (exact).
-                Defaults to `None` (the whole embedding).
+            learner: int or None. Search one learner's embedding slice. Defaults to `None`.
             batch_size: int. Images per model call. Defaults to `64`.
-            rerank: `None`, `"aqe"`, `"alpha_qe"`, `"dba"`, `"k_reciprocal"` or a dict with the
-                method's parameters, e.g. `{"name": "alpha_qe", "alpha": 3, "top_n": 2}` (see
-                `keras_dml.search.rerank`). The gallery-side work (`dba`, `k_reciprocal`) is
-                done once and kept until the gallery changes. Defaults to `None` (the plain
-                search, unchanged).
+            rerank: `None`, a name of `keras_dml.search.rerank` or a dict with its parameters.
+                Defaults to `None`.
 
         Returns:
-            `SearchResult` with `indices`, `scores`, `labels`, `ids` (each `[Q, k]`); with
-            `rerank`, the re-ranked order and the method's scores.
+            `SearchResult` with `indices`, `scores`, `labels`, `ids` (each `[Q, k]`).
         """
         reranker = resolve_rerank(rerank)
         self._check_k(k)
@@ -109,19 +92,7 @@ class IndexSearch:
         return search_result(self, indices, scores)
 
     def measure_recall(self, sample=1000, k=10, seed=0):
-        """Recall@k of this index's neighbours against the exact ones on a sample of the gallery.
-
-        Each sampled gallery item queries the index (itself excluded); recall is the fraction of
-        its exact top-k found in the returned top-k, averaged. 1.0 for the exact backends.
-
-        Args:
-            sample: int. Gallery items used as queries (seeded). Defaults to `1000`.
-            k: int. Neighbours compared. Defaults to `10`.
-            seed: int. Sample seed. Defaults to `0`.
-
-        Returns:
-            float in [0, 1].
-        """
+        """Recall@k of this index against exact search, `sample` seeded gallery items as queries."""
         self._check_k(k, exclude_self=True)
         rng = np.random.default_rng(seed)
         rows = np.sort(rng.choice(len(self), min(int(sample), len(self)), replace=False))

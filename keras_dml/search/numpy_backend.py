@@ -8,14 +8,10 @@ from keras_dml.search.exact_topk import plan_blocks, search_chunk, similarity_bl
 class NumpyBackend:
     """Exact search over the gallery array itself (a memory map works): nothing to build.
 
-    Memory stays bounded by one similarity block (about 128 MB) per search step whatever the
-    gallery size; see `keras_dml.search.exact_topk`.
-
     Args:
         dim: int. Embedding size.
-        chunk_size: int or None. Queries per block. Defaults to `None` (automatic).
-        tile_size: int or None. References per block. Defaults to `None` (tiles only when the
-            gallery is large).
+        chunk_size: int or None. Queries per block. Defaults to `None` (about 128 MB a block).
+        tile_size: int or None. References per block. Defaults to `None` (tiles large galleries).
     """
 
     kind = "exact"
@@ -38,8 +34,7 @@ class NumpyBackend:
         return plan_blocks(self.embeddings.shape[0], self.chunk_size, self.tile_size)
 
     def search(self, queries, k, exclude_self=False, start=0):
-        """Exact top-k `(indices, sims)` [c, k]; with `exclude_self`, queries are gallery rows
-        `start..start+c` (`queries` is then the whole gallery and `start` the first row)."""
+        """Exact top-k `(indices, sims)` [c, k] (`exclude_self`: the queries are rows `start..`)."""
         chunk, tile = self.plan()
         if exclude_self:
             return search_chunk(
@@ -54,6 +49,5 @@ class NumpyBackend:
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
     def block(self, queries, start, size, exclude_self=False, out=None):
-        """Full-row similarity block [c, N] of queries `start..start+size` (own entries -inf);
-        written into `out` (float32, at least [c, N]) when given, instead of a new array."""
+        """Full-row similarity block [c, N] of queries `start..start+size` (own entries -inf)."""
         return similarity_block(queries, self.embeddings, start, size, exclude_self, out=out)

@@ -17,7 +17,7 @@ def _thumbnail(item, size):
 
 
 def plot_neighbors(query, neighbors, titles=None, correct=None, size=96):
-    """One row: the query, then its neighbours, each titled (e.g. label and score).
+    """One row: the query, then its neighbours, each titled; returns the matplotlib figure.
 
     Args:
         query: an image file path or an array `[H, W, C]` / `[H, W]` of raw pixels.
@@ -25,12 +25,6 @@ def plot_neighbors(query, neighbors, titles=None, correct=None, size=96):
         titles: list of str, one per neighbour, or None. Defaults to `None`.
         correct: list of bool (green frame for True, red for False), or None. Defaults to `None`.
         size: int. Thumbnail side in pixels. Defaults to `96`.
-
-    Returns:
-        `matplotlib.figure.Figure` (save it with `figure.savefig(path)`).
-
-    Examples:
-    >>> figure = plot_neighbors(np.zeros((8, 8, 3)), [np.ones((8, 8, 3)) * 255])  # doctest: +SKIP
     """
     optional_import("matplotlib", feature="plotting search results")
     from matplotlib.figure import Figure

@@ -7,16 +7,10 @@ import numpy as np
 
 @dataclasses.dataclass
 class SearchResult:
-    """Neighbours of `Q` queries, best first (decreasing score, then gallery row).
+    """Neighbours of `Q` queries, best first: `indices`, `scores`, `labels`, `ids` `[Q, k]`.
 
-    Attributes:
-        indices: int64 `[Q, k]` gallery rows (-1 where an approximate index found fewer than k).
-        scores: float32 `[Q, k]` inner-product similarities (-inf where the row is -1).
-        labels: int64 `[Q, k]` gallery labels (-1 for missing rows), or None without labels.
-        ids: object `[Q, k]` gallery ids (file paths or user ids; None for missing rows), or None.
-        class_names: list of str naming each label, or None.
-        matched: bool `[Q]` from `EmbeddingIndex.match`: the best score reaches the calibrated
-            threshold; None otherwise.
+    Missing rows (an approximate index found fewer than k) are -1, -inf, -1 and None;
+    `class_names` names the labels and `matched` is set by `EmbeddingIndex.match`.
     """
 
     indices: np.ndarray
@@ -55,16 +49,7 @@ def gather(values, indices):
 
 
 def search_result(gallery, indices, scores):
-    """The `SearchResult` of neighbour rows in `gallery`, with their labels and ids.
-
-    Args:
-        gallery: an `EmbeddingIndex` or `ShardedIndex` (anything with `labels`, `ids` and
-            `class_names`, each possibly `None`).
-        indices: int64 `[Q, k]` gallery rows (-1 where fewer than k were found).
-        scores: float32 `[Q, k]` similarities of those rows.
-
-    Returns:
-        `SearchResult` whose `labels` and `ids` are the rows' (-1 / None for missing rows).
+    """The `SearchResult` of neighbour rows `indices` and `scores` `[Q, k]` in `gallery`.
 
     Examples:
     >>> from types import SimpleNamespace

@@ -1,4 +1,4 @@
-"""`ShardedIndex`: one search over several index shards (folders or objects), merged exactly."""
+"""`ShardedIndex`: several index shards searched on one host, in one process, merged exactly."""
 
 import os
 
@@ -11,16 +11,11 @@ from keras_dml.search.results import search_result
 
 
 class ShardedIndex:
-    """Several `EmbeddingIndex` shards searched as one gallery (rows numbered shard by shard).
-
-    Each shard returns its own top-k; merging them by (decreasing score, global row) gives
-    exactly the top-k of one index over all rows when the shards are exact, so a gallery too
-    large for one file or one machine's memory can be split into saved shards.
+    """Several `EmbeddingIndex` shards searched on this host as one gallery, merged exactly.
 
     Args:
         shards: list of `EmbeddingIndex` objects or saved index folders.
-        model: model to embed queries with (see `Embedder`), for shards loaded from folders.
-            Defaults to `None`.
+        model: model to embed queries with, for shards loaded from folders. Defaults to `None`.
 
     Examples:
     >>> from keras_dml.search import EmbeddingIndex
@@ -60,10 +55,7 @@ class ShardedIndex:
         self.ids = [i for s in loaded for i in s.ids] if has_ids else None
 
     def index_like(self, embeddings):
-        """A new exact `EmbeddingIndex` over `embeddings` `[N, D]` (one index, not shards).
-
-        Re-rankers that rebuild the gallery (database-side augmentation) index it with this.
-        """
+        """A new exact `EmbeddingIndex` over `embeddings` `[N, D]` (one index, not shards)."""
         return EmbeddingIndex.from_embeddings(embeddings, backend="exact")
 
     def __len__(self):
@@ -108,12 +100,7 @@ class ShardedIndex:
         return np.concatenate([np.asarray(shard.embeddings) for shard in self.shards])
 
     def search(self, queries, k=5, learner=None, batch_size=64, rerank=None):
-        """Nearest items over all shards; same arguments and result as `EmbeddingIndex.search`.
-
-        With `rerank`, the gallery-side work runs once over every shard's rows together (the
-        gallery is then held in memory whole), so a re-ranked search over shards equals the one
-        over a single index of the same rows.
-        """
+        """Nearest items over all shards, as `EmbeddingIndex.search` (re-ranking over all rows)."""
         reranker = resolve_rerank(rerank)
         _check_k(k, len(self))
         vectors = self.embed(queries, batch_size)

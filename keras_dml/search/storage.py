@@ -1,8 +1,4 @@
-"""Saving and loading an `EmbeddingIndex` as a folder (the format: `index_folder`).
-
-`load_index` refuses a folder whose files are missing, changed (size or sha256), or disagree with
-each other or with the model given to it.
-"""
+"""`load_index`: an `EmbeddingIndex` from its saved folder, every file checked."""
 
 from keras_dml.search.index import EmbeddingIndex
 from keras_dml.search.index_folder import FORMAT, METADATA, VERSION, read_metadata, save_index
@@ -11,20 +7,16 @@ __all__ = ["FORMAT", "METADATA", "VERSION", "load_index", "read_metadata", "save
 
 
 def load_index(folder, model=None, verify=True, mmap=True):
-    """Loads an index saved by `save_index` (or `EmbeddingIndex.save`).
+    """Loads an index saved by `EmbeddingIndex.save`.
 
     Args:
         folder: str. The saved index folder.
-        model: model to embed queries with (see `Embedder`), or None for embeddings only.
-        verify: bool. Check every file's sha256 (sizes are always checked). Defaults to `True`.
-        mmap: bool. Memory-map the embeddings instead of reading them. Defaults to `True`.
-
-    Returns:
-        `EmbeddingIndex`.
+        model: model to embed queries with, or None for embeddings only. Defaults to `None`.
+        verify: bool. Check every file's sha256 (sizes always are). Defaults to `True`.
+        mmap: bool. Memory-map the embeddings. Defaults to `True`.
 
     Raises:
-        IndexFormatError: missing, corrupted or inconsistent files, or a model whose embedding
-            size differs from the index's.
+        IndexFormatError: missing, corrupted or inconsistent files, or a model of another size.
 
     Examples:
     >>> import numpy as np, tempfile

@@ -1,13 +1,4 @@
-"""What every serving path accepts: the input contract of keras-dml models and their exports.
-
-See `keras_dml.serving.input_contract` for the rule (what is refused, what is warned, sizes).
-
-Examples:
->>> import numpy as np
->>> from keras_dml.serving import ImageContract
->>> ImageContract((8, 8, 3)).check(np.zeros((1, 8, 8, 3), np.uint8)).dtype
-dtype('uint8')
-"""
+"""What every serving path accepts: the input contract of keras-dml models and their exports."""
 
 from keras_dml.serving.input_contract import (
     ImageContract,

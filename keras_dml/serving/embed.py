@@ -27,11 +27,7 @@ def _split_element(element):
 
 
 def _image_batches(data, batch_size):
-    """An `ImageDataset` (anything with `as_dataset`, or only `as_tf_dataset`) as batches.
-
-    `as_dataset` is the backend's pipeline: `tf.data` on TensorFlow, a `keras.utils.PyDataset`
-    on JAX and PyTorch, which never imports TensorFlow.
-    """
+    """An `ImageDataset`'s batches from `as_dataset` (no TensorFlow on JAX and PyTorch)."""
     make = getattr(data, "as_dataset", None) or data.as_tf_dataset
     return make(training=False, batch_size=batch_size)
 
@@ -78,8 +74,7 @@ def _is_image_dataset(data):
 
 
 class _MemmapWriter:
-    """Appends float32 rows to a `.npy` file: straight into a memory map when the row count is
-    known, else through a raw temporary file turned into `.npy` at the end (chunked copy)."""
+    """Appends float32 rows to a `.npy` file, straight into a memory map when the count is known."""
 
     def __init__(self, path, total_rows):
         self.path = os.fspath(path)
@@ -166,18 +161,14 @@ def _image_shape(model):
 
 
 def _predict_function(model):
-    """`model.predict_on_batch`, or one forward pass for a model under a multi-replica strategy.
-
-    Keras' `predict_on_batch` under a `tf.distribute` strategy with several replicas runs the
-    whole batch on every replica and concatenates the results (N x replicas rows). A compiled
-    call in cross-replica context reads the mirrored weights once and returns N rows.
-    """
+    """`model.predict_on_batch`, or one compiled forward pass under a multi-replica strategy."""
     predict = getattr(model, "predict_on_batch", None)
     if predict is None:
         return model
     strategy = getattr(model, "distribute_strategy", None)
     if getattr(strategy, "num_replicas_in_sync", 1) == 1:
         return predict
+    # predict_on_batch would run the whole batch on every replica (N x replicas rows).
     import tensorflow as tf
 
     forward = tf.function(lambda images: model(images, training=False), reduce_retracing=True)
@@ -188,28 +179,20 @@ def embed(model, data, batch_size=256, verbose=True, out_path=None):
     """Computes the embeddings of `data` with `model` (inference mode) and collects the labels.
 
     Args:
-        model: a `keras.Model` (or any callable) mapping a batch of inputs to one tensor [B, D].
-        data: a batched `tf.data.Dataset` or `keras.utils.PyDataset` of `(images, labels)` (or
-            images only, or dicts with `images`/`labels` keys), an `ImageDataset` (embedded
-            through `as_dataset(training=False, batch_size)`: `tf.data` on TensorFlow, a
-            PyDataset without TensorFlow on JAX and PyTorch), a tuple `(images, labels)` of
-            arrays, or an array of inputs.
-        batch_size: int. Batch size for arrays and `ImageDataset`s; a dataset keeps its own
-            batching. Defaults to `256`.
+        model: a `keras.Model` (or any callable) mapping a batch to one tensor `[B, D]`.
+        data: a batched `tf.data.Dataset` or `keras.utils.PyDataset` of `(images, labels)`,
+            images only or dicts; an `ImageDataset`; a tuple `(images, labels)` of arrays; or an
+            array of inputs.
+        batch_size: int. Batch size for arrays and `ImageDataset`s. Defaults to `256`.
         verbose: bool. Show a tqdm progress bar. Defaults to `True`.
-        out_path: str or None. A `.npy` file to stream the embeddings to, batch by batch, instead
-            of holding them in memory; the result is then a read-only memory map of it (open it
-            later with `np.load(out_path, mmap_mode="r")`). Defaults to `None` (in memory).
+        out_path: str or None. A `.npy` file to stream the embeddings to; the result is then a
+            read-only memory map of it. Defaults to `None` (in memory).
 
     Returns:
-        `(embeddings, labels)`: float32 array [N, D] (a `np.memmap` with `out_path`) and an
-        array [N] of labels, or `None` when the data carries no labels.
+        `(embeddings, labels)`: float32 `[N, D]` and `[N]` labels, or `None` without labels.
 
     Raises:
-        InputContractError: a batch of images `[B, H, W, C]` breaks the input contract
-            (`keras_dml.serving`: another size or channel count than the model's, NaN / Inf or
-            out-of-range pixels, a non-numeric dtype); [0, 1]-scaled floats are warned about
-            once per call.
+        InputContractError: a batch of images breaks the input contract.
 
     Examples:
     >>> import keras

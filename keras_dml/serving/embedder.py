@@ -1,12 +1,4 @@
-"""`Embedder`: one callable from images to embeddings, for a Keras model, a SavedModel or ONNX.
-
-Every keras-dml model and export takes raw RGB pixels in [0, 255] `[N, H, W, 3]` and returns the
-concatenated per-learner L2-normalised embedding `[N, D]`; the embedder also knows the input size
-(to resize image files) and the learner slices (from `model.learner_slices()`, or the ONNX
-metadata `keras_dml.learner_dims`). TensorFlow, Keras and onnxruntime are imported only for the
-kind of model given: a `.keras` model and an ONNX file run on JAX and PyTorch without TensorFlow,
-a SavedModel needs it (and says so in one line when it is missing).
-"""
+"""`Embedder`: one callable from images to embeddings, for a Keras model, a SavedModel or ONNX."""
 
 import os
 
@@ -37,19 +29,14 @@ class Embedder:
     """Images -> embeddings with a Keras model, a SavedModel folder or an ONNX file.
 
     Args:
-        model: a `keras.Model`; or a path: `*.onnx` (onnxruntime), a SavedModel folder (loaded
-            with `tf.saved_model.load`, which runs the graph's ops: load only your own exports),
-            (`keras_dml.zoo.resolve_model` also takes `.keras` files and zoo names).
+        model: a `keras.Model`, an `*.onnx` path, or a SavedModel folder (load only your own:
+            its graph's ops run).
 
     Attributes:
         image_size: `(height, width)` the model expects, or None when not fixed.
         image_shape: `(height, width, channels)` the model expects (`None` where not fixed).
         learner_slices: list of `(start, stop)` column ranges, one per learner, or None.
         description: str naming the model, stored in index metadata.
-
-    Every batch is checked against the input contract first (`keras_dml.serving`): arrays of
-    another size or channel count, NaN / Inf or out-of-range pixels and non-numeric dtypes are
-    refused with one line, [0, 1]-scaled floats warned about.
 
     Examples:
     >>> import keras
@@ -158,15 +145,14 @@ class Embedder:
         return (height, width, self.channels)
 
     def __call__(self, images, contract=None):
-        """Embeds a batch of raw-pixel images `[B, H, W, 3]` -> float32 `[B, D]`.
+        """Embeds a batch of raw-pixel images `[B, H, W, C]` -> float32 `[B, D]`.
 
         Args:
             images: array `[B, H, W, C]` of raw pixels in [0, 255] at the model's size.
-            contract: `ImageContract` shared by the batches of one call (its [0, 1] warning is
-                shown once), or None for a new one. Defaults to `None`.
+            contract: `ImageContract` shared by one call's batches, or None. Defaults to `None`.
 
         Raises:
-            InputContractError: the batch breaks the input contract (`keras_dml.serving`).
+            InputContractError: the batch breaks the input contract.
         """
         contract = contract or ImageContract(self.image_shape)
         output = self._run(contract.check(images))

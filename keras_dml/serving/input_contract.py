@@ -1,30 +1,4 @@
-"""The input contract of every serving path: which images a model embeds, and what else happens.
-
-Every keras-dml model, `.keras` file, SavedModel and ONNX graph takes a batch of raw RGB pixels
-`[N, H, W, C]` in [0, 255] (float32, or uint8) at the size the model was built for. The rule,
-identical for `model.predict`, `keras_dml.evaluation.embed`, `EmbeddingIndex` / `Embedder`,
-`keras-dml search`, the exported SavedModel / ONNX graphs and `export/onnx_client.py`:
-
-- Refused with a one-line error: an array of another rank, channel count or spatial size
-  (arrays are never resized: resize them yourself, e.g. `keras.ops.image.resize`), an empty
-  batch, a dtype that is not a real number (bool, complex, str, object), pixels outside
-  [0, 255], and NaN / Inf pixels.
-- Warned (one line, once per call): a float batch whose maximum is in (0, 1], i.e. images that
-  look scaled to [0, 1]. They are embedded as given.
-- Image files (and PIL images) are decoded to RGB (grayscale converted, alpha dropped) and
-  resized to the model's size (bilinear): decoding makes the pixel grid, so it makes the one
-  the model takes; an array's grid is the caller's, and guessing a resize for it is not ours.
-
-Host-side checks (`ImageContract.check`, NumPy) run before the model. Inside models and
-exported graphs, where no Python runs per batch, `check_image_tensor` refuses other shapes when
-traced (or at run time) and `nan_rows_for_nonfinite_images` turns the embedding of a row with a
-non-finite pixel into NaN (never a finite vector: graph-mode max pooling maps NaN to the lowest
-float); the consumers of embeddings (`evaluate`, `EmbeddingIndex.add` and `search` through
-`check_embeddings`, the ONNX client) refuse NaN rows with one line.
-
-This module imports only NumPy at load time (the ONNX client loads it by path, without
-keras_dml); the in-graph functions import Keras (and TensorFlow on that backend) when called.
-"""
+"""The input contract of every serving path: which images a model embeds (only NumPy imported)."""
 
 import warnings
 
@@ -63,22 +37,16 @@ def unit_scale_message(low, high):
 class ImageContract:
     """Checks host-side image batches against one model's input; warns at most once.
 
-    Create one per call (`embed`, `search`, a client batch loop) so the [0, 1] warning is shown
-    once per call, not once per batch.
+    Create one per call (`embed`, `search`, a client's batch loop): the [0, 1] warning shows once.
 
     Args:
-        image_shape: `(H, W, C)` the model takes; `None` entries (or `None`) are not checked.
-            Defaults to `None` (`C = 3`, any size).
+        image_shape: `(H, W, C)` the model takes; `None` entries are not checked. Defaults to
+            `None` (`C = 3`, any size).
 
     Examples:
     >>> contract = ImageContract((32, 32, 3))
     >>> contract.check(np.zeros((2, 32, 32, 3), np.uint8)).shape
     (2, 32, 32, 3)
-    >>> try:
-    ...     contract.check(np.zeros((2, 64, 64, 3), np.uint8))
-    ... except InputContractError as error:
-    ...     print(str(error)[:57])
-    Images must be [N, 32, 32, 3] raw pixels (the model's inp
     """
 
     def __init__(self, image_shape=None):
@@ -89,18 +57,11 @@ class ImageContract:
         self.warned = False
 
     def check(self, images):
-        """Returns `images` as a NumPy array after checking it; raises or warns per the contract.
-
-        Args:
-            images: array-like `[N, H, W, C]` of raw pixels.
-
-        Returns:
-            The images as a NumPy array: uint8 and float32 arrays unchanged, other real dtypes
-            cast to float32.
+        """Returns `images` as a NumPy array (uint8 / float32 kept, other reals cast to float32).
 
         Raises:
-            InputContractError: wrong rank, channel count, size or dtype; an empty batch;
-                pixels outside [0, 255]; NaN or Inf pixels.
+            InputContractError: wrong rank, channel count, size or dtype; an empty batch; pixels
+                outside [0, 255]; NaN or Inf pixels.
         """
         images = np.asarray(images)
         dtype = images.dtype
@@ -150,19 +111,7 @@ NUMERIC_MODES = ("F", "I", "I;16", "I;16B", "I;16L", "I;16N")
 
 
 def decode_image(image, image_size=None):
-    """A decoded image file (`PIL.Image`) as RGB pixels `[H, W, 3]` at `image_size` (bilinear).
-
-    Grayscale becomes RGB and alpha is dropped; the pixel values of float and 16/32-bit images
-    (TIFF `F`, PNG `I;16`) are kept as float32, not clipped to 8 bits, so `ImageContract.check`
-    then refuses a NaN, Inf or out-of-range file and warns about a [0, 1] one like an array.
-
-    Args:
-        image: `PIL.Image.Image`.
-        image_size: `(height, width)` or `None` (keep the file's size). Defaults to `None`.
-
-    Returns:
-        NumPy array `[H, W, 3]`: uint8 for 8-bit images, float32 for float / 16-bit ones.
-    """
+    """A `PIL.Image` as RGB `[H, W, 3]` at `image_size` (bilinear); float files stay float32."""
     from PIL import Image
 
     numeric = image.mode in NUMERIC_MODES
@@ -175,19 +124,7 @@ def decode_image(image, image_size=None):
 
 
 def check_embeddings(embeddings, what="embeddings"):
-    """Raises a one-line `InputContractError` when a row of `embeddings` `[N, D]` is not finite.
-
-    A keras-dml model (and its exports) returns NaN for an image with a NaN or Inf pixel, so a
-    non-finite row means a broken input image (or a diverged model); it is never searched,
-    indexed or evaluated.
-
-    Args:
-        embeddings: array `[N, D]` (a memory map is read in chunks).
-        what: str. What the embeddings are, for the message.
-
-    Returns:
-        `embeddings`, unchanged.
-    """
+    """Returns `embeddings` `[N, D]`; a one-line `InputContractError` (`what`) for a NaN row."""
     for start in range(0, len(embeddings), 65536):
         block = np.asarray(embeddings[start : start + 65536])
         finite = np.isfinite(block).reshape(block.shape[0], -1).all(axis=1)
@@ -200,21 +137,10 @@ def check_embeddings(embeddings, what="embeddings"):
 
 
 def check_image_tensor(images, image_shape=None):
-    """Inside a model or graph, when traced: refuses images the model cannot embed correctly.
-
-    Checks the static rank, channel count and (where both are known) spatial size against
-    `image_shape`, and refuses bool / complex / string images, before any layer runs (a
-    1-channel batch would otherwise fail deep inside a convolution, a 64 px one be embedded).
-
-    Args:
-        images: tensor `[N, H, W, C]`, the model's input.
-        image_shape: `(H, W, C)` the model was built for, or `None`. Defaults to `None`.
-
-    Returns:
-        `images`, unchanged.
+    """Returns the model input `images` after checking its static shape and dtype, when traced.
 
     Raises:
-        InputContractError: for a static shape or dtype that breaks the contract.
+        InputContractError: a static shape or dtype that breaks the contract.
     """
     from keras import backend
 
@@ -238,8 +164,7 @@ def check_image_tensor(images, image_shape=None):
 
 
 def _tf_runtime_shape_check(images, expected):
-    """TensorFlow graphs with unknown dimensions (`predict` retraces with relaxed shapes after
-    a second input size): the same check at run time, naming the expected shape."""
+    """The same check at run time, for TensorFlow graphs traced with unknown dimensions."""
     import tensorflow as tf
 
     if tf.executing_eagerly() or None in expected:
@@ -261,23 +186,12 @@ def _tf_runtime_shape_check(images, expected):
 
 
 def nan_rows_for_nonfinite_images(images, embeddings):
-    """Inside a model or graph: NaN embedding rows for images with a NaN / Inf pixel.
-
-    Multiplies each row of `embeddings` by 1, or by NaN when its image has a non-finite pixel
-    (`keras.ops`, so every backend and the exported SavedModel / ONNX graphs inherit it).
-    Integer images are returned unchanged (always finite).
-
-    Args:
-        images: tensor `[N, H, W, C]`, the model's input.
-        embeddings: tensor `[N, D]` computed from `images`.
-
-    Returns:
-        `embeddings` with the rows of non-finite images set to NaN.
-    """
+    """`embeddings` `[N, D]` with the rows of images with a NaN / Inf pixel set to NaN, in-graph."""
     from keras import backend, ops
 
     if not backend.standardize_dtype(images.dtype).startswith(("float", "bfloat")):
         return embeddings
+    # Needed: graph-mode max pooling turns NaN into the lowest float, a finite embedding.
     finite = ops.all(ops.isfinite(images), axis=(1, 2, 3))
     factor = ops.cast(ops.where(finite, 1.0, float("nan")), embeddings.dtype)
     return embeddings * factor[:, None]

@@ -5,16 +5,7 @@ import json
 
 
 def parse_overrides(pairs):
-    """Turns `--set KEY=VALUE` strings into a nested dict of overrides.
-
-    VALUE is parsed as JSON when it parses, else kept as a string; a dotted KEY sets a nested
-    entry (`model.num_learners=2`, `loss.margin=0.1`).
-
-    Args:
-        pairs: iterable of str, e.g. `["epochs=3", "data_dir=/x", "model.num_learners=2"]`.
-
-    Returns:
-        dict, e.g. `{"epochs": 3, "data_dir": "/x", "model": {"num_learners": 2}}`.
+    """Turns `--set KEY=VALUE` strings (JSON values, dotted keys nest) into a dict of overrides.
 
     Raises:
         ValueError: for an entry without `=`.
@@ -42,14 +33,11 @@ def parse_overrides(pairs):
 
 
 def merge_overrides(config, overrides):
-    """`config` with `overrides` applied; nested dicts are merged key by key.
+    """A copy of `config` with `overrides` applied, nested dicts merged key by key.
 
     Args:
         config: dict. A (partial) run configuration.
         overrides: dict or `None`, e.g. from `parse_overrides`.
-
-    Returns:
-        A new dict; `config` is left unchanged.
 
     Examples:
     >>> merge_overrides({"model": {"embedding_dim": 64}}, {"model": {"num_learners": 2}})

@@ -1,9 +1,4 @@
-"""A misspelt `model` argument of a run configuration, explained in one line with the fix.
-
-Methods build their model with `Model(backbone, **config["model"])`; a misspelt key reaches
-`keras.layers.Layer.__init__`, whose error ("Unrecognized keyword arguments passed to
-DivideAndConquer: {'embeding_dim': 8}") names neither the `model` entry nor the right spelling.
-"""
+"""A misspelt `model` argument of a run configuration, explained in one line with the fix."""
 
 import re
 
@@ -27,15 +22,14 @@ def model_class(name):
 
 
 def model_argument_error(error, config):
-    """The one-line `ValueError` for a build that failed on unknown `model` arguments.
+    """The one-line `ValueError` for Keras' unknown-keyword error of `MethodSpec.build`.
 
     Args:
-        error: the exception `MethodSpec.build` raised.
+        error: Exception. What `MethodSpec.build` raised.
         config: dict. The run configuration being built.
 
     Returns:
-        `ValueError` naming the unknown keys, the closest accepted ones and every accepted key;
-        `None` when `error` is not about unknown keyword arguments.
+        `ValueError`, or `None` when `error` is not about unknown keyword arguments.
     """
     match = _UNRECOGNIZED.search(str(error))
     if match is None:

@@ -1,15 +1,4 @@
-"""The `precision` setting of a run: the Keras dtype policy the model is built under.
-
-`"mixed_float16"` and `"mixed_bfloat16"` compute most layers in 16 bits with float32 variables
-(`keras.mixed_precision`); `keras.Model.compile` then wraps the optimizer in a
-`keras.optimizers.LossScaleOptimizer` for `mixed_float16`, whose dynamic loss scale skips the
-first steps whose scaled gradients overflow. What the methods keep in float32 whatever the
-policy, and why: the model output (per-learner L2 normalisation casts to float32: unit vectors
-whose dot products are compared at 1e-3 and below), every distance and loss (`keras_dml.losses`
-casts its inputs: sums of exponentials overflow float16 at 65504), the loss layers' weights and
-computation (their `dtype` defaults to float32), and the k-means inputs (the division's
-embedding pass returns float32 NumPy).
-"""
+"""The `precision` setting of a run: the Keras dtype policy the model is built under."""
 
 import contextlib
 
@@ -33,11 +22,8 @@ def check_precision(name):
 def precision_policy(name):
     """Sets the global Keras dtype policy to `name` and restores the previous one on exit.
 
-    Layers keep the policy they were built with, so a model built inside trains, saves and
-    exports with it after the block.
-
     Args:
-        name: str. `"float32"`, `"mixed_float16"` or `"mixed_bfloat16"`.
+        name: str. One of `PRECISIONS`.
 
     Examples:
     >>> with precision_policy("mixed_bfloat16"):

@@ -1,10 +1,4 @@
-"""Callbacks whose record survives an interrupted and resumed run (`keras-dml train` twice).
-
-`keras.callbacks.BackupAndRestore` restores the weights, the optimizer and the epoch counter, but
-a new `ModelCheckpoint` starts with no best value (so the first epoch after a resume overwrites
-`best.keras` even when it is worse) and a new `History` holds only the epochs of the current
-`fit` call. `BestCheckpoint` and `HistoryFile` keep both on disk next to the run's files.
-"""
+"""Callbacks whose record survives an interrupted and resumed run: best value and history."""
 
 import json
 import math
@@ -14,17 +8,12 @@ import warnings
 
 import keras
 
-# The checkpoint-selection rule of every keras-dml run (train, recipes, demo): validation MAP@R
-# on held-out training classes. Recall@1 saturates at 1.0 on small validation splits (digits:
-# after the first epoch), so it cannot tell a good epoch from a better one; MAP@R keeps ranking.
+# The checkpoint-selection rule of every run: Recall@1 saturates on small validation splits.
 SELECTION_METRIC = "val_map@r"
 
 
 class BestCheckpoint(keras.callbacks.ModelCheckpoint):
-    """`ModelCheckpoint(save_best_only=True)` that remembers its best value across restarts.
-
-    The best monitored value and its epoch are written to `<filepath>.json` whenever the model
-    is saved; a new instance (a resumed run) starts from that value instead of from nothing.
+    """`ModelCheckpoint(save_best_only=True)` whose best value survives in `<filepath>.json`.
 
     Args:
         filepath: str. Where the best model goes (`.keras`).
@@ -68,16 +57,7 @@ class BestCheckpoint(keras.callbacks.ModelCheckpoint):
 
 
 def warn_inexact_resume(config):
-    """Warns when a resumed run cannot draw what the interrupted run drew.
-
-    The named augmentations (`"crop_flip"`, ...) take their seeds from `(seed, epoch, step)`,
-    but a Keras-layer pipeline (`config["augmentation"]` a serialized `keras.Sequential`) keeps
-    its own generators in the input pipeline, outside the checkpoint: a resumed run then crops
-    (rotates, ...) otherwise, and ends near the uninterrupted run rather than on it.
-
-    Args:
-        config: dict. The resolved run configuration of the resumed run.
-    """
+    """Warns when a resumed run's Keras-layer `augmentation` cannot replay its random draws."""
     if isinstance(config.get("augmentation"), dict):
         warnings.warn(
             "Resuming with a Keras-layer `augmentation` pipeline: its random layers start their "
@@ -88,16 +68,10 @@ def warn_inexact_resume(config):
 
 
 class HistoryFile(keras.callbacks.Callback):
-    """Writes every epoch's logs to a JSON file as it ends, keeping the epochs of earlier runs.
-
-    After a resume, epochs from the resumed epoch on replace what an interrupted run wrote for
-    them, so the file always holds one entry per finished epoch, in order. Each entry also holds
-    `"epoch_seconds"`, the epoch's wall time, so a resumed run can count the training time of the
-    epochs an earlier run finished (`earlier_seconds`).
+    """Writes every epoch's logs and `epoch_seconds` to a JSON file, keeping earlier runs' epochs.
 
     Args:
-        path: str. The JSON file (`history.json`): a dict of metric name -> list of values, plus
-            `"epoch"`, the epoch index of each entry.
+        path: str. The JSON file: metric name -> list of values, plus `"epoch"`.
     """
 
     def __init__(self, path):
@@ -123,11 +97,7 @@ class HistoryFile(keras.callbacks.Callback):
         return _read_json(self.path) or {}
 
     def earlier_seconds(self):
-        """Seconds the file's epochs took in earlier, interrupted runs (0.0 for a fresh run).
-
-        The epochs this instance saw end are left out: the caller times those itself. The part
-        of an epoch an interrupted run lost is not counted, as the resumed run trains it again.
-        """
+        """Seconds the file's finished epochs took in earlier runs (not this instance's)."""
         history = self.history()
         seconds = history.get("epoch_seconds", [])
         return float(

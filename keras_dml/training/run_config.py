@@ -1,14 +1,4 @@
-"""The run configuration: one typed, documented object describes a training run end to end.
-
-`RunConfig.from_dict(d)`, `RunConfig.from_json(path)` and `keras-dml train`'s flags build it once,
-with the defaults filled in and every key and value checked; `to_dict()` / `to_json()` give back
-what a run's `config.json` holds, so a saved run loads again with `RunConfig.from_json`. A JSON
-file holds the fields of `RunConfig` (every one but `method` and `dataset` has a default)::
-
-    {"method": "dc", "dataset": "digits", "backbone": {"name": "convnet"},
-     "model": {"embedding_dim": 64, "num_learners": 4}, "epochs": 3,
-     "optimizer": {"name": "adam", "learning_rate": 1e-3}, "method_options": {}}
-"""
+"""The run configuration: one typed object read once from a dict, a JSON file or the CLI flags."""
 
 import copy
 import dataclasses
@@ -25,6 +15,15 @@ from keras_dml.training.run_config_checks import (
     check_top_level_keys,
     check_values,
 )
+from keras_dml.training.sections import (
+    SECTIONS,
+    BackboneSection,
+    LossSection,
+    MethodOptionsSection,
+    ModelSection,
+    OptimizerSection,
+    Section,
+)
 
 __all__ = [
     "DEFAULTS",
@@ -34,11 +33,9 @@ __all__ = [
     "RunConfig",
     "check_config_augmentation",
     "check_values",
-    "load_config",
     "merge_overrides",
     "parse_overrides",
     "read_config_file",
-    "resolve_config",
 ]
 
 
@@ -53,38 +50,24 @@ class RunConfig:
     Args:
         method: str. The training method, one of `keras_dml.methods.list_methods()`.
         dataset: str. One of `keras_dml.data.list_datasets()`.
-        description: str or `None`. What the recipe is (kept in `config.json`; optional).
-        paper: str or `None`. The paper the recipe follows (optional).
+        description: str or `None`. What the recipe is (kept in `config.json`). Optional.
+        paper: str or `None`. The paper the recipe follows. Optional.
         data_dir: str or `None`. Folder in the dataset's official layout. Defaults to `None`.
         dataset_options: dict. Extra keyword arguments of `load_dataset`. Defaults to `{}`.
         image_size: int. Training and evaluation crop size in pixels. Defaults to `32`.
-        augmentation: training augmentation: `"none"`, `"flip"`, `"crop"`, `"crop_flip"`,
-            `"resized_crop"`, `"resized_crop_flip"`, a serialized Keras preprocessing pipeline,
-            or `None` (the dataset's default: crop_flip for image files, none for arrays).
-        backbone: dict. `name` and `keras_dml.backbones.get` arguments (`weights`,
-            `freeze_batchnorm`, `batchnorm_momentum`, the backbone's own options); a string is
-            the name. Defaults to `{"name": "vgg_small", "weights": None, "freeze_batchnorm":
-            False}` (vgg_small is competitive, `benchmarks/accuracy.py`; convnet is cheaper).
-        model: dict. Constructor keyword arguments of the method's model (`embedding_dim`,
-            `num_learners`, ...). Defaults to `{}`.
-        loss: dict or `None`. `keras_dml.losses.get` arguments (`{"name": "margin", "margin":
-            0.2}`); `None` is the method's default (normalised softmax for the baseline, the
-            paper's loss for each ensemble). Defaults to `None`.
-        optimizer: dict. `name` (any `keras.optimizers` name), its arguments, and optionally
-            `lr_multipliers` (`{pattern: factor}` over variable paths; ProxyAnchor gets
-            `{"proxies$": 100}` unless set). Defaults to `{"name": "adam", "learning_rate":
-            1e-3}`.
+        augmentation: str, dict or `None`. A name or a serialized Keras layer. Defaults to `None`.
+        backbone: dict or str. `backbones.get` arguments, or the name. Defaults to `"vgg_small"`.
+        model: dict. Keyword arguments of the method's model. Defaults to `{}`.
+        loss: dict or `None`. `losses.get` arguments; `None`: the method's. Defaults to `None`.
+        optimizer: dict. `name`, its arguments and `lr_multipliers`. Defaults to Adam at `1e-3`.
         epochs: int. Training epochs. Defaults to `10`.
-        batch_size: int or `None`. `None`: fitted to the training split (about 64 images).
-        m_per_class: int or `None`. Images per class in a batch; `None`: fitted (at least 4).
+        batch_size: int or `None`. `None` is fitted to the training split. Defaults to `None`.
+        m_per_class: int or `None`. Images per class in a batch, fitted. Defaults to `None`.
         seed: int. Seed of the batches, crops and weights. Defaults to `0`.
         eval_every: int. Validation retrieval metrics every N epochs. Defaults to `1`.
-        strategy: str. `"default"`, `"mirrored"` (local devices), `"multi_worker"`
-            (`TF_CONFIG`) or `"data_parallel"` (JAX). Defaults to `"default"`.
-        precision: str. `"float32"`, `"mixed_float16"` or `"mixed_bfloat16"`. Defaults to
-            `"float32"`.
-        method_options: dict. The method's own training options (its `MethodSpec.options`
-            dataclass). Defaults to `{}`.
+        strategy: str. One of `STRATEGIES`. Defaults to `"default"`.
+        precision: str. One of `PRECISIONS`. Defaults to `"float32"`.
+        method_options: dict. The fields of the method's `MethodSpec.options`. Defaults to `{}`.
 
     Examples:
     >>> config = RunConfig.from_dict({"method": "baseline", "dataset": "digits"})
@@ -102,10 +85,10 @@ class RunConfig:
     dataset_options: dict = _default({})
     image_size: int = 32
     augmentation: object = None
-    backbone: dict = _default({"name": "vgg_small", "weights": None, "freeze_batchnorm": False})
-    model: dict = _default({})
-    loss: dict = None
-    optimizer: dict = _default({"name": "adam", "learning_rate": 1e-3})
+    backbone: BackboneSection = dataclasses.field(default_factory=BackboneSection)
+    model: ModelSection = dataclasses.field(default_factory=ModelSection)
+    loss: LossSection = None
+    optimizer: OptimizerSection = dataclasses.field(default_factory=OptimizerSection)
     epochs: int = 10
     batch_size: int = None
     m_per_class: int = None
@@ -113,14 +96,11 @@ class RunConfig:
     eval_every: int = 1
     strategy: str = "default"
     precision: str = "float32"
-    method_options: dict = _default({})
+    method_options: MethodOptionsSection = dataclasses.field(default_factory=MethodOptionsSection)
 
     @classmethod
     def from_dict(cls, config):
-        """Builds the configuration of a dict, filling defaults and checking every value.
-
-        Nested entries (`backbone`, `optimizer`, `model`, ...) are merged key by key over their
-        defaults; a `backbone` string is its name; a Keras `augmentation` layer is serialized.
+        """Builds the configuration of a dict, merged key by key over the defaults and checked.
 
         Args:
             config: dict. A (partial) run configuration, or a saved run's `config.json`.
@@ -129,9 +109,7 @@ class RunConfig:
             `RunConfig`.
 
         Raises:
-            ValueError: in one line, for an unknown key (with the closest known one, nested
-                keys of `backbone` and `optimizer` too), a missing `method` / `dataset`, or a
-                value out of range.
+            ValueError: for an unknown or missing key, or a value out of range.
         """
         check_top_level_keys(config, KNOWN_KEYS)
         values = copy.deepcopy(DEFAULTS)
@@ -147,6 +125,9 @@ class RunConfig:
         check_values(values)
         check_backbone_keys(values["backbone"])
         check_optimizer_keys(values["optimizer"])
+        for key, section in SECTIONS.items():
+            if values[key] is not None:
+                values[key] = section.from_entry(values[key])
         return cls(**values)
 
     @classmethod
@@ -155,8 +136,7 @@ class RunConfig:
 
         Args:
             path: str. The JSON file.
-            overrides: dict or `None`. Merged key by key (`config_overrides.parse_overrides`
-                turns `--set` strings into one).
+            overrides: dict or `None`. Merged key by key, e.g. from `parse_overrides`.
 
         Returns:
             `RunConfig`.
@@ -168,22 +148,25 @@ class RunConfig:
         return cls.from_dict(merge_overrides(read_config_file(path), overrides))
 
     def to_dict(self):
-        """The configuration as `config.json` holds it: every key, `description` / `paper`
-        only when set. A deep copy: changing it leaves this object unchanged."""
-        values = copy.deepcopy(dataclasses.asdict(self))
+        """The configuration as `config.json` holds it (a deep copy)."""
+        values = {}
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            values[field.name] = value.as_dict() if isinstance(value, Section) else value
+        values = copy.deepcopy(values)
         for key in OPTIONAL_KEYS:
             if values[key] is None:
                 del values[key]
         return values
 
     def __getitem__(self, key):
-        """Read access by key, as code written for the dict form does (`config["epochs"]`);
-        a copy of the value, so the configuration stays as built."""
+        """A copy of the value of `key` (`config["epochs"]`), as the dict form reads."""
         if key not in KNOWN_KEYS:
             raise KeyError(
                 f"{key!r} is not a run-configuration key. Known keys: {sorted(KNOWN_KEYS)}"
             )
-        return copy.deepcopy(getattr(self, key))
+        value = getattr(self, key)
+        return value.as_dict() if isinstance(value, Section) else copy.deepcopy(value)
 
     def get(self, key, default=None):
         """`self[key]`, or `default` for a key that is not a run-configuration key."""
@@ -210,7 +193,7 @@ DEFAULTS = {
 
 
 def read_config_file(path):
-    """The JSON object of a run-configuration file, as written (nothing filled in or checked).
+    """The JSON object of a run-configuration file, unchecked.
 
     Raises:
         FileNotFoundError: no file at `path`.
@@ -223,26 +206,3 @@ def read_config_file(path):
             return json.load(f)
         except json.JSONDecodeError as error:
             raise ValueError(f"{path} is not valid JSON: {error}") from error
-
-
-def resolve_config(config):
-    """The dict form of `RunConfig.from_dict(config)`: defaults filled in, values checked.
-
-    Args:
-        config: dict or `RunConfig`. A (partial) run configuration.
-
-    Returns:
-        A new dict with every key present (as `config.json` holds it).
-
-    Examples:
-    >>> resolve_config({"method": "baseline", "dataset": "digits"})["epochs"]
-    10
-    """
-    if isinstance(config, RunConfig):
-        return config.to_dict()
-    return RunConfig.from_dict(config).to_dict()
-
-
-def load_config(path, overrides=None):
-    """The dict form of `RunConfig.from_json(path, overrides)`."""
-    return RunConfig.from_json(path, overrides).to_dict()

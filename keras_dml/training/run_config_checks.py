@@ -1,10 +1,4 @@
-"""Checks of a run configuration's keys and values, each failing with one line naming the fix.
-
-`RunConfig.from_dict` calls them once, before anything is built: unknown keys (at the top level
-and in the `backbone` and `optimizer` sections, whose keys are fixed by the backbone and the
-optimizer they name) get the closest known key (`keras_dml.utils.suggestions`), values their
-accepted range and the CLI flag that sets them.
-"""
+"""Checks of a run configuration's keys and values, each failing with one line naming the fix."""
 
 import keras
 
@@ -46,9 +40,8 @@ def unknown_keys_error(unknown, known, section=None, nested=()):
     Args:
         unknown: list of str. The keys that are not accepted.
         known: iterable of str. The accepted keys of that level.
-        section: str or `None`. The entry the keys are in (`"optimizer"`), `None` at the top.
-        nested: iterable of dotted keys also suggested (`"optimizer.learning_rate"`); a key
-            close to its last part gets the dotted key.
+        section: str or `None`. The entry the keys are in, `None` at the top. Defaults to `None`.
+        nested: iterable of str. Dotted keys also suggested. Defaults to `()`.
 
     Returns:
         `ValueError`.
@@ -76,12 +69,7 @@ def unknown_keys_error(unknown, known, section=None, nested=()):
 
 
 def check_top_level_keys(config, known):
-    """Raises for a key of `config` outside `known`, suggesting the closest (maybe nested) key.
-
-    Args:
-        config: dict. A (partial) run configuration.
-        known: iterable of str. The top-level keys (`RunConfig`'s fields).
-    """
+    """Raises for a key of `config` outside `known`, or a missing `method` or `dataset`."""
     if not isinstance(config, dict):
         raise ValueError(f"A run configuration must be a JSON object. Received: {config!r}")
     unknown = sorted(set(config) - set(known))
@@ -101,43 +89,22 @@ def check_section_keys(section, entry, known):
 
 
 def check_backbone_keys(entry):
-    """Checks the `backbone` entry's name and keys: `BACKBONE_KEYS` and that backbone's options.
-
-    Args:
-        entry: dict. The resolved `backbone` entry (a `name` and `keras_dml.backbones.get`
-            arguments).
-
-    Raises:
-        ValueError: for an unknown backbone name or key, with the closest known one.
-    """
+    """Raises for an unknown backbone name, or a key outside `BACKBONE_KEYS` and its options."""
     spec = get_spec(entry.get("name"))
     check_section_keys("backbone", entry, (*BACKBONE_KEYS, *spec.options))
 
 
 def check_optimizer_keys(entry):
-    """Checks the `optimizer` entry's name and keys: `OPTIMIZER_KEYS` and the optimizer's
-    arguments.
-
-    Args:
-        entry: dict. The resolved `optimizer` entry.
-
-    Raises:
-        ValueError: for an unknown optimizer name or argument, with the closest known one.
-    """
+    """Raises for an unknown optimizer name, or a key outside `OPTIMIZER_KEYS` and its arguments."""
     optimizer_class = find_optimizer_class(entry.get("name", "adam"), entry)
     check_section_keys("optimizer", entry, (*OPTIMIZER_KEYS, *accepted_arguments(optimizer_class)))
 
 
 def check_config_augmentation(augmentation):
-    """Validates the `augmentation` entry; a Keras layer is stored in its serialized form.
+    """The `augmentation` entry as `config.json` holds it: a Keras layer is serialized.
 
     Args:
-        augmentation: `None`, a name of `keras_dml.data.transform_options.AUGMENTATIONS`, a Keras
-            preprocessing layer or pipeline (e.g. `keras.Sequential` of random layers), or its
-            `keras.saving.serialize_keras_object` dict.
-
-    Returns:
-        `None`, the name, or the serialized dict (JSON-friendly, saved in `config.json`).
+        augmentation: `None`, a name of `AUGMENTATIONS`, a Keras preprocessing layer, or its dict.
 
     Raises:
         ValueError: anything else, naming the accepted values.
@@ -157,14 +124,7 @@ def check_config_augmentation(augmentation):
 
 
 def check_values(config):
-    """Checks the types and ranges of a resolved configuration's top-level values.
-
-    Args:
-        config: dict. A configuration with every key present.
-
-    Raises:
-        ValueError: naming the key, the value and the fix (the CLI flag where there is one).
-    """
+    """Raises for a top-level value of the wrong type or range, naming the flag that fixes it."""
     for key in POSITIVE_INTS:
         value = config[key]
         if value is None and key in ("batch_size", "m_per_class"):
@@ -211,10 +171,7 @@ def check_values(config):
 
 
 def _check_positive_number(value, name, fix, integer=False):
-    """Raises for a set `value` that is not a positive number (int with `integer`).
-
-    `None` (not set: the method's default) and objects (e.g. a learning-rate schedule) pass.
-    """
+    """Raises for a `value` that is not a positive number; `None` and dicts (schedules) pass."""
     if value is None or isinstance(value, dict):
         return
     kinds = (int,) if integer else (int, float)

@@ -1,20 +1,4 @@
-"""The `strategy` setting of a run: where `train()` builds, compiles and fits the model.
-
-`"default"` trains on the default device; `"mirrored"` replicates the model on the local devices
-(`tf.distribute.MirroredStrategy`); `"multi_worker"` on every device of every worker named in
-`TF_CONFIG` (`tf.distribute.MultiWorkerMirroredStrategy`); on the JAX backend `"data_parallel"`
-shards each batch over the local devices (`keras.distribution.DataParallel`). In-batch losses
-see the global batch under the TensorFlow strategies (`keras_dml.models.distribution`).
-
-Keras 3.15's TensorFlow trainer calls `strategy.reduce` in two ways that
-`MultiWorkerMirroredStrategy` rejects once there is more than one worker (keras-team/keras
-issue 20585): `_maybe_symbolic_build` reduces the whole first batch, a nest `(images, labels)`,
-in one call ("Attempt to convert a value (PerReplica ...) with an unsupported type"), and the
-step's log reduction asks for `axis=0` on scalar losses ("Invalid reduction dimension 0 for
-input with 0 dimensions"). `KerasMultiWorkerMirroredStrategy` is the public strategy with a
-`reduce` that takes nests and reduces a scalar across replicas only, which is what both calls
-mean; everything else is TensorFlow's.
-"""
+"""The `strategy` setting of a run: where `train()` builds, compiles and fits the model."""
 
 import contextlib
 import json
@@ -36,11 +20,10 @@ def check_strategy(name, backend=None):
 
     Args:
         name: str. One of `STRATEGIES`.
-        backend: str or `None`. The Keras backend; defaults to `keras.backend.backend()`.
+        backend: str or `None`. The Keras backend. Defaults to `keras.backend.backend()`.
 
     Raises:
-        ValueError: for an unknown name, a TensorFlow strategy on another backend, or
-            `data_parallel` off JAX; the message names the fix.
+        ValueError: for an unknown name or one the backend cannot run.
     """
     backend = backend or keras.backend.backend()
     if name not in STRATEGIES:
@@ -73,17 +56,16 @@ def _tensorflow():
 def make_multi_worker_strategy():
     """A `MultiWorkerMirroredStrategy` (cluster from `TF_CONFIG`) that Keras 3's `fit` can use.
 
-    Returns:
-        `KerasMultiWorkerMirroredStrategy`, a `tf.distribute.MultiWorkerMirroredStrategy`.
-
     Raises:
         ValueError: when `TF_CONFIG` is not set or is not JSON with a `cluster` and a `task`.
     """
     tf = _tensorflow()
     check_tf_config(os.environ.get("TF_CONFIG"))
 
+    # Keras 3.15's `fit` reduces a nest in one call and scalars with `axis=0`, which the
+    # TensorFlow strategy rejects with several workers (keras-team/keras#20585).
     class KerasMultiWorkerMirroredStrategy(tf.distribute.MultiWorkerMirroredStrategy):
-        """`reduce` over a nest, and a scalar reduced across replicas (see the module)."""
+        """`reduce` over a nest, reducing a scalar across replicas only."""
 
         def reduce(self, reduce_op, value, axis):
             base = super()
@@ -98,7 +80,7 @@ def make_multi_worker_strategy():
 
 
 def check_tf_config(text):
-    """Checks the `TF_CONFIG` of a multi-worker run (JSON with `cluster` and `task`).
+    """Checks the `TF_CONFIG` of a multi-worker run.
 
     Raises:
         ValueError: naming what is missing and an example.
@@ -126,12 +108,10 @@ def make_strategy(name):
     """The distribution of a `strategy` setting.
 
     Args:
-        name: str. `"default"`, `"mirrored"`, `"multi_worker"` or `"data_parallel"`.
+        name: str. One of `STRATEGIES`.
 
     Returns:
-        `None` (`default`), a `tf.distribute.Strategy` (`mirrored`, `multi_worker`; the same
-        instance for every run of the process, see `_PROCESS_STRATEGIES`) or a
-        `keras.distribution.DataParallel` (`data_parallel`).
+        `None`, the process's `tf.distribute.Strategy` of that name, or a `DataParallel`.
 
     Examples:
     >>> make_strategy("mirrored").num_replicas_in_sync  # doctest: +SKIP
@@ -151,22 +131,14 @@ def make_strategy(name):
     return _PROCESS_STRATEGIES[key]
 
 
-# The process's tf.distribute strategies, one a setting. Each new `MirroredStrategy` numbers its
-# collective ops from the same keys, while TensorFlow's runtime remembers every key's tensor
-# shape for the life of the process: a second strategy's first all-reduce (another model's
-# gradients) reuses a key of the first one's and fails with "Shape mismatch in the collective
-# instance". One strategy keeps counting, so runs in one process stay independent.
+# One tf.distribute strategy a setting per process: a second `MirroredStrategy` reuses the first
+# one's collective keys and fails with "Shape mismatch in the collective instance".
 _PROCESS_STRATEGIES = {}
 
 
 @contextlib.contextmanager
 def strategy_scope(strategy):
-    """The scope in which the model is built, compiled and fitted.
-
-    `tf.distribute.Strategy.scope()`, or `keras.distribution.set_distribution` for a
-    `keras.distribution` distribution (`DataParallel`, `ModelParallel`; the previous global
-    distribution is restored on exit), or nothing for `None`.
-    """
+    """The strategy's scope, or its global `keras.distribution` until exit, or nothing."""
     if strategy is None:
         yield
         return
@@ -190,20 +162,12 @@ RESUME_FILES = ("backup", "state", "best.keras", "best.keras.json", "history.jso
 
 @contextlib.contextmanager
 def worker_output_dir(output_dir, strategy, resume_from=RESUME_FILES):
-    """`output_dir` on the chief; a temporary folder, removed on exit, on the other workers.
-
-    Every worker runs the same callbacks (checkpoints, backups, logs) but only the chief's files
-    are the run's, as in TensorFlow's multi-worker Keras guide: the other workers write theirs
-    to a scratch folder so that no two processes write one file. A resumed run starts every
-    worker from the chief's checkpoint: the scratch folder begins as a copy of the chief's
-    `resume_from` files and folders (taken before the first epoch, so before the chief writes
-    again).
+    """`output_dir` on the chief; on other workers a scratch copy of it, removed on exit.
 
     Args:
-        output_dir: str. The run folder (shared by the workers' file systems when resuming).
+        output_dir: str. The run folder.
         strategy: the run's strategy.
-        resume_from: tuple of str. Files and folders of `output_dir` copied into the scratch
-            folder. Defaults to `RESUME_FILES`.
+        resume_from: tuple of str. What the scratch folder copies. Defaults to `RESUME_FILES`.
 
     Yields:
         str. The folder this worker writes to.

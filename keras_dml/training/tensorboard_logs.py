@@ -1,9 +1,4 @@
-"""The run's TensorBoard logs (`logs/`), written where TensorFlow's summary writer exists.
-
-`keras.callbacks.TensorBoard` writes through `tf.summary` on every backend. On JAX and PyTorch
-without TensorFlow installed a run skips `logs/` with one warning instead of failing at its first
-batch; `history.json` holds the same per-epoch values.
-"""
+"""The run's TensorBoard logs (`logs/`), written where TensorFlow's `tf.summary` is installed."""
 
 import os
 import warnings
@@ -12,11 +7,7 @@ import keras
 
 
 def tensorflow_summary_available():
-    """Whether `tensorflow.summary` imports (always on the TensorFlow backend).
-
-    Returns:
-        bool.
-    """
+    """Whether `tensorflow.summary` imports (always on the TensorFlow backend)."""
     if keras.backend.backend() == "tensorflow":
         return True
     try:
@@ -27,17 +18,7 @@ def tensorflow_summary_available():
 
 
 def tensorboard_callbacks(output_dir):
-    """`[keras.callbacks.TensorBoard(output_dir/logs)]`, or `[]` with a warning without TensorFlow.
-
-    Args:
-        output_dir: str. The run folder; the logs go to its `logs/`.
-
-    Returns:
-        list of Keras callbacks (one or none).
-
-    Examples:
-    >>> callbacks = tensorboard_callbacks("runs/x")  # doctest: +SKIP
-    """
+    """`[TensorBoard(output_dir/logs)]`, or `[]` with a warning when TensorFlow is missing."""
     if tensorflow_summary_available():
         log_dir = os.path.join(output_dir, "logs")
         return [keras.callbacks.TensorBoard(log_dir, write_graph=False)]

@@ -1,12 +1,4 @@
-"""A mixin that serialises an object's constructor arguments: one `get_config` for every loss.
-
-Keras' `LossFunctionWrapper` stores the arguments it was built with once, so no wrapped loss
-writes `get_config` by hand. `ArgumentConfig` does the same for the losses, loss layers and
-miners of keras-dml: `__new__` binds the arguments of the class's own `__init__` (defaults
-included, `**kwargs` expanded), `get_config` returns them over the base class's config, and
-`from_config` rebuilds nested objects (a wrapped loss, a miner, an initializer) before calling
-the constructor.
-"""
+"""`ArgumentConfig`: one `get_config` for every loss, loss layer and miner, from its arguments."""
 
 import inspect
 
@@ -19,13 +11,7 @@ _PLAIN = (str, int, float, bool, type(None))
 class ArgumentConfig:
     """Gives a class the config of its constructor's arguments, nested objects serialised.
 
-    Put it first among the bases (`class MyLoss(ArgumentConfig, keras.losses.Loss)`); it works
-    with `keras.losses.Loss`, `keras.layers.Layer` and plain classes. The config is the base
-    class's own (`name`, `reduction`, `trainable`, `dtype`, ...) plus every argument of the
-    most derived `__init__` as it was passed (or its default), so `cls.from_config(config)`
-    builds an equal object; an argument left to `None` that the constructor resolves and keeps
-    as a plain attribute of the same name (a margin that depends on the similarity) is stored
-    resolved. Constructors keep validating and normalising their arguments.
+    Put it first among the bases: `class MyLoss(ArgumentConfig, keras.losses.Loss)`.
 
     Examples:
     >>> class ScaledLoss(ArgumentConfig, keras.losses.Loss):
@@ -59,8 +45,7 @@ class ArgumentConfig:
         return config
 
     def _resolved(self, name, value):
-        """`value`, or for `None` (a default the constructor works out) the plain value the
-        object keeps under the same name, e.g. a margin that depends on another argument."""
+        """`value`, or for `None` the plain value the constructor resolved under `name`."""
         if value is None:
             kept = vars(self).get(name)
             if isinstance(kept, _PLAIN):
@@ -75,11 +60,7 @@ class ArgumentConfig:
 
 
 def _bound_arguments(cls, args, kwargs):
-    """`{name: value}` of the call `cls(*args, **kwargs)`; `None` when the call cannot bind.
-
-    Defaults included: those of `cls.__init__`, and where it passes `**kwargs` on, those of the
-    keyword arguments of the `ArgumentConfig` classes above it (a class loss's initializer).
-    """
+    """`{name: value}` of `cls(*args, **kwargs)`, inherited defaults included; `None` if unbound."""
     signature = inspect.signature(cls.__init__)
     try:
         bound = signature.bind(None, *args, **kwargs)

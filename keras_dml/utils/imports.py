@@ -15,6 +15,8 @@ _EXTRAS = {
     "tensorflow": ("tensorflow", "tensorflow"),
     "jax": ("jax", "jax[cpu]"),
     "torch": ("torch", "torch"),
+    "apache_beam": ("beam", "apache-beam"),
+    "pymilvus": ("milvus", "pymilvus"),
 }
 
 
@@ -23,20 +25,9 @@ class MissingDependencyError(ImportError):
 
 
 def optional_import(module_name, feature=None):
-    """Imports an optional dependency or raises an error naming the extra to install.
+    """Imports `module_name`, or raises `MissingDependencyError` naming the extra to install.
 
-    Args:
-        module_name: str. The module to import, e.g. `"faiss"`.
-        feature: str. What the user asked for, for the message. Defaults to `None`.
-
-    Returns:
-        The imported module.
-
-    Raises:
-        MissingDependencyError: if the module cannot be imported.
-
-    Examples:
-    >>> np = optional_import("numpy")
+    `feature` names what the user asked for, in the message.
     """
     try:
         return importlib.import_module(module_name)

@@ -5,20 +5,7 @@ from pathlib import Path
 
 
 def keras_dml_home():
-    """Returns `$KERAS_HOME/keras_dml`, else `~/.keras/keras_dml`, like Keras' own cache.
-
-    Falls back to `/tmp/.keras/keras_dml` when the home folder is not writable. The zoo cache
-    (`keras_dml.zoo.cache_root`) and the converted backbone weights live in sub-folders.
-
-    Returns:
-        `pathlib.Path` (not necessarily existing yet).
-
-    Examples:
-    >>> keras_dml_home().name
-    'keras_dml'
-    >>> keras_dml_home() / "zoo"  # doctest: +SKIP
-    PosixPath('/root/.keras/keras_dml/zoo')
-    """
+    """`$KERAS_HOME/keras_dml`, else `~/.keras/keras_dml` (`/tmp/.keras/keras_dml` if read-only)."""
     base = os.environ.get("KERAS_HOME")
     if not base:
         base = os.path.join(os.path.expanduser("~"), ".keras")

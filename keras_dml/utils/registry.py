@@ -1,5 +1,4 @@
-"""`Registry`: the one table of named built-ins (methods, losses, miners, backbones, datasets,
-re-rankers). Declaring a built-in registers it, where it is defined."""
+"""`Registry`: the one table of named built-ins; declaring a built-in registers it."""
 
 import importlib.metadata
 
@@ -16,10 +15,10 @@ class Registry:
 
     Args:
         kind: str. What the entries are, for messages (`"loss"`, `"method"`).
-        entry_point_group: str or `None`. Installed packages register entries by naming a
-            module in this `importlib.metadata` entry-point group; loaded on first look-up.
-        hint: str. Appended to the unknown-name message (how to add an entry).
-        plural: str or `None`. The kind in the plural, for messages. Defaults to `kind + "s"`.
+        entry_point_group: str or `None`. `importlib.metadata` entry-point group whose modules
+            register more entries, loaded on first look-up. Defaults to `None`.
+        hint: str. Appended to the unknown-name message. Defaults to `""`.
+        plural: str or `None`. The kind in the plural. Defaults to `kind + "s"`.
 
     Examples:
     >>> colors = Registry("color")
@@ -42,14 +41,10 @@ class Registry:
         """Registers `obj` under `name`; without `obj`, a decorator that registers its target.
 
         Args:
-            name: str. The name configurations and the CLI use (`normal_name` applies).
+            name: str. The name configurations and the CLI use.
             obj: the object, or `None` for the decorator form.
-            description: str or `None`. One line for listings; `None` takes the first line of
-                the object's docstring.
+            description: str or `None`. One line; `None` takes the docstring's first line.
             overwrite: bool. Replace another object registered under the name.
-
-        Returns:
-            `obj`, or the decorator (which returns its target unchanged).
 
         Raises:
             ValueError: the name is taken by another object and `overwrite` is false.

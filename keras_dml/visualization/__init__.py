@@ -1,11 +1,4 @@
-"""Pictures of embeddings and runs, each a function returning a `matplotlib.figure.Figure`.
-
-Signatures follow one pattern, `plot_xxx(model_or_embeddings, images, labels, ..., ax=None)`:
-the first argument is a keras_dml model (it embeds the images) or the embeddings themselves, and
-`ax` takes the caller's matplotlib Axes (a sequence for multi-panel pictures). The caller saves
-the figure (`figure.savefig(path)`); `write_report` puts them all in one HTML page per run.
-matplotlib and tf-keras-vis are imported when a function runs (extra `vis`).
-"""
+"""Pictures of embeddings and runs, each a function returning a `matplotlib.figure.Figure`."""
 
 from keras_dml.visualization._common import save_figure
 from keras_dml.visualization.attention import plot_attention

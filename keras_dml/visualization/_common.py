@@ -1,9 +1,4 @@
-"""Shared pieces of the pictures: figures without pyplot, embeddings of a model, colours.
-
-Every picture is drawn on a `matplotlib.figure.Figure` created here (no `pyplot`, so no global
-state and no display is needed) or on the `ax` the caller passes; the caller saves it with
-`figure.savefig(path)` or `save_figure(figure, path)`.
-"""
+"""Shared pieces of the pictures: figures without pyplot, embeddings of a model, colours."""
 
 import io
 import os
@@ -21,18 +16,15 @@ def new_figure(num_panels, ax=None, panel_size=(4.0, 4.0), feature="plotting", d
     """Returns `(figure, axes)`: `num_panels` axes in one row (or a grid), or the caller's axes.
 
     Args:
-        num_panels: int (axes in one row) or `(rows, columns)` (a grid, returned row-major).
-        ax: a matplotlib `Axes` (one panel) or a sequence of that many Axes of one figure,
-            or `None` to create a new figure. Defaults to `None`.
+        num_panels: int (axes in one row) or `(rows, columns)` (a grid, row-major).
+        ax: a matplotlib `Axes` or a sequence of `num_panels` Axes of one figure, or `None` for a
+            new figure. Defaults to `None`.
         panel_size: (width, height) in inches of one panel of a new figure.
         feature: str. Name of the picture, for the missing-dependency message.
         dpi: int. Resolution of a new figure. Defaults to `100`.
 
-    Returns:
-        `(matplotlib.figure.Figure, list of Axes)`.
-
     Raises:
-        ValueError: when `ax` does not hold `num_panels` axes.
+        ValueError: `ax` does not hold `num_panels` axes.
     """
     rows, columns = (1, num_panels) if np.ndim(num_panels) == 0 else num_panels
     num_panels = rows * columns
@@ -75,16 +67,11 @@ def is_model(model_or_embeddings):
 
 
 def embeddings_of(model_or_embeddings, images, batch_size=64):
-    """Float32 embeddings `[N, D]`: the model's on `images`, or the given array checked.
-
-    Args:
-        model_or_embeddings: a keras_dml model (any callable returning `[N, D]`) or an array.
-        images: float array `[N, H, W, C]` (raw pixels), needed with a model.
-        batch_size: int. Images per forward pass. Defaults to `64`.
+    """Float32 embeddings `[N, D]`: the model's on `images` (raw pixels), or the array checked.
 
     Raises:
-        ValueError: for a model without images, or embeddings that are not `[N, D]` finite
-            values of the images' length.
+        ValueError: a model without images, or embeddings that are not finite `[N, D]` of the
+            images' length.
     """
     if is_model(model_or_embeddings):
         if images is None:
@@ -105,12 +92,10 @@ def embeddings_of(model_or_embeddings, images, batch_size=64):
 
 
 def learner_slices(model_or_embeddings, learner_dims=None):
-    """`(start, stop)` column ranges of each learner inside the concatenated embedding.
-
-    Uses `learner_dims` when given, else the model's `learner_slices()` (or `learner_dims`).
+    """`(start, stop)` column ranges of each learner: from `learner_dims`, else from the model.
 
     Raises:
-        ValueError: for embeddings without `learner_dims`, or non-positive sizes.
+        ValueError: embeddings without `learner_dims`, or non-positive sizes.
     """
     if learner_dims is None:
         if hasattr(model_or_embeddings, "learner_slices"):
@@ -128,12 +113,6 @@ def learner_slices(model_or_embeddings, learner_dims=None):
         )
     stops = np.cumsum(learner_dims)
     return [(int(stop - dim), int(stop)) for dim, stop in zip(learner_dims, stops)]
-
-
-def l2_normalize(x):
-    """Row-wise L2 normalisation of a NumPy array (cosine similarity by inner product)."""
-    x = np.asarray(x, dtype=np.float32)
-    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
 
 def display_images(images):
@@ -168,8 +147,7 @@ def label_name(label, class_names=None):
 
 
 def category_colors(count, palette="tab10"):
-    """`count` distinct RGBA colours: `palette` (a qualitative colormap) while it has enough,
-    then tab20, then a sampled hsv wheel."""
+    """`count` distinct RGBA colours: `palette` while it has enough, then tab20, then hsv."""
     colormaps = optional_import("matplotlib", feature="plotting").colormaps
     first = colormaps[palette]
     if count <= getattr(first, "N", 0) <= 20:

@@ -37,40 +37,29 @@ def plot_attention(
 ):
     """A grid: one row per image, the image then one overlay per learner, one colour scale.
 
-    All learners and images share one colour scale (the maps' overall min and max, or
-    `value_range`) with a colourbar, so a brighter region means a larger mask value whichever
-    learner it belongs to; each row is labelled with the image's class.
-
     Args:
-        model: a model with `attention_maps(images, reduce=...)` (e.g. `keras_dml.models.ABE`),
-            or any model when `maps` is given.
+        model: a model with `attention_maps(images, reduce=...)` (e.g. `ABE`), or any model
+            when `maps` is given.
         images: float array `[N, H, W, 3]`, raw pixels in [0, 255].
-        labels: int array `[N]` or `None`. Class of every image, written on its row. Defaults
-            to `None`.
+        labels: int array `[N]` or `None`. Class of every image, written on its row. Defaults to
+            `None`.
         class_names: sequence of str. Names of the labels. Defaults to `None`.
-        reduce: `"mean"` or one channel index, passed to `model.attention_maps`.
-            Defaults to `"mean"` (the bottom row of Fig. 6).
-        maps: float array `[N, M, H, W]` to draw instead of the model's attention maps, e.g.
-            stacked `gradcam_maps` of each learner (works for `MHeads` too). Defaults to `None`.
+        reduce: `"mean"` or a channel index, for `model.attention_maps`. Defaults to `"mean"`.
+        maps: float array `[N, M, H, W]` to draw instead of the model's. Defaults to `None`.
         alpha: float. Opacity of the map over the image. Defaults to `0.5`.
         cmap: str. Matplotlib colormap of the maps. Defaults to `"jet"`.
         titles: sequence of M str. Column titles. Defaults to `"learner 1"`, ...
         cell_size: float. Size of one grid cell in inches. Defaults to `1.6`.
-        value_range: `(low, high)` of the shared colour scale. Defaults to `None` (the maps'
-            min and max over all images and learners).
+        value_range: `(low, high)` of the colour scale. Defaults to `None` (the maps' range).
         ax: a sequence of `N * (M + 1)` matplotlib Axes, row-major. Defaults to `None`.
 
     Returns:
-        `matplotlib.figure.Figure` (save it with `figure.savefig("attention.png")`).
+        `matplotlib.figure.Figure`.
 
     Raises:
-        ValueError: for maps whose shape does not match the images, a model without
-            attention masks and no `maps`, or labels of the wrong length.
-        MissingDependencyError: when matplotlib is not installed (`pip install keras-dml[vis]`).
-
-    Examples:
-    >>> figure = plot_attention(abe_model, images[:4], labels[:4])  # doctest: +SKIP
-    >>> figure.savefig("attention.png")  # doctest: +SKIP
+        ValueError: maps that do not match the images, no attention masks and no `maps`, or
+            labels of the wrong length.
+        MissingDependencyError: matplotlib is not installed (`keras-dml[vis]`).
 
     References:
         Kim et al., "Attention-based Ensemble for Deep Metric Learning", ECCV 2018, Fig. 6.

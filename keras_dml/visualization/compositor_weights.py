@@ -7,23 +7,14 @@ from keras_dml.visualization.fonts import use_fallback_fonts
 
 
 def compositor_weight_matrix(weights_or_model, images=None):
-    """The `[M, K]` average absolute weight of each compositor per learner, checked.
+    """The `[M, K]` mean absolute weight `mean_x |c_m^k(x)|` of each compositor per learner.
 
     Args:
-        weights_or_model: an `[M, K]` array (e.g. from `DCML.compositor_weights`), or a `DCML`
-            model (then `images` is required).
-        images: images or a `tf.data.Dataset`, passed to `model.compositor_weights` when a
-            model is given. Defaults to `None`.
-
-    Returns:
-        float32 array `[M, K]`; row m is `mean_x |c_m^k(x)|` (each row sums to 1 for a model).
+        weights_or_model: an `[M, K]` array, or a `DCML` model (then `images` is required).
+        images: images or a `tf.data.Dataset` for `model.compositor_weights`. Defaults to `None`.
 
     Raises:
-        ValueError: for a model without `images`, or weights that are not a finite 2-D array.
-
-    Examples:
-    >>> compositor_weight_matrix(np.array([[0.7, 0.3]])).shape
-    (1, 2)
+        ValueError: a model without `images`, or weights that are not a finite 2-D array.
 
     References:
         Zheng, Wang, Lu, Zhou, "Deep Compositional Metric Learning", CVPR 2021, Sec. 4.3, Fig. 4.
@@ -48,34 +39,24 @@ def compositor_weight_matrix(weights_or_model, images=None):
 def plot_compositor_weights(
     weights_or_model, images=None, title="Compositor weights", cmap="viridis", ax=None
 ):
-    """Heatmap of the average absolute weight of each compositor (rows) per learner (columns).
-
-    Each cell shows `mean_x |c_m^k(x)|` (written in the cell), on a fixed [0, 1] colour scale
-    with a colourbar; a diverse set of compositors puts its bright cells in different columns.
+    """Heatmap of the mean absolute weight of each compositor (rows) per learner (columns).
 
     Args:
-        weights_or_model: an `[M, K]` array or a `DCML` model (then `images` is required); see
-            `compositor_weight_matrix`, which returns the plotted array.
-        images: images or a `tf.data.Dataset` to average a model's weights over. Defaults to
-            `None`.
+        weights_or_model: an `[M, K]` array or a `DCML` model (see `compositor_weight_matrix`).
+        images: images or a `tf.data.Dataset`, with a model. Defaults to `None`.
         title: str. Axes title. Defaults to `"Compositor weights"`.
         cmap: str. Matplotlib colour map. Defaults to `"viridis"`.
         ax: a matplotlib Axes. Defaults to `None` (a new figure).
 
     Returns:
-        `matplotlib.figure.Figure` (save it with `figure.savefig("compositors.png")`).
+        `matplotlib.figure.Figure`.
 
     Raises:
-        ValueError: for a model without `images`, or weights that are not a finite 2-D array.
-        keras_dml.utils.MissingDependencyError: when matplotlib is not installed.
-
-    Examples:
-    >>> weights = compositor_weight_matrix(model, train_images)  # doctest: +SKIP
-    >>> plot_compositor_weights(weights).savefig("compositors.png")  # doctest: +SKIP
+        ValueError: a model without `images`, or weights that are not a finite 2-D array.
+        MissingDependencyError: matplotlib is not installed.
 
     References:
-        Zheng, Wang, Lu, Zhou, "Deep Compositional Metric Learning", CVPR 2021, Sec. 4.3,
-        Fig. 4 (weight analysis of compositors on CUB-200-2011).
+        Zheng, Wang, Lu, Zhou, "Deep Compositional Metric Learning", CVPR 2021, Sec. 4.3, Fig. 4.
     """
     weights = compositor_weight_matrix(weights_or_model, images)
     num_compositors, num_learners = weights.shape

@@ -1,11 +1,4 @@
-"""Fallback fonts for figure text that the default font cannot draw (e.g. Hangul class names).
-
-Matplotlib's default font (DejaVu Sans) has no Hangul, CJK, Thai, ... glyphs: a class name such as
-"가" is drawn as empty boxes, with a "Glyph missing" warning. Rather than changing the global
-`rcParams` of the user's process, each picture gives only its own texts that need one an
-installed font that covers the missing characters, as a fallback after the text's own family
-(matplotlib >= 3.6 draws each glyph with the first family in the list that has it).
-"""
+"""Fallback fonts for figure text the default font cannot draw (e.g. Hangul class names)."""
 
 import functools
 
@@ -53,14 +46,7 @@ def _installed_fonts():
 
 
 def fallback_families(characters):
-    """Installed font families that together cover `characters`, preferred ones first.
-
-    Args:
-        characters: iterable of single characters the text's own font lacks.
-
-    Returns:
-        list of family names (empty when no installed font has any of them).
-    """
+    """Installed font families that together cover `characters`, preferred ones first."""
     missing = {ord(c) for c in characters}
     families = []
     for name, path in _installed_fonts():
@@ -74,20 +60,7 @@ def fallback_families(characters):
 
 
 def use_fallback_fonts(figure):
-    """Adds fallback fonts to the texts of `figure` whose characters their font lacks.
-
-    Args:
-        figure: a `matplotlib.figure.Figure`.
-
-    Returns:
-        the same figure.
-
-    Examples:
-        >>> from keras_dml.visualization._common import new_figure
-        >>> figure, (axis,) = new_figure(1)
-        >>> _ = axis.set_title("class 가")
-        >>> figure = use_fallback_fonts(figure)  # drawn with e.g. NanumGothic for the syllable
-    """
+    """Returns `figure`, its texts given a fallback font where their own lacks a character."""
     font_manager = optional_import("matplotlib.font_manager", feature="plotting")
     text_module = optional_import("matplotlib.text", feature="plotting")
     for text in figure.findobj(text_module.Text):

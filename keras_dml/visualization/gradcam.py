@@ -9,42 +9,26 @@ from keras_dml.utils import optional_import
 def gradcam_maps(model, images, learner=0, layer="features", target=None, batch_size=16):
     """Grad-CAM heat maps of one learner's embedding, `[N, H, W]` in [0, 1].
 
-    tf-keras-vis needs a functional model whose penultimate layer sits at its top level, so
-    the map is computed on `model.learner_model(learner, target=layer)`: a functional view of
-    the learner (images -> raw learner embedding) sharing the model's weights, where an
-    identity layer `gradcam_target` marks the chosen stage. An embedding has no class score;
-    the score is the cosine similarity of the learner's embedding to `target` when given (why
-    does the image match this reference?) and the squared norm of the raw embedding otherwise
-    (what drives this learner's response?).
-
     Args:
-        model: a model with `learner_model(learner, target)`, e.g. `keras_dml.models.ABE` or
-            `keras_dml.models.MHeads`.
+        model: a model with `learner_model(learner, target)`, e.g. `ABE` or `MHeads`.
         images: float array `[N, H, W, 3]`, raw pixels in [0, 255].
         learner: int. The learner whose embedding is explained. Defaults to `0`.
-        layer: str. Stage whose activations are weighted: `"features"` (the last feature map
-            of the global part, the usual Grad-CAM layer), `"attended"` (ABE only:
-            `S(x) * A_m`) or `"spatial"` (`S(x)`). Defaults to `"features"`.
-        target: float array `[d]` or `[N, d]`. Reference embedding(s) of this learner (e.g. a
-            query's `learner_embeddings(...)[learner]`). Defaults to `None`.
+        layer: str. `"features"`, `"attended"` (ABE only) or `"spatial"`. Defaults to
+            `"features"`.
+        target: float array `[d]` or `[N, d]`. Reference embedding(s) of this learner; the score
+            is the cosine to it, else the squared norm. Defaults to `None`.
         batch_size: int. Images per Grad-CAM pass. Defaults to `16`.
 
     Returns:
-        float32 array `[N, H, W]` with values in [0, 1] (each map min-max normalised).
+        float32 array `[N, H, W]`, each map min-max normalised.
 
     Raises:
-        ValueError: for a model without `learner_model` or a wrong `target` shape.
-        MissingDependencyError: when tf-keras-vis is not installed (`keras-dml[vis]`).
-
-    Examples:
-    >>> heat = gradcam_maps(abe_model, images, learner=2)  # doctest: +SKIP
-    >>> maps = np.stack([gradcam_maps(abe_model, images, k) for k in range(4)], 1)  # doctest: +SKIP
-    >>> plot_attention(abe_model, images, maps=maps).savefig("gradcam.png")  # doctest: +SKIP
+        ValueError: a model without `learner_model` or a wrong `target` shape.
+        MissingDependencyError: tf-keras-vis is not installed (`keras-dml[vis]`).
 
     References:
         Selvaraju et al., "Grad-CAM: Visual Explanations from Deep Networks via Gradient-based
-        Localization", ICCV 2017. Kim et al., "Attention-based Ensemble for Deep Metric
-        Learning", ECCV 2018 (learners B_m, Eq. 7).
+        Localization", ICCV 2017.
     """
     gradcam_module = optional_import("tf_keras_vis.gradcam", feature="gradcam_maps")
     if not hasattr(model, "learner_model"):

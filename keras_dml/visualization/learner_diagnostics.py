@@ -23,14 +23,9 @@ def plot_learner_diagnostics(
 ):
     """Strength and correlation of an ensemble: per-learner Recall@1 bars and a correlation map.
 
-    Left: the Recall@1 of every learner alone (its L2-normalised slice) next to the ensemble's
-    (the full embedding). Right: the Pearson correlation between the learners' pair similarity
-    scores (`classifier_correlation`), on a fixed [-1, 1] colour scale, values written in the
-    cells. Strong learners that correlate little are what an ensemble wants.
-
     Args:
-        model_or_embeddings: a keras_dml model (embeds `images`) or an array `[N, D]` of
-            concatenated embeddings (then `learner_dims` is required).
+        model_or_embeddings: a keras_dml model (embeds `images`) or an array `[N, D]` (then
+            `learner_dims` is required).
         images: float array `[N, H, W, C]` of raw pixels, or `None` with embeddings.
         labels: int array `[N]`.
         learner_dims: sequence of int. Learner sizes. Defaults to `None` (the model's).
@@ -39,20 +34,15 @@ def plot_learner_diagnostics(
         ax: a sequence of two matplotlib Axes. Defaults to `None` (a new figure).
 
     Returns:
-        `matplotlib.figure.Figure`: bars `learner 1..M` then `ensemble` (heights = Recall@1),
-        and the `[M, M]` correlation image.
+        `matplotlib.figure.Figure`.
 
     Raises:
-        ValueError: for embeddings without `learner_dims`, or mismatched inputs.
-        MissingDependencyError: when matplotlib is not installed (`keras-dml[vis]`).
-
-    Examples:
-    >>> figure = plot_learner_diagnostics(bier_model, test_images, test_labels)
-    >>> figure.savefig("learners.png")  # doctest: +SKIP
+        ValueError: embeddings without `learner_dims`, or mismatched inputs.
+        MissingDependencyError: matplotlib is not installed (`keras-dml[vis]`).
 
     References:
-        Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Sec. 4.1, Tables 2 and 8
-        (strength and correlation of the learners); Breiman, "Random Forests", 2001.
+        Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Sec. 4.1, Tables 2 and 8;
+        Breiman, "Random Forests", 2001.
     """
     embeddings = embeddings_of(model_or_embeddings, images, batch_size)
     labels = check_labels(labels, len(embeddings))

@@ -2,11 +2,11 @@
 
 import numpy as np
 
+from keras_dml.pairs.distances import l2_normalize
 from keras_dml.visualization._common import (
     check_labels,
     display_images,
     embeddings_of,
-    l2_normalize,
     learner_slices,
     new_figure,
 )
@@ -30,44 +30,31 @@ def plot_learner_retrieval_grids(
 ):
     """One retrieval grid per learner: the same queries, neighbours by learner k's slice only.
 
-    Learner k's embedding is its slice of the concatenated output (`model.learner_slices()`),
-    L2-normalised (so BIER's boosting weights do not matter), and every image searches all the
-    others with it. Frames as in `plot_retrieval_grid`: green for the query's label, red
-    otherwise. Side by side, the panels show what each learner finds on its own.
-
     Args:
-        model_or_embeddings: a keras_dml model (embeds `images`) or an array `[N, D]` of
-            their concatenated embeddings (then `learner_dims` is required).
+        model_or_embeddings: a keras_dml model (embeds `images`) or an array `[N, D]` (then
+            `learner_dims` is required).
         images: float array `[N, H, W, C]`, raw pixels in [0, 255].
         labels: int array `[N]`.
-        queries: int (a count spread over classes) or an int array of positions. Defaults to
-            `8`.
+        queries: int (a count spread over classes) or an int array of positions. Defaults to `8`.
         k: int. Neighbours per query. Defaults to `5`.
-        learner_dims: sequence of int. Learner sizes, summing to D. Defaults to `None` (the
-            model's).
+        learner_dims: sequence of int. Learner sizes. Defaults to `None` (the model's).
         class_names: sequence of str. Names of the labels. Defaults to `None`.
         seed: int. Query selection seed. Defaults to `0`.
         batch_size: int. Images per forward pass of a model. Defaults to `64`.
         cell_size: float. Inches per image in a new figure. Defaults to `0.8`.
-        ax: a sequence of one matplotlib Axes per learner. Defaults to `None` (a new figure).
+        ax: a sequence of one matplotlib Axes per learner. Defaults to `None`.
 
     Returns:
-        `matplotlib.figure.Figure` with one panel per learner, titled with the learner's
-        correct first neighbours on these queries.
+        `matplotlib.figure.Figure`.
 
     Raises:
-        ValueError: for embeddings without `learner_dims`, sizes that do not sum to D, or
+        ValueError: embeddings without `learner_dims`, sizes that do not sum to D, or
             mismatched inputs.
-        MissingDependencyError: when matplotlib is not installed (`keras-dml[vis]`).
-
-    Examples:
-    >>> figure = plot_learner_retrieval_grids(bier_model, test_images, test_labels, k=4)
-    >>> figure.savefig("learners.png")  # doctest: +SKIP
+        MissingDependencyError: matplotlib is not installed (`keras-dml[vis]`).
 
     References:
-        Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Sec. 4.1 (learners of an
-        embedding ensemble); Sanakoyeu et al., "Divide and Conquer the Embedding Space for
-        Metric Learning", CVPR 2019, Sec. 3.2 (one learner per sub-space).
+        Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Sec. 4.1; Sanakoyeu et al.,
+        "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019, Sec. 3.2.
     """
     shown = display_images(images)
     labels = check_labels(labels, len(shown))

@@ -1,8 +1,4 @@
-"""`nearest_neighbors`: the one place the pictures search for neighbours.
-
-It uses the exact search of `keras_dml.evaluation` (so a picture shows the same neighbours the
-metrics count) and is the single function to point at another index later.
-"""
+"""`nearest_neighbors`: the one place the pictures search, with `keras_dml.evaluation`'s search."""
 
 import numpy as np
 
@@ -16,22 +12,14 @@ def nearest_neighbors(queries, references, k, query_ids=None):
         queries: float32 array `[Q, D]`.
         references: float32 array `[N, D]`.
         k: int. Neighbours per query.
-        query_ids: int array `[Q]` or `None`. Position of each query among `references`, removed
-            from its own neighbours by index (a duplicate image still counts), as in
-            `keras_dml.evaluation.evaluate`. Defaults to `None` (nothing removed).
+        query_ids: int array `[Q]` or `None`. Each query's position in `references`, left out
+            of its own neighbours. Defaults to `None`.
 
     Returns:
-        `(indices, similarities)`: int64 `[Q, k]` positions in `references` and float32 `[Q, k]`
-        similarities, sorted by decreasing similarity (ties by increasing index).
+        `(indices, similarities)`: int64 and float32 `[Q, k]`.
 
     Raises:
-        ValueError: for `k` outside `[1, N]` (`[1, N - 1]` with `query_ids`) or `query_ids`
-            of the wrong length or range.
-
-    Examples:
-    >>> x = np.eye(3, dtype="float32")
-    >>> nearest_neighbors(x[:1], x, 2, query_ids=[0])[0].tolist()
-    [[1, 2]]
+        ValueError: `k` outside `[1, N]` (`[1, N - 1]` with `query_ids`), or bad `query_ids`.
     """
     queries = np.asarray(queries, dtype=np.float32)
     references = np.asarray(references, dtype=np.float32)

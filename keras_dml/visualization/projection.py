@@ -2,13 +2,13 @@
 
 import numpy as np
 
+from keras_dml.pairs.distances import l2_normalize
 from keras_dml.utils import is_available, optional_import
 from keras_dml.visualization._common import (
     category_colors,
     check_labels,
     embeddings_of,
     is_model,
-    l2_normalize,
     label_name,
     new_figure,
 )
@@ -19,12 +19,7 @@ _NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}
 
 
 def resolve_projection(method):
-    """`"pca"`, `"tsne"` or `"umap"` for a method name; `"auto"` is UMAP when installed, else t-SNE.
-
-    Raises:
-        ValueError: for an unknown name.
-        MissingDependencyError: for `"umap"` without umap-learn installed.
-    """
+    """`"pca"`, `"tsne"` or `"umap"` for a method name; `"auto"`: UMAP if installed, else t-SNE."""
     if method not in PROJECTIONS:
         raise ValueError(f"`method` must be one of {PROJECTIONS}. Received: method={method!r}")
     if method == "auto":
@@ -35,33 +30,22 @@ def resolve_projection(method):
 
 
 def project_embeddings(embeddings, method="pca", seed=0):
-    """Projects L2-normalised embeddings to 2-D.
+    """Projects L2-normalised embeddings `[N, D]` (N >= 3) to 2-D.
 
     Args:
-        embeddings: float array `[N, D]`, N >= 3.
-        method: str. `"pca"` (NumPy SVD, deterministic: each axis is oriented so its largest
-            loading is positive), `"tsne"` (scikit-learn, perplexity `min(30, (N - 1) / 3)`,
-            PCA initialisation), `"umap"` (umap-learn) or `"auto"` (UMAP when installed, else
-            t-SNE). Defaults to `"pca"`.
+        embeddings: float array `[N, D]`.
+        method: str. `"pca"`, `"tsne"`, `"umap"` or `"auto"`. Defaults to `"pca"`.
         seed: int. Seed of t-SNE / UMAP. Defaults to `0`.
 
     Returns:
         `(coordinates, method)`: float32 `[N, 2]` and the method used.
-
-    Raises:
-        ValueError: for fewer than 3 points or an unknown method.
-
-    Examples:
-    >>> xy, used = project_embeddings(np.random.default_rng(0).normal(size=(10, 4)))
-    >>> xy.shape, used
-    ((10, 2), 'pca')
 
     References:
         van der Maaten and Hinton, "Visualizing Data using t-SNE", JMLR 2008; McInnes et al.,
         "UMAP: Uniform Manifold Approximation and Projection", 2018.
     """
     method = resolve_projection(method)
-    points = l2_normalize(embeddings)
+    points = l2_normalize(np.asarray(embeddings, np.float32))
     if points.ndim != 2 or points.shape[0] < 3:
         raise ValueError(f"A projection needs at least 3 points. Received shape {points.shape}.")
     if points.shape[1] < 2:
@@ -126,35 +110,26 @@ def plot_projection(
         model_or_embeddings: a keras_dml model (embeds `images`) or an array `[N, D]`.
         images: float array `[N, H, W, C]` of raw pixels, or `None` with embeddings.
         labels: int array `[N]`.
-        method: str. `"pca"`, `"tsne"`, `"umap"` or `"auto"` (see `project_embeddings`).
-            Defaults to `"pca"`.
-        clusters: int array `[N]` or `None`. The training cluster (learner) of every point, e.g.
-            Divide & Conquer's assignment; adds a second panel coloured by cluster. Defaults
-            to `None`.
+        method: str. `"pca"`, `"tsne"`, `"umap"` or `"auto"`. Defaults to `"pca"`.
+        clusters: int array `[N]` or `None`. Training cluster of every point, for a second
+            panel. Defaults to `None`.
         class_names: sequence of str. Names of the labels. Defaults to `None`.
-        max_points: int or `None`. Draw a seeded random sample of at most this many points.
-            Defaults to `None` (all).
+        max_points: int or `None`. Draw a seeded sample of at most this many. Defaults to `None`.
         seed: int. Seed of the sample and of t-SNE / UMAP. Defaults to `0`.
         batch_size: int. Images per forward pass of a model. Defaults to `64`.
         point_size: float. Marker area in points^2. Defaults to `12.0`.
         ax: a matplotlib Axes, or a sequence of two with `clusters`. Defaults to `None`.
 
     Returns:
-        `matplotlib.figure.Figure`: one scatter collection per class (per cluster in the second
-        panel), with a legend up to 20 groups.
+        `matplotlib.figure.Figure`.
 
     Raises:
-        ValueError: for mismatched inputs, fewer than 3 points or an unknown method.
-        MissingDependencyError: when matplotlib (or umap-learn for `"umap"`) is missing.
-
-    Examples:
-    >>> figure = plot_projection(model, test_images, test_labels, method="tsne")
-    >>> figure.savefig("projection.png")  # doctest: +SKIP
+        ValueError: mismatched inputs, fewer than 3 points or an unknown method.
+        MissingDependencyError: matplotlib (or umap-learn for `"umap"`) is missing.
 
     References:
         van der Maaten and Hinton, "Visualizing Data using t-SNE", JMLR 2008; Sanakoyeu et al.,
-        "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019, Fig. 1
-        (clusters of the embedding space).
+        "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019, Fig. 1.
     """
     if is_model(model_or_embeddings):
         if images is None:

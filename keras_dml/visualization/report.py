@@ -1,10 +1,4 @@
-"""`write_report`: one self-contained HTML page per run (config, metrics, pictures).
-
-The page inlines every picture as a base64 PNG, so it can be mailed or archived alone. It reads
-the run folder that `keras_dml.training.train` writes (`config.json`, `metrics.json`,
-`history.json`, `model.keras`, `logs/`) and reloads a bounded sample of the test data from the
-configuration (`keras_dml.training.load_splits`).
-"""
+"""`write_report`: one self-contained HTML page per run (config, metrics, pictures)."""
 
 import html
 import json
@@ -52,11 +46,7 @@ def build_report_html(
     seed=0,
     output_path=None,
 ):
-    """The report page of a run folder as an HTML string; see `write_report`.
-
-    Returns:
-        `(html_text, failed_section_titles)`.
-    """
+    """`(html_text, failed_section_titles)`: the report page of a run folder; see `write_report`."""
     run = read_run(run_dir)
     config, metrics, history = run["config"], run["metrics"], run["history"]
     sections = Sections()
@@ -185,22 +175,13 @@ def write_report(
 ):
     """Writes the run's HTML report: config, metrics, curves, retrieval grid, projections.
 
-    Sections: the data sample used; test metrics and the best validation values; training
-    curves (`history.json`); a retrieval grid (`num_queries` queries, top-`k`); PCA and t-SNE
-    (UMAP when installed) projections of `max_points` test embeddings; then the method's own
-    pictures: per-learner retrieval grids and Recall@1 / correlation for ensembles, attention
-    maps for ABE, compositor weights for DCML, training clusters for D&C and hierarchical D&C;
-    and the configuration. A section that cannot be drawn warns and says so on the page.
-
     Args:
         run_dir: str. A run folder written by `keras_dml.training.train`.
         output: str. Where to write the page. Defaults to `None` (`run_dir/report.html`).
         model: the trained model, to skip reloading `model.keras`. Defaults to `None`.
-        splits: dict of loaded splits (as `load_splits` returns), to skip reloading the data.
-            Defaults to `None`.
+        splits: dict of loaded splits (from `load_splits`), to skip reloading. Defaults to `None`.
         num_queries: int. Queries in the retrieval grid. Defaults to `16`.
-        max_points: int. Size of the test sample (and of the training sample). Defaults to
-            `500`.
+        max_points: int. Size of the test and training samples. Defaults to `500`.
         k: int. Neighbours per query. Defaults to `5`.
         projections: sequence of `"pca"`, `"tsne"`, `"umap"`, `"auto"`. Defaults to
             `("pca", "auto")`.
@@ -210,12 +191,8 @@ def write_report(
         str, the path of the written page.
 
     Raises:
-        ValueError: when `run_dir` holds no `config.json`.
-        MissingDependencyError: when matplotlib is not installed (`pip install keras-dml[vis]`).
-
-    Examples:
-    >>> path = write_report("runs/baseline")  # doctest: +SKIP
-    >>> # open runs/baseline/report.html in a browser
+        ValueError: `run_dir` holds no `config.json`.
+        MissingDependencyError: matplotlib is not installed (`keras-dml[vis]`).
     """
     optional_import("matplotlib", feature="the run report")
     path = output or os.path.join(run_dir, REPORT_NAME)
@@ -230,23 +207,14 @@ def write_report(
 
 
 def report_after_training(run_dir, model=None, splits=None, verbose=True, **options):
-    """`write_report` for the end of a training run: a failure warns instead of raising.
-
-    The run's files are already saved when this runs; a missing matplotlib or a picture that
-    cannot be drawn must not turn a finished run into an error.
+    """`write_report` at the end of training: returns the page, or `None` with a warning.
 
     Args:
         run_dir: str. The run folder.
         model: the trained model. Defaults to `None` (reload `model.keras`).
         splits: dict of loaded splits. Defaults to `None` (reload from the config).
-        verbose: bool. Print where the page is and how to open TensorBoard. Defaults to `True`.
+        verbose: bool. Print where the page is and the TensorBoard command. Defaults to `True`.
         **options: passed to `write_report`.
-
-    Returns:
-        str path of the page, or `None` when it could not be written (with a warning).
-
-    Examples:
-    >>> report_after_training("runs/baseline", model, splits)  # doctest: +SKIP
     """
     try:
         path = write_report(run_dir, model=model, splits=splits, **options)

@@ -23,11 +23,7 @@ def read_json(path):
 
 
 def read_run(run_dir):
-    """`config`, `metrics` and `history` of a run folder (`None` for a missing file).
-
-    Raises:
-        ValueError: when `run_dir` holds no `config.json` (not a `keras-dml train` folder).
-    """
+    """`config`, `metrics` and `history` of a run folder (`ValueError` without `config.json`)."""
     config = read_json(os.path.join(run_dir, "config.json"))
     if config is None:
         raise ValueError(
@@ -43,13 +39,7 @@ def read_run(run_dir):
 
 
 def load_run_model(run_dir):
-    """`(model, file name)`: the run's `model.keras` (final weights), else `best.keras`.
-
-    Loaded with `safe_mode=True` and without compiling.
-
-    Raises:
-        ValueError: when the folder holds neither file.
-    """
+    """`(model, file name)`: `model.keras`, else `best.keras`, safe mode, not compiled."""
     for name in ("model.keras", "best.keras"):
         path = os.path.join(run_dir, name)
         if os.path.isfile(path):
@@ -60,18 +50,10 @@ def load_run_model(run_dir):
 
 
 def sample_images(data, count, image_size, seed=0, batch_size=64):
-    """A seeded random sample of an `ImageDataset` as evaluation-preprocessed arrays.
-
-    Args:
-        data: `ImageDataset`.
-        count: int. Images wanted (all of them when the split is smaller).
-        image_size: int. Crop size (the run's `image_size`).
-        seed: int. Defaults to `0`.
-        batch_size: int. Decoding batch size. Defaults to `64`.
+    """A seeded random sample of `count` images of an `ImageDataset`, evaluation-preprocessed.
 
     Returns:
-        `(images float32 [n, H, W, 3] raw pixels, labels int64 [n], positions int64 [n])`,
-        positions sorted and relative to `data`.
+        `(images [n, H, W, 3] float32 raw pixels, labels [n], sorted positions [n])`.
     """
     total = len(data)
     positions = np.arange(total)
@@ -88,14 +70,7 @@ def sample_images(data, count, image_size, seed=0, batch_size=64):
 
 
 def training_clusters(run_dir, model, config, num_train):
-    """The training-set cluster (learner) of every training image, when the run kept one.
-
-    Divide & Conquer writes the assignment of division n to `state_dir/division_<n>.npz`
-    (the latest one is used); hierarchical D&C keeps it in the model (`get_cluster_assignment`).
-
-    Returns:
-        int64 array `[num_train]` or `None`.
-    """
+    """The training cluster (learner) of every training image, `[num_train]`, or `None`."""
     if hasattr(model, "get_cluster_assignment"):
         assignment = model.get_cluster_assignment()
         if assignment is not None and len(assignment) == num_train:

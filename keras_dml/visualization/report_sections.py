@@ -2,8 +2,9 @@
 
 import numpy as np
 
+from keras_dml.pairs.distances import l2_normalize
 from keras_dml.visualization import compositor_weights, projection, retrieval_grid
-from keras_dml.visualization._common import embeddings_of, l2_normalize, new_figure
+from keras_dml.visualization._common import embeddings_of, new_figure
 from keras_dml.visualization.report_html import image_html
 from keras_dml.visualization.report_run import sample_images, training_clusters
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from keras_dml.pairs.distances import l2_normalize
 from keras_dml.utils import optional_import
 from keras_dml.visualization._common import (
     HIT_COLOR,
@@ -9,7 +10,6 @@ from keras_dml.visualization._common import (
     check_labels,
     display_images,
     embeddings_of,
-    l2_normalize,
     label_name,
     new_figure,
 )
@@ -18,19 +18,7 @@ from keras_dml.visualization.neighbors import nearest_neighbors
 
 
 def select_queries(labels, count, seed=0):
-    """Positions of `count` queries spread over the classes (one per class in turn).
-
-    Classes are visited in a seeded random order, each giving a random member not yet taken,
-    round after round, so a small grid shows many classes. Only classes with at least two
-    members are used (a query needs a possible correct neighbour) unless none has two.
-
-    Args:
-        labels: 1-D int array.
-        count: int. Queries wanted (fewer when there are fewer images).
-        seed: int. Defaults to `0`.
-
-    Returns:
-        int64 array of positions, at most `count` long.
+    """Positions of at most `count` queries spread over the classes (one per class in turn).
 
     Examples:
     >>> select_queries(np.array([0, 0, 1, 1, 2]), 2).size
@@ -66,18 +54,8 @@ def resolve_queries(labels, queries, seed=0):
 def draw_grid(axis, shown, labels, query_ids, neighbor_ids, class_names=None, title=None):
     """Draws one grid on `axis`: query column, a gap, then the neighbours, framed by correctness.
 
-    Args:
-        axis: matplotlib Axes.
-        shown: float RGB images `[N, H, W, 3]` in [0, 1].
-        labels: int array `[N]`.
-        query_ids: int array `[Q]`, rows of the grid.
-        neighbor_ids: int array `[Q, k]`.
-        class_names: sequence of str or `None`.
-        title: str or `None`.
-
     Returns:
-        bool array `[Q, k]`: whether each neighbour has its query's label (its frame is
-        `HIT_COLOR`, else `MISS_COLOR`; the frames are `axis.patches` in row-major order).
+        bool array `[Q, k]`: whether each neighbour has its query's label.
     """
     patches = optional_import("matplotlib.patches", feature="retrieval grids")
     num_queries, k = neighbor_ids.shape
@@ -162,18 +140,11 @@ def plot_retrieval_grid(
 ):
     """Queries (first column) and their k nearest neighbours among the other images.
 
-    Every image searches all the others (the query is removed by index), as in
-    `keras_dml.evaluation.evaluate`. A neighbour with the query's label is framed green, any
-    other red; the class name is written under each image, and the title counts the queries
-    whose first neighbour is correct (their Recall@1).
-
     Args:
-        model_or_embeddings: a keras_dml model (embeds `images`) or an array `[N, D]` of
-            their embeddings.
+        model_or_embeddings: a keras_dml model (embeds `images`) or an array `[N, D]`.
         images: float array `[N, H, W, C]`, raw pixels in [0, 255] (C = 1 or 3).
         labels: int array `[N]`.
-        queries: int (how many, spread over classes by `select_queries`) or an int array of
-            positions. Defaults to `8`.
+        queries: int (a count spread over classes) or an int array of positions. Defaults to `8`.
         k: int. Neighbours per query. Defaults to `5`.
         class_names: sequence of str. Names of the labels. Defaults to `None` (the numbers).
         seed: int. Query selection seed. Defaults to `0`.
@@ -182,19 +153,15 @@ def plot_retrieval_grid(
         ax: a matplotlib Axes to draw on. Defaults to `None` (a new figure).
 
     Returns:
-        `matplotlib.figure.Figure` (save it with `figure.savefig("grid.png")`).
+        `matplotlib.figure.Figure`.
 
     Raises:
-        ValueError: for mismatched images / labels / embeddings, or `k` of at least N.
-        MissingDependencyError: when matplotlib is not installed (`keras-dml[vis]`).
-
-    Examples:
-    >>> figure = plot_retrieval_grid(model, test_images, test_labels, queries=8, k=5)
-    >>> figure.savefig("retrieval.png")  # doctest: +SKIP
+        ValueError: mismatched images, labels or embeddings, or `k` of at least N.
+        MissingDependencyError: matplotlib is not installed (`keras-dml[vis]`).
 
     References:
-        Recall@K as in Oh Song et al., "Deep Metric Learning via Lifted Structured Feature
-        Embedding", CVPR 2016 (Sec. 5, retrieval examples in Fig. 6-8).
+        Oh Song et al., "Deep Metric Learning via Lifted Structured Feature Embedding",
+        CVPR 2016 (Sec. 5, Fig. 6-8).
     """
     shown = display_images(images)
     labels = check_labels(labels, len(shown))

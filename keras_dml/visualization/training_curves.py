@@ -14,11 +14,7 @@ _RETRIEVAL_PREFIXES = ("val_recall@", "val_map@r", "val_r_precision", "val_nmi")
 
 
 def load_history(history):
-    """A history dict from a dict, a `history.json` path or a run folder holding one.
-
-    Raises:
-        ValueError: when no `history.json` is found, or the file is not a dict of lists.
-    """
+    """A history dict from a dict, a `history.json` path or a run folder (`ValueError` if none)."""
     if isinstance(history, (str, os.PathLike)):
         path = os.fspath(history)
         if os.path.isdir(path):
@@ -43,11 +39,6 @@ def load_history(history):
 def plot_training_curves(history, eval_every=1, ax=None):
     """Two panels: the training losses, and the validation retrieval metrics, per epoch.
 
-    Losses are the keys ending in `loss` (e.g. `loss`, `metric_loss`); validation metrics are
-    `val_recall@K`, `val_map@r`, `val_r_precision` and `val_nmi` as logged by
-    `keras_dml.evaluation.RetrievalEvaluation` (evaluated every `eval_every` epochs, so value i
-    belongs to epoch `eval_every * (i + 1)`).
-
     Args:
         history: dict of per-epoch lists, a `keras.callbacks.History`, a `history.json` path
             or a run folder.
@@ -55,16 +46,11 @@ def plot_training_curves(history, eval_every=1, ax=None):
         ax: a sequence of two matplotlib Axes. Defaults to `None` (a new figure).
 
     Returns:
-        `matplotlib.figure.Figure`: one line per key (1-based epochs on the x axis).
+        `matplotlib.figure.Figure`.
 
     Raises:
-        ValueError: for a history without any loss or validation metric, or a bad
-            `eval_every`.
-        MissingDependencyError: when matplotlib is not installed (`keras-dml[vis]`).
-
-    Examples:
-    >>> figure = plot_training_curves("runs/baseline")
-    >>> figure.savefig("curves.png")  # doctest: +SKIP
+        ValueError: a history without any loss or validation metric, or a bad `eval_every`.
+        MissingDependencyError: matplotlib is not installed (`keras-dml[vis]`).
     """
     history = load_history(history)
     if not isinstance(eval_every, (int, np.integer)) or eval_every < 1:

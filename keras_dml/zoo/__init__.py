@@ -1,15 +1,4 @@
-"""Model zoo: pretrained models by name, every byte verified against its card.
-
-Cards (one JSON per model, schema in `models/README.md`) give each file's sha256 and size.
-`load` and `download` find files next to the card, in the cache, on a mirror
-(`KERAS_DML_MIRROR`) or at the card's URL, verify them before use, and load `.keras` files
-with `safe_mode=True` only.
-
-Examples:
->>> from keras_dml import zoo
->>> zoo.list_models(status="published")  # doctest: +SKIP
->>> model = zoo.load("digits_dc_convnet")  # doctest: +SKIP
-"""
+"""Model zoo: pretrained models by name, every byte verified against its card."""
 
 from keras_dml.zoo.cache import cache_root, download, download_all, mirror_url
 from keras_dml.zoo.card import ModelCard, read_card

@@ -1,17 +1,4 @@
-"""Resolving a card's files to verified local paths: card folder, cache, mirror, URL.
-
-For each file of a card, in this order:
-
-1. the file shipped next to the card (`path`, relative to the card file);
-2. the cache, `<KERAS_HOME or ~/.keras>/keras_dml/zoo/<name>/<sha256[:16]>/<filename>`;
-3. the mirror named by `KERAS_DML_MIRROR`, at `<mirror>/<name>/<filename>` (an http(s)
-   URL, a `file://` URL or a local directory: air-gapped sites copy the files there);
-4. the card's `url`.
-
-Every candidate is checked for size and sha256 before its path is returned. Downloads go to
-`<filename>.part` in the cache folder under an inter-process lock, are verified, then renamed
-atomically, so concurrent processes never see or corrupt a half-written file.
-"""
+"""Resolving a card's files to verified local paths: card folder, cache, mirror, URL."""
 
 import contextlib
 import os
@@ -31,15 +18,7 @@ _HASH_PREFIX = 16
 
 
 def cache_root(cache_dir=None):
-    """Returns the zoo cache folder.
-
-    Args:
-        cache_dir: str, path or None. Explicit cache folder. Defaults to `None`, meaning
-            `$KERAS_HOME/keras_dml/zoo` or `~/.keras/keras_dml/zoo` (like Keras, falling
-            back to `/tmp/.keras` when the home folder is not writable).
-
-    Returns:
-        `pathlib.Path` (not necessarily existing yet).
+    """The zoo cache folder: `cache_dir`, else `keras_dml_home() / "zoo"`.
 
     Examples:
     >>> cache_root("/scratch/zoo")
@@ -56,15 +35,7 @@ def cached_file_path(name, entry, cache_dir=None):
 
 
 def mirror_url(mirror, name, filename):
-    """Returns the URL of a file on a mirror with the `<mirror>/<name>/<filename>` layout.
-
-    Args:
-        mirror: str. An http(s) or file URL, or a local directory.
-        name: str. The model name.
-        filename: str. The file name from the card.
-
-    Returns:
-        str URL.
+    """The URL `<mirror>/<name>/<filename>` of a file on a mirror (URL or local folder).
 
     Examples:
     >>> mirror_url("https://mirror.example.org/zoo/", "tiny", "model.keras")
@@ -140,18 +111,10 @@ def fetch_file(
         timeout: float. Socket timeout per request. Defaults to `30.0`.
         lock_timeout: float. Seconds to wait for another process downloading the same file.
 
-    Returns:
-        `pathlib.Path` of a file whose size and sha256 match the card.
-
     Raises:
-        ModelNotPublishedError: if the file is not available locally and the card is not
-            published.
-        IntegrityError: if downloaded bytes do not match the card (the file is deleted).
-        DownloadError: if every source failed.
-
-    Examples:
-    >>> card = get_card("tiny")  # doctest: +SKIP
-    >>> fetch_file(card, card.files[0])  # doctest: +SKIP
+        ModelNotPublishedError: the file is not available locally and the card is not published.
+        IntegrityError: downloaded bytes do not match the card (the file is deleted).
+        DownloadError: every source failed.
     """
     local = card.local_path(entry)
     local_error = None
@@ -234,22 +197,14 @@ def download(name, filename=None, cache_dir=None, progress=None, **fetch_options
 
     Args:
         name: str. The model name (see `list_models`).
-        filename: str or None. Which file of the card; defaults to the file `load` reads.
+        filename: str or None. Which file of the card. Defaults to the file `load` reads.
         cache_dir: str, path or None. See `cache_root`. Defaults to `None`.
         progress: bool or None. Progress bar; `None` shows it on a terminal only.
-        **fetch_options: `max_attempts`, `backoff_seconds`, `timeout`, `lock_timeout`
-            (see `fetch_file`).
-
-    Returns:
-        `pathlib.Path` of a file whose size and sha256 match the card.
+        **fetch_options: `max_attempts`, `backoff_seconds`, `timeout`, `lock_timeout`.
 
     Raises:
-        UnknownModelError: if no card has that name (with suggestions).
+        UnknownModelError: no card has that name.
         ModelNotPublishedError, IntegrityError, DownloadError: see `fetch_file`.
-
-    Examples:
-    >>> from keras_dml import zoo
-    >>> path = zoo.download("digits_dc_convnet")  # doctest: +SKIP
     """
     card = get_card(name)
     filename = filename or primary_filename(card)

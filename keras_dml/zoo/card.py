@@ -13,13 +13,8 @@ class ModelCard:
     """A validated model card and the file it was read from.
 
     Args:
-        data: dict. The validated card content (JSON-compatible).
-        source: `pathlib.Path` or None. The card file; `path` fields of file entries are
-            resolved relative to its folder. `None` for cards built in memory.
-
-    Examples:
-    >>> card = get_card("dc_resnet50_cub200")  # doctest: +SKIP
-    >>> card.name, card.status, [f["filename"] for f in card.files]  # doctest: +SKIP
+        data: dict. The validated card content.
+        source: `pathlib.Path` or None. The card file, against which `path` fields resolve.
     """
 
     data: dict
@@ -71,20 +66,7 @@ class ModelCard:
 
 
 def read_card(path):
-    """Reads and validates one card file.
-
-    Args:
-        path: str or path. A card JSON file.
-
-    Returns:
-        A `ModelCard` whose `source` is the absolute card path.
-
-    Raises:
-        CardValidationError: if the file is not valid JSON or not a valid card.
-
-    Examples:
-    >>> card = read_card("models/dc_resnet50_cub200.json")  # doctest: +SKIP
-    """
+    """Reads and validates one card file into a `ModelCard` (`CardValidationError` if invalid)."""
     path = Path(path).resolve()
     try:
         text = path.read_text(encoding="utf-8")

@@ -1,8 +1,4 @@
-"""Exceptions raised by the model zoo.
-
-Every zoo error derives from `ZooError`, so callers can catch one type. Each message names the
-card, file or URL concerned and says what to do next.
-"""
+"""Exceptions raised by the model zoo, all `ZooError`s."""
 
 
 class ZooError(Exception):
@@ -13,7 +9,7 @@ class CardValidationError(ZooError, ValueError):
     """A model card is malformed: the message names the card file and the bad field.
 
     Args:
-        source: str. The card file (or a description of where the card came from).
+        source: str. The card file (or where the card came from).
         field: str. Dotted path of the offending field, e.g. `"files[0].sha256"`.
         problem: str. What is wrong and what is expected.
     """
@@ -43,7 +39,7 @@ class IntegrityError(ZooError):
     Args:
         filename: str. The file that failed verification.
         expected_sha256: str. Hash written in the card.
-        actual_sha256: str or None. Hash of the bytes received (None when the size already failed).
+        actual_sha256: str or None. Hash of the bytes received (None when the size failed).
         expected_size: int. Size written in the card.
         actual_size: int. Size of the bytes received.
         origin: str. Where the bytes came from (URL or local path).

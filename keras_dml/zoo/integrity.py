@@ -10,22 +10,19 @@ __all__ = ["sha256_file", "verify_file"]
 
 
 def verify_file(path, sha256, size, origin=None, delete=True, filename=None):
-    """Checks a file's size, then its sha256; on mismatch optionally deletes it and raises.
+    """Checks a file's size, then its sha256; on a mismatch, optionally deletes it and raises.
 
     Args:
         path: str or path. The file to check.
         sha256: str. Expected hex digest.
         size: int. Expected size in bytes.
         origin: str. Where the bytes came from, for the message. Defaults to the path.
-        delete: bool. Delete the file on mismatch (downloads and cache entries); keep it
-            for files the user owns (e.g. files shipped next to a card). Defaults to `True`.
+        delete: bool. Delete the file on a mismatch (not for the user's own files). Defaults to
+            `True`.
         filename: str. Name shown in the message. Defaults to the file's base name.
 
     Raises:
         IntegrityError: naming expected and actual size and hash.
-
-    Examples:
-    >>> verify_file("model.keras", sha256=entry["sha256"], size=entry["size"])  # doctest: +SKIP
     """
     path = os.fspath(path)
     origin = origin or path

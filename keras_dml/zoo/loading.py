@@ -1,11 +1,4 @@
-"""`load`: a zoo model by name, a preset directory, a card file or a `.keras` file.
-
-Nothing from a download is ever executed: `.keras` archives are read with
-`keras.saving.load_model(..., safe_mode=True)` (no `Lambda` bytecode, only registered or
-built-in classes), weights-only cards rebuild the model from the card's config with
-`safe_mode=True` and then read `.weights.h5` tensors. Formats that can run code when
-loaded (SavedModel graphs, pickles, legacy full-model HDF5, PyTorch checkpoints) are refused.
-"""
+"""`load`: a zoo model by name, a preset folder, a card file or a `.keras` file, never run code."""
 
 import os
 import zipfile
@@ -136,20 +129,12 @@ def _looks_like_path(value):
 def load(name_or_path, compile=False, cache_dir=None, progress=None, **fetch_options):
     """Loads a verified zoo model.
 
-    `name_or_path` is resolved as: an existing directory (a preset with `card.json`), an
-    existing `.keras` file or card `.json` file, otherwise a model name from the zoo
-    (see `list_models`). For names and cards, every file is checked for size and sha256
-    before loading; files come from the card's folder, the cache, `KERAS_DML_MIRROR`, or the
-    card's URL, in that order.
-
     Args:
-        name_or_path: str or path. A zoo model name, a preset directory, a card file or a
-            `.keras` file.
-        compile: bool. Restore the training configuration saved in a `.keras` file
-            (weights-only cards have none, so it has no effect there). Defaults to `False`
-            (inference).
-        cache_dir: str, path or None. Cache folder; defaults to
-            `$KERAS_HOME/keras_dml/zoo` (or `~/.keras/keras_dml/zoo`).
+        name_or_path: str or path. A zoo model name, a preset folder, a card file or a `.keras`
+            file.
+        compile: bool. Restore the training configuration of a `.keras` file. Defaults to
+            `False`.
+        cache_dir: str, path or None. Cache folder. Defaults to `None` (see `cache_root`).
         progress: bool or None. Download progress bar; `None` shows it on a terminal only.
         **fetch_options: `max_attempts`, `backoff_seconds`, `timeout`, `lock_timeout`.
 
@@ -157,7 +142,7 @@ def load(name_or_path, compile=False, cache_dir=None, progress=None, **fetch_opt
         A `keras.Model` mapping raw pixels in [0, 255] to the concatenated embedding.
 
     Raises:
-        UnknownModelError: unknown name (the message suggests close names).
+        UnknownModelError: an unknown name (the message suggests close names).
         IntegrityError: a file's size or hash differs from the card (nothing is loaded).
         UnsafeFormatError: a format that could execute code when loaded.
         ModelNotPublishedError, DownloadError: see `download`.
@@ -165,8 +150,6 @@ def load(name_or_path, compile=False, cache_dir=None, progress=None, **fetch_opt
     Examples:
     >>> from keras_dml import zoo
     >>> model = zoo.load("digits_dc_convnet")  # doctest: +SKIP
-    >>> embeddings = model.predict(images)  # doctest: +SKIP
-    >>> model = zoo.load("runs/cub/preset")  # a directory written by save_preset  # doctest: +SKIP
     """
     options = dict(fetch_options, cache_dir=cache_dir, progress=progress)
     if not isinstance(name_or_path, str | os.PathLike):
@@ -196,15 +179,7 @@ def load(name_or_path, compile=False, cache_dir=None, progress=None, **fetch_opt
 
 
 def resolve_model(model):
-    """What `keras_dml.serving.Embedder` runs for a model reference.
-
-    Args:
-        model: a `keras.Model`; a path to an ONNX file or a SavedModel folder (returned as is);
-            or anything `load` takes (a `.keras` file, a preset folder, a zoo name).
-
-    Returns:
-        A `keras.Model` or the ONNX / SavedModel path.
-    """
+    """What `Embedder` runs for `model`: a `keras.Model`, or an ONNX / SavedModel path as is."""
     if not isinstance(model, (str, os.PathLike)):
         return model
     path = os.fspath(model)

@@ -1,9 +1,4 @@
-"""An inter-process file lock guarding download + verify + rename of a cached file.
-
-POSIX uses `fcntl.flock` (released by the kernel if the process dies). Elsewhere the lock is
-an exclusively created lock file (`os.O_CREAT | os.O_EXCL`) that is polled; a lock file older
-than `stale_seconds` is considered left behind by a crashed process and removed.
-"""
+"""An inter-process file lock guarding download + verify + rename of a cached file."""
 
 import contextlib
 import os
@@ -19,16 +14,11 @@ class FileLock:
     """Exclusive lock on `path`, usable as a context manager.
 
     Args:
-        path: str or path. The lock file (created if missing, never deleted under flock).
-        timeout: float. Seconds to wait for the lock before raising `TimeoutError`.
-            Defaults to `3600` (a large model download can take long).
+        path: str or path. The lock file (created if missing).
+        timeout: float. Seconds to wait before raising `TimeoutError`. Defaults to `3600`.
         poll_interval: float. Seconds between attempts. Defaults to `0.1`.
-        stale_seconds: float. Fallback only: age after which a lock file is considered
-            abandoned. Defaults to `7200`.
-
-    Examples:
-    >>> with FileLock("/tmp/model.keras.lock"):  # doctest: +SKIP
-    ...     download_and_verify()
+        stale_seconds: float. Without `fcntl`: age at which a lock file is abandoned. Defaults
+            to `7200`.
     """
 
     def __init__(self, path, timeout=3600.0, poll_interval=0.1, stale_seconds=7200.0):

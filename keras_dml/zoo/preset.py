@@ -1,9 +1,4 @@
-"""Writing presets: a model's files plus a card with their sha256 and size.
-
-A preset directory holds `model.keras` (the model, loadable with `safe_mode=True`),
-`model.weights.h5` (the same weights, for rebuilding the model in code) and `card.json`.
-`keras_dml.zoo.load(directory)` verifies every file against the card before loading.
-"""
+"""Writing presets: a model's files plus a card with their sha256 and size."""
 
 import json
 import math
@@ -20,17 +15,10 @@ CARD_FILENAME = "card.json"
 
 
 def describe_file(path, card_dir, base_url=None, name=None):
-    """Returns the card entry `{"filename", "sha256", "size", "path"[, "url"]}` of a file.
+    """The card entry `{"filename", "sha256", "size", "path"[, "url"]}` of a file.
 
-    Args:
-        path: str or path. The file.
-        card_dir: str or path. The card's folder; `path` is stored relative to it.
-        base_url: str or None. Upload location; the URL becomes
-            `<base_url>/<name>/<filename>` (the layout `KERAS_DML_MIRROR` expects).
-        name: str. Model name, needed with `base_url`.
-
-    Returns:
-        dict.
+    `path` is stored relative to `card_dir`; with `base_url` the URL is
+    `<base_url>/<name>/<filename>`.
     """
     path = Path(path).resolve()
     entry = {
@@ -45,19 +33,7 @@ def describe_file(path, card_dir, base_url=None, name=None):
 
 
 def normalize_metrics(metrics, dataset=None, split="test", command=None):
-    """Turns a flat `{"recall@1": 0.61, ...}` dict or a full metrics block into the card form.
-
-    Args:
-        metrics: dict or None. Either `{"values": {...}, "command": ..., ...}` or a flat dict
-            whose finite numeric entries are the values (metadata keys `dataset`, `split`,
-            `command`, `notes`, `hardware`, `date` are kept as metadata).
-        dataset: str. Used when `metrics` names no dataset.
-        split: str. Used when `metrics` names no split. Defaults to `"test"`.
-        command: str. Used when `metrics` names no command.
-
-    Returns:
-        dict with `dataset`, `split`, `command` (when known) and `values`, or None.
-    """
+    """A flat `{"recall@1": 0.61, ...}` dict or a full metrics block in the card's form, or None."""
     if metrics is None:
         return None
     if not isinstance(metrics, dict):
@@ -93,7 +69,7 @@ def build_card(
     status="published",
     **card_fields,
 ):
-    """Assembles and validates a card dict (see `models/README.md` for the schema).
+    """Assembles and validates a card dict (schema: `model_zoo/README.md`).
 
     Args:
         name: str. Model name.
@@ -102,15 +78,11 @@ def build_card(
         method: str. Method name, e.g. `"divide_and_conquer"`.
         backbone: str. Backbone name, e.g. `"resnet50"`.
         preprocessing: dict. `input_size` `[H, W]` and `pixel_range` `[low, high]`.
-        training: dict. At least `dataset` and `protocol`; `recipe` and `command` advised.
+        training: dict. At least `dataset` and `protocol`.
         metrics: dict or None. Metrics block (see `normalize_metrics`).
         license: str. Licence of the weights. Defaults to `"Apache-2.0"`.
         status: str. `"published"` or `"not published"`. Defaults to `"published"`.
-        **card_fields: optional card fields (`description`, `embedding_dim`, `references`,
-            `tags`, `notes`).
-
-    Returns:
-        The validated card dict.
+        **card_fields: optional card fields (`description`, `embedding_dim`, `references`, ...).
 
     Raises:
         CardValidationError: naming the bad field.
@@ -185,37 +157,29 @@ def save_preset(
         name: str. Model name (lowercase, digits, `_-.`).
         method: str. Method name, e.g. `"bier"`.
         backbone: str. Backbone name, e.g. `"googlenet"`.
-        training: dict. At least `dataset` and `protocol`, e.g.
-            `{"dataset": "cub200", "protocol": "first 100 classes train / last 100 test",
-            "recipe": "training/configs/bier_cub200.json"}`.
-        metrics: dict or None. Test metrics, flat (`{"recall@1": 0.55}`) or full; a
-            published card needs `command` (how they were measured). Defaults to `None`.
-        preprocessing: dict or None. Defaults to the model's input size and pixel range
-            [0, 255] (every keras-dml model takes raw pixels).
-        format: str. `"keras"` writes `model.keras` (loaded by `load`) and
-            `model.weights.h5`; `"weights"` writes only `model.weights.h5` and stores
-            the model config in the card. Defaults to `"keras"`.
-        base_url: str or None. Where the files will be uploaded; adds
-            `url = <base_url>/<name>/<filename>` to each entry. Defaults to `None`.
+        training: dict. At least `dataset` and `protocol`.
+        metrics: dict or None. Test metrics, flat or full; a published card needs `command`.
+            Defaults to `None`.
+        preprocessing: dict or None. Defaults to the model's input size and pixels [0, 255].
+        format: str. `"keras"` (`model.keras` and `model.weights.h5`) or `"weights"` (weights
+            only, config in the card). Defaults to `"keras"`.
+        base_url: str or None. Upload location, for each entry's `url`. Defaults to `None`.
         overwrite: bool. Replace an existing preset. Defaults to `False`.
-        **card_fields: other card fields (`license`, `status`, `description`,
-            `embedding_dim`, `references`, `tags`, `notes`).
+        **card_fields: other card fields (`license`, `status`, `description`, ...).
 
     Returns:
         `pathlib.Path` of the written `card.json`.
 
     Raises:
-        FileExistsError: if the preset exists and `overwrite` is False.
-        CardValidationError: if a card field is invalid (checked before writing files).
+        FileExistsError: the preset exists and `overwrite` is false.
+        CardValidationError: a card field is invalid (checked before writing files).
 
     Examples:
     >>> from keras_dml import zoo
     >>> zoo.save_preset(model, "presets/bier_cub", name="bier_googlenet_cub200",
     ...                 method="bier", backbone="googlenet",
     ...                 training={"dataset": "cub200", "protocol": "100/100 classes"},
-    ...                 metrics={"recall@1": 0.55, "command": "keras-dml evaluate ..."},
     ...                 )  # doctest: +SKIP
-    >>> model = zoo.load("presets/bier_cub")  # doctest: +SKIP
     """
     import keras
 

@@ -1,10 +1,4 @@
-"""`publish_run`: turn a training run directory into a card plus files ready to upload.
-
-A run directory holds `model.keras`, `metrics.json` (test metrics, flat or with `values`)
-and optionally `config.json` (the training configuration). The output folder gets
-`<name>.json` (the card) and `files/<name>/model.keras`; `files/` has the
-`<name>/<filename>` layout of a mirror, so it can be uploaded or copied as is.
-"""
+"""`publish_run`: a training run folder -> a card plus files ready to upload."""
 
 import json
 import re
@@ -96,36 +90,25 @@ def publish_run(
 ):
     """Writes `<output>/<name>.json` and `<output>/files/<name>/model.keras` from a run.
 
-    Values not given as arguments are read from the run's `config.json` (keys `method`,
-    `backbone` (a string or a block with `name`, as in `training/configs/*.json`), `dataset`,
-    `protocol`, `recipe`, `command`, `image_size`, `embedding_dim`, `seed`, `epochs`,
-    `description`, at the top level or one level down) and `metrics.json`.
-
     Args:
         run_dir: str or path. Training run with `model.keras` and `metrics.json`.
-        output: str or path. Where the card and `files/` go (e.g. the repo's `models/`).
-        name: str or None. Model name; defaults to `config.json`'s `name` or the folder name.
-        base_url: str or None. Upload location; each file gets
-            `url = <base_url>/<name>/<filename>`. Without it the card only has `path`.
-        method, backbone, dataset, protocol, recipe: str or None. Override the config.
-        metrics_command: str or None. The command that measured the metrics, if
-            `metrics.json` does not say.
+        output: str or path. Where the card and `files/` go (e.g. `model_zoo/`).
+        name: str or None. Model name. Defaults to `config.json`'s `name` or the folder name.
+        base_url: str or None. Upload location, for each file's `url`.
+        method, backbone, dataset, protocol, recipe: str or None. Override `config.json`.
+        metrics_command: str or None. The command that measured the metrics.
         license: str. Licence of the weights. Defaults to `"Apache-2.0"`.
-        input_size: sequence of int or None. `[H, W]`; defaults to the model's input layer.
-        model_file: str. The `.keras` file inside `run_dir` that the metrics were measured
-            on (published as `model.keras`). Defaults to `"model.keras"`.
+        input_size: sequence of int or None. `[H, W]`. Defaults to the model's input.
+        model_file: str. The `.keras` file the metrics were measured on. Defaults to
+            `"model.keras"`.
         overwrite: bool. Replace an existing card and files. Defaults to `False`.
 
     Returns:
         `pathlib.Path` of the written card.
 
     Raises:
-        FileNotFoundError: if `model.keras` or `metrics.json` is missing.
-        CardValidationError: if the resulting card is invalid (names the field to supply).
-
-    Examples:
-    >>> publish_run("runs/dc_cub", "models", name="dc_resnet50_cub200",
-    ...             base_url="https://example.org/keras-dml/v1")  # doctest: +SKIP
+        FileNotFoundError: `model.keras` or `metrics.json` is missing.
+        CardValidationError: the resulting card is invalid (names the field to supply).
     """
     run_dir = Path(run_dir)
     model_path = run_dir / model_file

@@ -1,18 +1,4 @@
-"""Where model cards are found, listing them and looking one up by name.
-
-Cards are read from, in this order (the first card with a given name wins):
-
-1. every directory in the environment variable `KERAS_DML_MODELS_DIR`
-   (several directories separated by `os.pathsep`, i.e. `:` on POSIX);
-2. the cards shipped inside the installed package, `keras_dml/zoo/cards/`. In the
-   repository that folder is a symbolic link to `models/`, so wheels package the card files
-   (`*.json`) as package data while the repository keeps one copy;
-3. the repository's `models/` folder when keras-dml runs from a source checkout
-   (editable install, or a platform where the symbolic link is not materialised).
-
-Only `*.json` files directly inside a directory are cards; a card's file name must be
-`<name>.json`. Sub-folders (e.g. `models/files/`) hold the files that cards reference.
-"""
+"""Where model cards are found, listing them and looking one up by name."""
 
 import difflib
 import os
@@ -23,21 +9,12 @@ from keras_dml.zoo.errors import CardValidationError, UnknownModelError
 
 MODELS_DIR_ENV = "KERAS_DML_MODELS_DIR"
 _PACKAGE_CARDS = Path(__file__).resolve().parent / "cards"
-_REPOSITORY_MODELS = Path(__file__).resolve().parents[2] / "models"
+_REPOSITORY_MODELS = Path(__file__).resolve().parents[2] / "model_zoo"
 LIST_COMMAND = "keras-dml zoo list"
 
 
 def card_directories():
-    """Returns the directories searched for cards, in priority order, without duplicates.
-
-    Returns:
-        list of `pathlib.Path`, only directories that exist.
-
-    Examples:
-    >>> os.environ["KERAS_DML_MODELS_DIR"] = "/data/my_cards"  # doctest: +SKIP
-    >>> card_directories()[0]  # doctest: +SKIP
-    PosixPath('/data/my_cards')
-    """
+    """The folders searched for cards, in priority order, existing ones only."""
     candidates = [Path(p) for p in os.environ.get(MODELS_DIR_ENV, "").split(os.pathsep) if p]
     candidates.append(_PACKAGE_CARDS)
     if (_REPOSITORY_MODELS.parent / "pyproject.toml").is_file():  # Only in a source checkout.
@@ -79,24 +56,19 @@ def available_names():
 
 
 def list_models(status=None):
-    """Lists the model cards found, as short summaries.
+    """Lists the model cards found, as short summaries sorted by name.
 
     Args:
-        status: str or None. Keep only cards with this status (`"published"` or
-            `"not published"`). Defaults to `None` (all cards).
+        status: str or None. Keep only `"published"` or `"not published"` cards. Defaults to
+            `None`.
 
     Returns:
-        list of dicts sorted by name, with keys `name`, `status`, `method`, `backbone`,
-        `dataset`, `embedding_dim`, `metrics` (name -> value), `size` (total bytes of the
-        card's files) and `card` (path of the card file).
+        list of dicts with `name`, `status`, `method`, `backbone`, `dataset`, `embedding_dim`,
+        `metrics`, `size` and `card`.
 
     Raises:
-        ValueError: if `status` is not a known status.
-        CardValidationError: if a card file is invalid (naming the file and field).
-
-    Examples:
-    >>> from keras_dml import zoo
-    >>> [m["name"] for m in zoo.list_models(status="published")]  # doctest: +SKIP
+        ValueError: `status` is not a known status.
+        CardValidationError: a card file is invalid.
     """
     if status not in (None, "published", "not published"):
         raise ValueError(
@@ -123,22 +95,11 @@ def suggest_names(name, names, count=3):
 
 
 def get_card(name):
-    """Returns the validated card of a model.
-
-    Args:
-        name: str. The model name, e.g. `"dc_resnet50_cub200"`.
-
-    Returns:
-        A `ModelCard`.
+    """Returns the validated `ModelCard` of a model name.
 
     Raises:
-        UnknownModelError: if no card has that name; the message suggests close names and
-            the command that lists all models.
-        CardValidationError: if the card is invalid.
-
-    Examples:
-    >>> card = get_card("dc_resnet50_cub200")  # doctest: +SKIP
-    >>> card.data["metrics"]["values"]["recall@1"]  # doctest: +SKIP
+        UnknownModelError: no card has that name (the message suggests close names).
+        CardValidationError: the card is invalid.
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"`name` must be a non-empty string. Received: name={name!r}")

@@ -1,10 +1,4 @@
-"""The model-card schema and its validation.
-
-A card is one JSON object per pretrained model (see `models/README.md` for the full schema).
-`validate_card` checks every field and raises `CardValidationError` naming the card file and
-the bad field, so a typo in `sha256` or a missing metrics command is caught before anything is
-downloaded or loaded.
-"""
+"""The model-card schema (`model_zoo/README.md`) and its validation."""
 
 import math
 import re
@@ -151,23 +145,10 @@ def _check_metrics(metrics, source):
 
 
 def validate_card(data, source="<card>"):
-    """Checks a card against the schema and returns it unchanged if valid.
-
-    Args:
-        data: dict. The parsed card JSON.
-        source: str or path. Where the card came from, used in error messages.
-            Defaults to `"<card>"`.
-
-    Returns:
-        The same dict.
+    """Returns `data`, a parsed card, after checking it against the schema.
 
     Raises:
         CardValidationError: naming `source` and the first bad field.
-
-    Examples:
-    >>> validate_card({"schema_version": 1})  # doctest: +SKIP
-    Traceback (most recent call last):
-    CardValidationError: Invalid model card <card>: field 'name' is missing
     """
     _require_dict(data, source, "<root>")
     for key in _TOP_LEVEL_REQUIRED:

@@ -1,8 +1,4 @@
-"""HTTP(S) transfer of one file into a `.part` file: resume, retry with back-off, progress.
-
-`fetch_to_part` never produces a final file: the caller verifies size and sha256 of the
-`.part` file and renames it atomically (see `keras_dml.zoo.cache`).
-"""
+"""HTTP(S) transfer of one file into a `.part` file: resume, retry with back-off, progress."""
 
 import http.client
 import os
@@ -58,10 +54,7 @@ def _write_response(response, part_path, offset, expected_size, bar):
 
 
 def _attempt(url, part_path, expected_size, timeout, bar):
-    """One HTTP request; returns normally when the body is complete.
-
-    Raises `_RetryableError` for transient failures and `DownloadError` for final ones.
-    """
+    """One HTTP request (`_RetryableError` for transient failures, `DownloadError` for final)."""
     offset = os.path.getsize(part_path) if os.path.exists(part_path) else 0
     if offset > expected_size:
         os.remove(part_path)
@@ -118,13 +111,7 @@ def fetch_to_part(
     progress=None,
     description=None,
 ):
-    """Downloads `url` into `part_path`, resuming an existing partial file with HTTP Range.
-
-    A 206 answer is appended after the bytes already present; a 200 answer (server ignores
-    Range) rewrites the file from the start. Connection errors, timeouts, truncated bodies
-    and HTTP 408/425/429/5xx are retried after `backoff_seconds * 2**k` seconds (capped); an
-    attempt that received bytes resets the count, since the transfer is progressing.
-    Local mirrors (`file://` URLs) are copied.
+    """Downloads `url` into `part_path`, resuming a partial file with HTTP Range.
 
     Args:
         url: str. `http://`, `https://` or `file://` URL.
@@ -134,18 +121,11 @@ def fetch_to_part(
         backoff_seconds: float. First retry delay. Defaults to `1.0`.
         max_backoff_seconds: float. Delay cap. Defaults to `60.0`.
         timeout: float. Socket timeout per request in seconds. Defaults to `30.0`.
-        progress: bool or None. Show a tqdm bar; `None` shows it only on a terminal.
-            Defaults to `None`.
+        progress: bool or None. Progress bar; `None` shows it on a terminal only.
         description: str. Label of the progress bar. Defaults to the file name.
 
-    Returns:
-        None. The caller verifies and renames `part_path`.
-
     Raises:
-        DownloadError: on a non-retryable error or when attempts are exhausted.
-
-    Examples:
-    >>> fetch_to_part("https://example.org/m.keras", "/tmp/m.keras.part", 1024)  # doctest: +SKIP
+        DownloadError: a non-retryable error, or attempts exhausted.
     """
     if max_attempts < 1:
         raise ValueError(f"`max_attempts` must be >= 1. Received: max_attempts={max_attempts}")

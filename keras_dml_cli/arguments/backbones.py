@@ -4,14 +4,7 @@ from keras_dml_cli.catalogue import catalogue
 
 
 def add_backbones_parser(subparsers):
-    """Adds `backbones convert` to the `keras-dml` sub-commands (no Keras import).
-
-    Args:
-        subparsers: the object returned by `parser.add_subparsers(...)`.
-
-    Returns:
-        The `backbones` `argparse.ArgumentParser`.
-    """
+    """Adds `backbones convert` to the `keras-dml` sub-commands; returns its parser."""
     backbones = subparsers.add_parser(
         "backbones",
         help="backbone weights: convert published PyTorch ImageNet weights",

@@ -4,11 +4,7 @@ from keras_dml_cli.catalogue import catalogue
 
 
 def add_demo_parser(subparsers):
-    """Adds the `demo` sub-command to `keras-dml`'s sub-parsers.
-
-    Args:
-        subparsers: the `argparse` sub-parsers action of the `keras-dml` parser.
-    """
+    """Adds the `demo` sub-command to `keras-dml`'s sub-parsers."""
     names = ",".join(catalogue()["demo_methods"])
     methods_help = f"comma-separated subset of: {names} (default: all)"
     parser = subparsers.add_parser(

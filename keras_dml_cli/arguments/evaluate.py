@@ -4,11 +4,7 @@ from keras_dml_cli.arguments.rerank import add_rerank_arguments
 
 
 def add_evaluate_parser(subparsers):
-    """Adds the `evaluate` sub-command to `keras-dml`'s sub-parsers.
-
-    Args:
-        subparsers: the `argparse` sub-parsers action of the `keras-dml` parser.
-    """
+    """Adds the `evaluate` sub-command to `keras-dml`'s sub-parsers."""
     parser = subparsers.add_parser("evaluate", help="retrieval metrics of a saved model")
     parser.add_argument("model", help="a .keras file, a zoo preset folder or a zoo model name")
     parser.add_argument("--dataset", required=True, help="dataset name, e.g. digits")

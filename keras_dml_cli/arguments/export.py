@@ -1,21 +1,10 @@
-"""`keras-dml export`'s arguments and their checks (the run: `keras_dml_cli.run.export`).
-
-Nothing here imports TensorFlow: `keras-dml export --help` and a bad combination of options
-answer at once.
-"""
+"""`keras-dml export`'s arguments and their checks, without TensorFlow."""
 
 import argparse  # noqa: F401 (the doctest's)
 
 
 def add_export_arguments(parser):
-    """Adds the export options to `parser` (shared by the CLI and `export/export_model.py`).
-
-    Args:
-        parser: `argparse.ArgumentParser`.
-
-    Returns:
-        The same parser.
-    """
+    """Adds the export options to `parser` (the CLI's and `deployment/export_model.py`'s)."""
     parser.add_argument(
         "model", help="a .keras file, a zoo preset directory or card, or a zoo model name"
     )
@@ -52,21 +41,13 @@ def add_export_arguments(parser):
 
 
 def add_export_parser(subparsers):
-    """Adds the `export` command to an argparse subparsers object.
-
-    Args:
-        subparsers: the object returned by `parser.add_subparsers(...)`.
-
-    Returns:
-        The `export` `argparse.ArgumentParser`.
+    """Adds the `export` command to an argparse subparsers object; returns its parser.
 
     Examples:
     >>> parser = argparse.ArgumentParser(prog="keras-dml")
-    >>> sub = parser.add_subparsers(dest="command")
-    >>> _ = add_export_parser(sub)
-    >>> args = parser.parse_args(["export", "m.keras", "--format", "onnx", "--output", "m.onnx"])
-    >>> args.format, args.opset
-    ('onnx', 17)
+    >>> _ = add_export_parser(parser.add_subparsers(dest="command"))
+    >>> parser.parse_args(["export", "m.keras", "--format", "onnx", "--output", "m.onnx"]).opset
+    17
     """
     parser = subparsers.add_parser(
         "export",
@@ -81,13 +62,7 @@ def add_export_parser(subparsers):
 
 
 def check_export_args(args):
-    """Refuses option combinations that cannot work, before TensorFlow or the model loads.
-
-    Args:
-        args: `argparse.Namespace` from `add_export_arguments`.
-
-    Returns:
-        tuple `(height, width)` of `--image-size`, or `None` when not given.
+    """Refuses option combinations that cannot work; returns `--image-size` as `(h, w)` or `None`.
 
     Raises:
         ValueError: `--image-size` with more than two values, or `--input-dtype both` with

@@ -2,11 +2,7 @@
 
 
 def add_report_parser(subparsers):
-    """Adds the `report` sub-command to `keras-dml`'s sub-parsers.
-
-    Args:
-        subparsers: the `argparse` sub-parsers action of the `keras-dml` parser.
-    """
+    """Adds the `report` sub-command to `keras-dml`'s sub-parsers."""
     parser = subparsers.add_parser(
         "report", help="write a run folder's HTML report (metrics, curves, retrieval, projection)"
     )

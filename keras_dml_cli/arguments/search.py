@@ -16,6 +16,11 @@ def add_search_parser(subparsers):
         "--gallery", help="folder of images (one sub-folder per class gives labels)"
     )
     source.add_argument("--load-index", metavar="DIR", help="a saved index (from --save-index)")
+    source.add_argument(
+        "--store",
+        metavar="URI",
+        help="a vector store made by keras-dml embed (path/file.db, http://...)",
+    )
     parser.add_argument(
         "--query", required=True, nargs="+", help="query image file(s) or a folder of images"
     )
@@ -24,6 +29,9 @@ def add_search_parser(subparsers):
         "--index", default="exact", choices=["exact", "flat", "ivf", "hnsw"], help="backend"
     )
     parser.add_argument("--learner", type=int, help="search one learner's embedding only")
+    parser.add_argument(
+        "--collection", default="embeddings", help="the --store collection (default embeddings)"
+    )
     parser.add_argument("--save-index", metavar="DIR", help="save the gallery index to DIR")
     parser.add_argument("--plot", metavar="PNG", help="draw each query and its neighbours")
     parser.add_argument("--batch-size", type=int, default=64, help="images per model call")

@@ -7,24 +7,13 @@ from keras_dml_cli.suggestions import unknown_name
 
 
 def methods_epilog(plugins=()):
-    """`keras-dml train --help`'s table of the trainable methods (plug-ins included).
-
-    Args:
-        plugins: iterable of str. The `--plugin` modules, imported to list their methods.
-    """
+    """`keras-dml train --help`'s table of the trainable methods, `--plugin` modules' included."""
     rows = [f"  {name:<10} {text}" for name, text in method_descriptions(plugins).items()]
     return "methods (--method):\n" + "\n".join(rows)
 
 
 def add_train_parser(subparsers, plugins=()):
-    """Adds the `train` sub-command to `keras-dml`'s sub-parsers.
-
-    Args:
-        subparsers: the `argparse` sub-parsers action of the `keras-dml` parser.
-        plugins: iterable of str. The `--plugin` modules of the command line: imported (with
-            Keras) so that the help lists their methods. Defaults to none: the built-in table,
-            no Keras import.
-    """
+    """Adds the `train` sub-command; `--plugin` modules (`plugins`) are imported for its help."""
     parser = subparsers.add_parser(
         "train",
         help="train a model with model.fit and evaluate it on the test split",
@@ -38,7 +27,7 @@ def add_train_parser(subparsers, plugins=()):
         epilog=methods_epilog(plugins),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--config", help="JSON run configuration (see training/configs/)")
+    parser.add_argument("--config", help="JSON run configuration (see recipes/configs/)")
     parser.add_argument("--method", help="training method (listed below), e.g. baseline, dc, bier")
     parser.add_argument(
         "--plugin",
@@ -124,12 +113,9 @@ def add_train_parser(subparsers, plugins=()):
 
 
 def check_names(args):
-    """Refuses a misspelt `--method` or `--loss` before Keras loads (an argument error answers
-    at once), from the tables of `keras_dml_cli.names`; a `--plugin` may register other names,
-    so with one the registries decide, after importing it.
+    """Refuses a misspelt `--method` or `--loss` before Keras loads, from the catalogue.
 
-    Args:
-        args: `argparse.Namespace` of the `train` sub-command.
+    With a `--plugin`, which may register other names, the registries decide after importing it.
 
     Raises:
         ValueError: an unknown method or loss name, with the closest known one.

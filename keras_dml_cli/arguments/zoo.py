@@ -6,16 +6,9 @@ import argparse  # noqa: F401 (the doctest's)
 def add_zoo_parser(subparsers):
     """Adds the `zoo` command and its sub-commands to an argparse subparsers object.
 
-    Args:
-        subparsers: the object returned by `parser.add_subparsers(...)`.
-
-    Returns:
-        The `zoo` `argparse.ArgumentParser`.
-
     Examples:
     >>> parser = argparse.ArgumentParser(prog="keras-dml")
-    >>> sub = parser.add_subparsers(dest="command")
-    >>> _ = add_zoo_parser(sub)
+    >>> _ = add_zoo_parser(parser.add_subparsers(dest="command"))
     >>> parser.parse_args(["zoo", "info", "tiny"]).zoo_command
     'info'
     """
@@ -48,7 +41,7 @@ def add_zoo_parser(subparsers):
     )
     publish.add_argument("run_dir", help="training run directory")
     publish.add_argument("--name", help="model name (default: config name or folder name)")
-    publish.add_argument("--output", default="models", help="output folder (default: models)")
+    publish.add_argument("--output", default="model_zoo", help="output folder (default: model_zoo)")
     publish.add_argument("--base-url", help="upload URL prefix; files get <base>/<name>/<file>")
     publish.add_argument("--method", help="method (default: from config.json)")
     publish.add_argument("--backbone", help="backbone (default: from config.json)")

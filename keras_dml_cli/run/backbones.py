@@ -1,8 +1,4 @@
-"""`keras-dml backbones convert`: PyTorch ImageNet weights -> a keras-dml backbone weights file.
-
-Its arguments are defined in `keras_dml_cli.arguments.backbones` (no Keras); this module is
-loaded when `backbones` runs.
-"""
+"""`keras-dml backbones convert`: published ImageNet weights -> a backbone weights file."""
 
 from keras_dml.backbones.conversions import find_conversion
 from keras_dml.backbones.convert import convert_state_dict

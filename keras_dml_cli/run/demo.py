@@ -1,8 +1,4 @@
-"""`keras-dml demo`: every method trained briefly on the embedded digits, compared, exported.
-
-Its arguments are defined in `keras_dml_cli.arguments.demo` (no Keras); this module is loaded
-when `demo` runs.
-"""
+"""`keras-dml demo`: every method trained briefly on the bundled digits, compared, exported."""
 
 from keras_dml import demo
 
@@ -10,14 +6,7 @@ __all__ = ["run_demo"]
 
 
 def run_demo(args):
-    """Runs `keras-dml demo` (`keras_dml.demo.run_demo`).
-
-    Args:
-        args: `argparse.Namespace` of the `demo` sub-command.
-
-    Returns:
-        int, the exit code (0).
-    """
+    """Runs `keras-dml demo` (`keras_dml.demo.run_demo`); returns the exit code."""
     methods = args.methods.split(",") if args.methods else None
     demo.run_demo(args.output, methods=methods, epochs=args.epochs, overwrite=args.overwrite)
     return 0

@@ -1,9 +1,4 @@
-"""`keras-dml evaluate`: retrieval metrics of a saved model on a dataset split.
-
-Its arguments are defined in `keras_dml_cli.arguments.evaluate` (no Keras); this module is loaded
-when `evaluate` runs. It needs no TensorFlow on JAX and PyTorch (the splits are embedded through
-`keras_dml.evaluation.model_evaluation`, not the training package).
-"""
+"""`keras-dml evaluate`: retrieval metrics of a saved model on a dataset split."""
 
 import json
 
@@ -18,14 +13,7 @@ __all__ = ["run_evaluate"]
 def run_evaluate(args):
     """Runs `keras-dml evaluate`: loads the model and the split, prints the metrics.
 
-    `--split query` (or `gallery`) evaluates the query split against the gallery split
-    (In-shop); any other split queries itself, each image against all the others.
-
-    Args:
-        args: `argparse.Namespace` of the `evaluate` sub-command.
-
-    Returns:
-        int, the exit code (0).
+    `--split query` (or `gallery`) searches the gallery split; another split searches itself.
 
     Raises:
         ValueError: the model cannot be loaded (with the zoo's message).

@@ -1,9 +1,4 @@
-"""`keras-dml export MODEL --format saved_model|onnx --output PATH`: export from the command line.
-
-`keras-dml` loads `run_export` from here when `export` runs (`keras_dml_cli.dispatch`);
-The arguments and their checks are defined in `keras_dml_cli.arguments.export` (no TensorFlow);
-this module is loaded when `export` runs.
-"""
+"""`keras-dml export MODEL --format saved_model|onnx --output PATH`."""
 
 import sys
 
@@ -22,27 +17,12 @@ __all__ = ["export_from_args", "load_model", "run_export"]
 
 
 def load_model(name_or_path):
-    """Loads a model for export: through the zoo (names, presets, cards, `.keras` files).
-
-    Args:
-        name_or_path: str. What the user passed as MODEL.
-
-    Returns:
-        `keras.Model`.
-    """
+    """Loads the MODEL argument through the zoo (names, presets, cards, `.keras` files)."""
     return zoo.load(name_or_path, compile=False)
 
 
 def export_from_args(args, model=None):
-    """Runs the export that parsed `args` describe and returns its `ExportReport`.
-
-    Args:
-        args: `argparse.Namespace` from `add_export_arguments`.
-        model: `keras.Model`. Already loaded model; defaults to `None` (load `args.model`).
-
-    Returns:
-        `ExportReport`.
-    """
+    """Runs the export that parsed `args` describe (on `model` if loaded); returns its report."""
     # Everything the command line can get wrong fails here, before the model loads.
     image_size = check_export_args(args)
     check_output_path(args.output, "directory" if args.format == "saved_model" else "file")
@@ -57,16 +37,7 @@ def export_from_args(args, model=None):
 
 
 def run_export(args, out=None, err=None):
-    """Executes `keras-dml export` and returns the process exit code.
-
-    Args:
-        args: `argparse.Namespace` from the `export` parser.
-        out: text stream for the report. Defaults to `sys.stdout`.
-        err: text stream for errors. Defaults to `sys.stderr`.
-
-    Returns:
-        int, 0 on success, 1 when the export failed (the reason is printed to `err`).
-    """
+    """Executes `keras-dml export`; returns 0, or 1 after printing the failure to `err`."""
     out = out or sys.stdout
     err = err or sys.stderr
     expected = (

@@ -1,8 +1,4 @@
-"""`keras-dml report`: the HTML report of a run folder.
-
-Its arguments are defined in `keras_dml_cli.arguments.report` (no Keras); this module is loaded
-when `report` runs.
-"""
+"""`keras-dml report`: the HTML report of a run folder."""
 
 from keras_dml.visualization.report import describe_report, write_report
 
@@ -10,14 +6,7 @@ __all__ = ["run_report"]
 
 
 def run_report(args):
-    """Runs `keras-dml report`: writes the page and prints where it is.
-
-    Args:
-        args: `argparse.Namespace` of the `report` sub-command.
-
-    Returns:
-        int, the exit code (0).
-    """
+    """Runs `keras-dml report`: writes the page, prints where it is, returns the exit code."""
     path = write_report(
         args.run_dir,
         output=args.output,

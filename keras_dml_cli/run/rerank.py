@@ -1,7 +1,4 @@
-"""The `Reranker` of `keras-dml search` and `evaluate`'s `--rerank` arguments.
-
-The arguments themselves are defined in `keras_dml_cli.arguments.rerank` (imports nothing).
-"""
+"""The `Reranker` of `keras-dml search` and `evaluate`'s `--rerank` arguments."""
 
 from keras_dml.search.rerank import parse_rerank_options, resolve_rerank
 

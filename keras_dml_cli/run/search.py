@@ -1,14 +1,11 @@
-"""`keras-dml search MODEL --gallery DIR --query IMAGE -k 5`: neighbours of an image.
-
-Its arguments are defined in `keras_dml_cli.arguments.search` (no Keras, no NumPy);
-`keras-dml` loads `run_search` from here when `search` runs (`keras_dml_cli.dispatch`).
-"""
+"""`keras-dml search MODEL --gallery DIR --query IMAGE -k 5`: neighbours of an image."""
 
 import os
 
 from keras_dml.search.gallery import list_image_folder
 from keras_dml.search.index import EmbeddingIndex
 from keras_dml.search.plot import plot_neighbors
+from keras_dml.stores.index import StoreIndex
 from keras_dml_cli.run.rerank import rerank_from_args
 
 __all__ = ["run_search"]
@@ -29,7 +26,11 @@ def _query_paths(queries):
 def run_search(args):
     """Runs `keras-dml search`; prints rank, score, class and path of each neighbour."""
     rerank = rerank_from_args(args)
-    if args.load_index:
+    if args.store:
+        if args.save_index:
+            raise ValueError("--save-index saves a --gallery index; a --store keeps its own rows.")
+        index = StoreIndex(args.store, model=args.model, collection=args.collection)
+    elif args.load_index:
         index = EmbeddingIndex.load(args.load_index, model=args.model)
     else:
         index = EmbeddingIndex(backend=args.index, model=args.model)

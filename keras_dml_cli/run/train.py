@@ -1,13 +1,10 @@
-"""`keras-dml train`: the run configuration of its arguments, and the run itself.
-
-The arguments and their early checks live in `keras_dml_cli.arguments.train` (no Keras), so that
-`keras-dml train --help` answers at once; this module is loaded when `train` runs.
-"""
+"""`keras-dml train`: the run configuration of its arguments, and the run itself."""
 
 import json
 import os
 
 from keras_dml import training
+from keras_dml.methods import get_method
 from keras_dml.training.run_config import merge_overrides, parse_overrides, read_config_file
 from keras_dml_cli.arguments.train import (
     check_names,
@@ -17,17 +14,7 @@ __all__ = ["config_from_args", "run_train"]
 
 
 def config_from_args(args):
-    """The run configuration of `keras-dml train`'s arguments.
-
-    The flags override the `--config` file (or the defaults of `--method`), then `--set`
-    overrides both.
-
-    Args:
-        args: `argparse.Namespace` of the `train` sub-command.
-
-    Returns:
-        `keras_dml.training.RunConfig`, built once from the file (or the defaults) and the
-        flags.
+    """The `RunConfig` of `keras-dml train`'s arguments: `--config` (or defaults), flags, `--set`.
 
     Raises:
         ValueError: `--num-learners` without `--method` or `--config`, or a bad override.
@@ -66,21 +53,14 @@ def config_from_args(args):
         if not (args.config or args.method):
             raise ValueError("--num-learners needs --method or --config.")
         method = args.method or base.get("method")
-        option = training.get_method(method).learners_option
+        option = get_method(method).learners_option
         overrides.setdefault("model", {})[option] = args.num_learners
     overrides = merge_overrides(overrides, parse_overrides(args.set))
     return training.RunConfig.from_dict(merge_overrides(base, overrides))
 
 
 def run_train(args):
-    """Runs `keras-dml train`: trains, prints the test metrics and where the model went.
-
-    Args:
-        args: `argparse.Namespace` of the `train` sub-command.
-
-    Returns:
-        int, the exit code (0).
-    """
+    """Runs `keras-dml train`: trains, prints the test metrics and where the model went."""
     check_names(args)
     config = config_from_args(args)
     result = training.train(

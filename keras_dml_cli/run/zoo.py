@@ -1,8 +1,4 @@
-"""`keras-dml zoo ...`: list, inspect, download and publish zoo models.
-
-Its arguments are defined in `keras_dml_cli.arguments.zoo`; `keras-dml` loads `run_zoo` from
-here when `zoo` runs (`keras_dml_cli.dispatch`).
-"""
+"""`keras-dml zoo ...`: list, inspect, download and publish zoo models."""
 
 import json
 import sys
@@ -92,16 +88,7 @@ def _run(args, out):
 
 
 def run_zoo(args, out=None, err=None):
-    """Runs a parsed `zoo` command; returns the process exit code.
-
-    Args:
-        args: `argparse.Namespace` from a parser extended by `add_zoo_parser`.
-        out: text stream for results. Defaults to `sys.stdout`.
-        err: text stream for errors. Defaults to `sys.stderr`.
-
-    Returns:
-        int: 0 on success, 1 on a zoo, file or validation error (message on `err`).
-    """
+    """Runs a parsed `zoo` command; returns 0, or 1 on a zoo, file or validation error."""
     out = out or sys.stdout
     err = err or sys.stderr
     try:

@@ -1,6 +1,6 @@
 """`weights="imagenet"` finds converted weights (configured folder or mirror, Keras cache),
 checks their sha256, and otherwise says in one line how to convert them; a converted file
-builds the variant it records (issue 28, item 2)."""
+builds the variant it records."""
 
 import os
 import shutil

@@ -1,4 +1,4 @@
-"""The paper recipes start from the converted ImageNet weights they name (issue 28, item 3).
+"""The paper recipes start from the converted ImageNet weights they name.
 
 A recipe's `backbone.weights` object names the published file its weights must be converted
 from, with that file's published digest. With the converted file in the Keras cache the
@@ -35,8 +35,8 @@ from tests.support import torch_reference_backbones as reference  # noqa: E402
 from tests.support.caffemodel_encoder import write_caffemodel  # noqa: E402
 from tests.support.paths import REPO_ROOT  # noqa: E402
 
-ABE_RECIPE = os.path.join(REPO_ROOT, "training", "configs", "abe_cub200.json")
-DC_RECIPE = os.path.join(REPO_ROOT, "training", "configs", "dc_cub200.json")
+ABE_RECIPE = os.path.join(REPO_ROOT, "recipes", "configs", "abe_cub200.json")
+DC_RECIPE = os.path.join(REPO_ROOT, "recipes", "configs", "dc_cub200.json")
 CAFFE_FILE = "googlenet_caffe_imagenet.weights.h5"
 RESNET_FILE = "resnet50_v1.5_imagenet.weights.h5"
 

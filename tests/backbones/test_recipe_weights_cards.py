@@ -1,5 +1,5 @@
 """The model cards of the paper recipes say which ImageNet weights file (and digest) the recipe
-expects, as the recipe's `backbone.weights` names it (issue 28, item 3)."""
+expects, as the recipe's `backbone.weights` names it."""
 
 import json
 import os
@@ -24,7 +24,7 @@ def test_paper_recipe_cards_name_the_expected_weights_file():
         expected = ExpectedSource.from_entry(weights).describe()
         assert card["training"].get("backbone_weights") == expected, card["name"]
         checked += 1
-    # Every GPU recipe of the five methods has a card (training/configs/*_{cub200,...}.json).
+    # Every GPU recipe of the five methods has a card (recipes/configs/*_{cub200,...}.json).
     assert checked == 20
 
 

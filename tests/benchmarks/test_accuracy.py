@@ -1,4 +1,5 @@
-"""`benchmarks/accuracy.py` and `benchmarks/ensemble_analysis.py` end to end on digits (slow)."""
+"""`benchmarks.accuracy.run` and `benchmarks.accuracy.ensemble_analysis` end to end on digits
+(slow)."""
 
 import contextlib
 import io
@@ -18,7 +19,7 @@ ROOT = REPO_ROOT
 
 def run(script, *args):
     result = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "benchmarks", script), *args],
+        [sys.executable, "-m", f"benchmarks.accuracy.{script}", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -35,7 +36,7 @@ def test_accuracy_rows_record_their_settings_and_the_analysis_cuts_learners(tmp_
     rows = "defaults,baseline/normalized_softmax,abe/best"
     budget = ["--set", "epochs=1", "--set", "batch_size=16", "--set", "backbone=convnet"]
     run(
-        "accuracy.py",
+        "run",
         "--dataset",
         "digits",
         "--rows",
@@ -69,11 +70,11 @@ def test_accuracy_rows_record_their_settings_and_the_analysis_cuts_learners(tmp_
     assert records["defaults"]["settings"]["loss"]["name"] == "normalized_softmax"
     assert records["abe/best"]["settings"]["model"]["num_learners"] == 4
     assert 0.0 < records["baseline/normalized_softmax"]["metrics"]["recall@1"] <= 1.0
-    table = run("accuracy.py", "--output", out, "--table")
+    table = run("run", "--output", out, "--table")
     assert "abe/best" in table and "defaults" in table
     assert "k_reciprocal" in table.split("re-ranked test metrics")[1]
 
-    run("ensemble_analysis.py", "--output", out, "--rows", "baseline/normalized_softmax,abe/best")
+    run("ensemble_analysis", "--output", out, "--rows", "baseline/normalized_softmax,abe/best")
     with open(os.path.join(out, "ensemble_analysis.jsonl")) as f:
         analysis = {r["row"]: r for r in map(json.loads, f)}
     # The baseline is cut into 4 equal slices (the control); ABE has its 4 learners.
@@ -83,7 +84,7 @@ def test_accuracy_rows_record_their_settings_and_the_analysis_cuts_learners(tmp_
 
 
 def accuracy_module():
-    return benchmark_script("accuracy")
+    return benchmark_script("accuracy.run")
 
 
 def test_every_accuracy_row_has_a_run_config():
@@ -215,8 +216,7 @@ def test_method_rows_name_the_loss_they_train_with_unless_it_is_the_best():
 
 def test_table_without_results_names_the_missing_file(tmp_path):
     result = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "benchmarks", "accuracy.py"), "--table"]
-        + ["--output", str(tmp_path)],
+        [sys.executable, "-m", "benchmarks.accuracy.run", "--table"] + ["--output", str(tmp_path)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -233,7 +233,7 @@ def test_a_diverged_run_is_recorded_as_diverged_and_the_next_rows_go_on(tmp_path
     from keras_dml.evaluation import NonFiniteEmbeddingsError
 
     module = accuracy_module()
-    table = benchmark_script("accuracy_table")
+    table = benchmark_script("accuracy.table")
     metrics = {"recall@1": 0.5, "map@r": 0.25, "r_precision": 0.3, "nmi": 0.4}
 
     def fake_run_keras(row, *args, **kwargs):
@@ -265,7 +265,7 @@ def test_a_diverged_run_is_recorded_as_diverged_and_the_next_rows_go_on(tmp_path
     assert "diverged on seed 0: `embeddings` contains NaN" in printed.getvalue()
     # parallel_rows.py --skip-recorded does not train a diverged run again.
     jobs = [("baseline/arcface", 0, ["--dataset", "digits"])]
-    assert benchmark_script("parallel_rows").unrecorded(jobs, [path]) == []
+    assert benchmark_script("accuracy.parallel_rows").unrecorded(jobs, [path]) == []
     # Any other error still fails the run.
     monkeypatch.setattr(module, "run_keras", failing_run_keras)
     with pytest.raises(ValueError, match="must be 1-D"):
@@ -387,7 +387,7 @@ def test_pretrained_regime_end_to_end_records_its_rows(tmp_path, monkeypatch):
     # The rendered cache stays in the test's folder.
     monkeypatch.setenv("KERAS_DML_DATA_DIR", str(tmp_path / "data"))
     run(
-        "accuracy.py",
+        "run",
         "--dataset",
         "hangul",
         *[f"--dataset-option={k}={json.dumps(v)}" for k, v in options.items()],
@@ -406,7 +406,7 @@ def test_pretrained_regime_end_to_end_records_its_rows(tmp_path, monkeypatch):
     # defaults and the PML rows run from scratch only: they are skipped, not recorded.
     assert [r["row"] for r in records] == ["baseline/normalized_softmax", "dc/best"]
     assert all(r["regime"] == "pretrained" and r["pretrained"]["classes"] == 8 for r in records)
-    table = run("accuracy.py", "--output", out, "--table")
+    table = run("run", "--output", out, "--table")
     assert "dc/best@pretrained" in table
 
 
@@ -416,7 +416,7 @@ import numpy as np
 import keras_dml.data as data
 from tests.support.helpers import benchmark_script
 
-accuracy = benchmark_script("accuracy")
+accuracy = benchmark_script("accuracy.run")
 rng = np.random.default_rng(0)
 images = rng.integers(0, 256, (40, 12, 12), np.uint8)
 dataset = data.ImageDataset(np.repeat(np.arange(8), 5), images=images, image_size=12)

@@ -1,4 +1,4 @@
-"""`benchmarks/accuracy.py --rerank`: re-ranked metrics recorded next to each row's, and tabled."""
+"""`benchmarks.accuracy.run --rerank`: re-ranked metrics recorded next to each row's, and tabled."""
 
 import json
 import os
@@ -18,7 +18,7 @@ def embeddings(seed=0):
 
 
 def test_rerank_metrics_are_evaluate_with_each_method_in_both_protocols():
-    module = benchmark_script("accuracy")
+    module = benchmark_script("accuracy.run")
     x, labels = embeddings()
     found = module.rerank_metrics((x, labels), ["aqe", "k_reciprocal"])
     for method in ("aqe", "k_reciprocal"):
@@ -48,7 +48,7 @@ def test_table_shows_each_rows_reranked_metrics_and_their_change(capsys, tmp_pat
         )
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    benchmark_script("accuracy_table").print_table(str(path))
+    benchmark_script("accuracy.table").print_table(str(path))
     lines = capsys.readouterr().out.splitlines()
     row = next(line for line in lines if "k_reciprocal" in line).split()
     # Means over the two seeds: R@1 0.75 (plain 0.6), MAP@R 0.375 (plain 0.3).
@@ -56,7 +56,7 @@ def test_table_shows_each_rows_reranked_metrics_and_their_change(capsys, tmp_pat
 
 
 def test_an_unknown_rerank_name_is_refused_before_training(tmp_path, capsys):
-    module = benchmark_script("accuracy")
+    module = benchmark_script("accuracy.run")
     with pytest.raises(SystemExit):
         module.main(["--rows", "defaults", "--rerank", "qe", "--output", str(tmp_path)])
     assert "Did you mean 'aqe'?" in capsys.readouterr().err

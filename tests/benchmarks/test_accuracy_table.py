@@ -1,4 +1,4 @@
-"""`benchmarks/accuracy_table.py`: each row's signed difference from the baseline with its loss."""
+"""`benchmarks/accuracy/table.py`: each row's signed difference from the baseline with its loss."""
 
 import json
 import os
@@ -14,7 +14,7 @@ ROOT = REPO_ROOT
 
 
 def table_module():
-    return benchmark_script("accuracy_table")
+    return benchmark_script("accuracy.table")
 
 
 def record(row, seed, recall, map_at_r, loss=None, regime=None, recipe=None):
@@ -112,7 +112,7 @@ def test_no_baseline_is_claimed_for_another_loss_regime_or_an_unrecorded_loss():
 def test_a_row_without_a_loss_entry_is_compared_with_the_baseline_of_its_built_in_loss():
     """ABE and M-heads train Eq. 10 when no loss is set: their paper rows pair with the
     baseline trained with it; BIER's boosted loss has no baseline."""
-    abe_loss = benchmark_script("accuracy_rows").LOSSES["abe_contrastive"]
+    abe_loss = benchmark_script("accuracy.rows").LOSSES["abe_contrastive"]
     rows = rows_of(
         [
             record("baseline/abe_contrastive", 0, 0.90, 0.60, abe_loss),
@@ -138,8 +138,7 @@ def test_table_prints_the_signed_differences(tmp_path):
         ):
             f.write(json.dumps(r) + "\n")
     result = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "benchmarks", "accuracy.py"), "--table"]
-        + ["--output", str(tmp_path)],
+        [sys.executable, "-m", "benchmarks.accuracy.run", "--table"] + ["--output", str(tmp_path)],
         cwd=ROOT,
         capture_output=True,
         text=True,

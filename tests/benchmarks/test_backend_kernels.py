@@ -1,4 +1,4 @@
-"""benchmarks/backend_kernels.py: the backbone's kernels timed alone on each backend (issue 27).
+"""benchmarks/speed/backend_kernels.py: the backbone's kernels timed alone on each backend.
 
 The kernels must compute the same thing on every backend, or the timings compare different work:
 each backend's results are checked against TensorFlow's on tiny inputs.
@@ -29,7 +29,7 @@ def _torch_to_tensorflow_layout(values):
 @pytest.mark.parametrize("backend", ["jax", "torch"])
 def test_every_backend_computes_tensorflows_kernels(backend):
     pytest.importorskip(backend)
-    script = benchmark_script("backend_kernels")
+    script = benchmark_script("speed.backend_kernels")
     data = script.inputs(script.build_parser().parse_args(TINY))
     reference = _values(script, script.tensorflow_kernels, data)
     values = _values(script, getattr(script, f"{backend}_kernels"), data)
@@ -45,7 +45,7 @@ def test_every_backend_computes_tensorflows_kernels(backend):
 
 
 def test_the_worker_prints_every_kernels_time(capsys):
-    script = benchmark_script("backend_kernels")
+    script = benchmark_script("speed.backend_kernels")
     script.main([*TINY, "--worker", "tensorflow"])
     (line,) = [
         x for x in capsys.readouterr().out.splitlines() if x.startswith(script.RESULT_PREFIX)
@@ -56,7 +56,7 @@ def test_the_worker_prints_every_kernels_time(capsys):
 
 
 def test_summary_takes_the_median_round_and_rates_against_tensorflow():
-    script = benchmark_script("backend_kernels")
+    script = benchmark_script("speed.backend_kernels")
 
     def result(ms):
         return {"milliseconds": dict.fromkeys(script.KERNELS, ms), "versions": {}, "xla_flags": ""}
@@ -71,14 +71,14 @@ def test_summary_takes_the_median_round_and_rates_against_tensorflow():
 
 
 def test_the_site_table_lists_each_kernel_with_its_ratio(tmp_path):
-    script = benchmark_script("backend_kernels")
+    script = benchmark_script("speed.backend_kernels")
     times = {"tensorflow": 2.0, "jax": 5.0}
     summary = {
         b: {"milliseconds": dict.fromkeys(script.KERNELS, ms), "versions": {}, "xla_flags": ""}
         for b, ms in times.items()
     }
     record = {
-        "command": "python benchmarks/backend_kernels.py",
+        "command": "python -m benchmarks.speed.backend_kernels",
         "date": "2026-11-27 12:00 UTC",
         "machine": {"platform": "Linux x86_64", "cores": 2, "load_average": [0.5]},
         "shape": {"batch": 128, "size": 32, "channels": 64, "matmul": 2048},
@@ -87,4 +87,4 @@ def test_the_site_table_lists_each_kernel_with_its_ratio(tmp_path):
     (tmp_path / "backend_kernels.json").write_text(json.dumps(record))
     table = load_hooks().backend_kernels_table(str(tmp_path))
     assert "| conv gradient (filter) | 2.0 | 5.0 | 2.50x |" in table
-    assert "`python benchmarks/backend_kernels.py`" in table
+    assert "`python -m benchmarks.speed.backend_kernels`" in table

@@ -1,4 +1,4 @@
-"""benchmarks/backend_speed.py: every method's training images/s on each backend (issue 27).
+"""benchmarks/speed/backend_speed.py: every method's training images/s on each backend.
 
 The worker trains one row on this process's backend (TensorFlow here) at a tiny size and prints
 its timings; the parent's table and record are checked on timings given to it, since each real
@@ -20,7 +20,7 @@ TINY += ["--set", "image_size=16", "--set", "backbone=convnet"]
 
 
 def test_the_worker_times_two_epochs_and_the_input_pipeline(tmp_path, capsys):
-    script = benchmark_script("backend_speed")
+    script = benchmark_script("speed.backend_speed")
     script.main([*TINY, "--output", str(tmp_path), "--worker", "tensorflow", "baseline/margin"])
     output = capsys.readouterr().out.splitlines()
     (line,) = [x for x in output if x.startswith(script.RESULT_PREFIX)]
@@ -36,7 +36,7 @@ def test_the_worker_starts_afresh_where_an_interrupted_run_left_its_backup(
 ):
     # `train` resumes a folder holding an interrupted run's backup: the worker must still train
     # (and time) two epochs there, not the epoch left over (a stopped benchmark left such folders).
-    script = benchmark_script("backend_speed")
+    script = benchmark_script("speed.backend_speed")
     timer = script.epoch_timer
 
     def interrupted_after_one_epoch(base):
@@ -63,7 +63,7 @@ def test_the_worker_starts_afresh_where_an_interrupted_run_left_its_backup(
 
 
 def test_timer_rates_come_from_the_step_times():
-    script = benchmark_script("backend_speed")
+    script = benchmark_script("speed.backend_speed")
     timer = script.epoch_timer(object)
     timer.epochs = [
         {"begin": 0.0, "steps": [10.0, 11.0, 12.0]},  # compilation in the first step
@@ -76,7 +76,7 @@ def test_timer_rates_come_from_the_step_times():
 
 
 def test_the_record_gives_each_backend_against_tensorflow(tmp_path, monkeypatch):
-    script = benchmark_script("backend_speed")
+    script = benchmark_script("speed.backend_speed")
     steady = {"tensorflow": 100.0, "jax": 90.0, "torch": 40.0}
 
     def fake_run_one(args, backend, row):
@@ -94,7 +94,7 @@ def test_the_record_gives_each_backend_against_tensorflow(tmp_path, monkeypatch)
 
 
 def test_keep_rows_measures_one_row_again_and_keeps_the_others(tmp_path, monkeypatch):
-    script = benchmark_script("backend_speed")
+    script = benchmark_script("speed.backend_speed")
     steady = {"tensorflow": 100.0, "jax": 90.0}
 
     def fake_run_one(args, backend, row):
@@ -122,7 +122,7 @@ def test_keep_rows_measures_one_row_again_and_keeps_the_others(tmp_path, monkeyp
 
 
 def test_synthetic_splits_fill_whole_batches_of_m_images_per_class():
-    script = benchmark_script("backend_speed")
+    script = benchmark_script("speed.backend_speed")
     budget = {"image_size": 8, "batch_size": 6, "m_per_class": 3}
     splits = script.synthetic_splits(budget, steps=4)
     train = splits["train"]
@@ -132,7 +132,7 @@ def test_synthetic_splits_fill_whole_batches_of_m_images_per_class():
 
 
 def test_the_onednn_variant_runs_jax_with_the_xla_flag(monkeypatch):
-    script = benchmark_script("backend_speed")
+    script = benchmark_script("speed.backend_speed")
     calls = []
 
     def fake_run(command, env, capture_output, text):
@@ -154,7 +154,7 @@ def test_the_onednn_variant_runs_jax_with_the_xla_flag(monkeypatch):
 
 def test_the_site_table_gives_each_backend_and_its_ratio_to_tensorflow(tmp_path):
     record = {
-        "command": "python benchmarks/backend_speed.py --dataset hangul",
+        "command": "python -m benchmarks.speed.backend_speed --dataset hangul",
         "date": "2026-11-27 09:00 UTC",
         "machine": {"cores": 2, "memory_gib": 23.5, "load_average": [1.0, 1.0, 1.0]},
         "measured": {
@@ -169,4 +169,4 @@ def test_the_site_table_gives_each_backend_and_its_ratio_to_tensorflow(tmp_path)
     assert lines[2] == "| `baseline/margin` | 50.0 | 40.0 | 0.80x |"
     assert lines[3] == "| `dc/paper` | 20.0 | 25.0 | 1.25x |"
     assert "2 cores, 23.5 GiB, no GPU, load average 1.0" in table
-    assert "`python benchmarks/backend_speed.py --dataset hangul`" in table
+    assert "`python -m benchmarks.speed.backend_speed --dataset hangul`" in table

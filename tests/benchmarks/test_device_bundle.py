@@ -1,4 +1,4 @@
-"""`benchmarks/device_bundle.py`: a rendered dataset travels as its cache to a machine without
+"""`benchmarks/speed/device_bundle.py`: a rendered dataset travels as its cache to a machine without
 its typefaces, and loads there to the same arrays without opening a font."""
 
 import json
@@ -21,7 +21,7 @@ OPTIONS = {"fonts": [FONT], "num_train_classes": 4, "num_test_classes": 2, "copi
     reason="the Hangul fonts are not installed: apt-get install fonts-nanum",
 )
 def test_packed_cache_loads_the_same_arrays_where_the_fonts_are_missing(tmp_path):
-    bundle_script = benchmark_script("device_bundle")
+    bundle_script = benchmark_script("speed.device_bundle")
     bundle = tmp_path / "bundle"
     options = [f"--dataset-option={k}={json.dumps(v)}" for k, v in OPTIONS.items()]
     bundle_script.main(["pack", "--dataset", "hangul", "--output", str(bundle), *options])

@@ -1,4 +1,4 @@
-"""benchmarks/gpu_speed.py: keras-dml on JAX against PyTorch + PML at 224 px (issue 27 item 5a).
+"""benchmarks/speed/gpu_speed.py: keras-dml on JAX against PyTorch + PML at 224 px.
 
 No GPU here: the PyTorch side runs at a tiny size on the CPU, in this process, and the record's
 rows are checked on timings given to it; keras-dml's side is backend_speed.py's worker, tested
@@ -19,7 +19,7 @@ TINY += ["--precision", "float32"]
 
 
 def test_the_pytorch_side_times_pml_training_steps(capsys):
-    script = benchmark_script("gpu_speed")
+    script = benchmark_script("speed.gpu_speed")
     script.main([*TINY, "--pml-worker"])
     output = capsys.readouterr().out.splitlines()
     (line,) = [x for x in output if x.startswith(script.RESULT_PREFIX)]
@@ -28,7 +28,7 @@ def test_the_pytorch_side_times_pml_training_steps(capsys):
 
 
 def test_the_record_compares_the_baselines_and_each_method_with_its_baseline(tmp_path, monkeypatch):
-    script = benchmark_script("gpu_speed")
+    script = benchmark_script("speed.gpu_speed")
     monkeypatch.setattr(
         script, "run_pml", lambda args, argv: {"images_per_second": 50.0, "device": "cpu"}
     )

@@ -1,6 +1,7 @@
-"""`benchmarks/parallel_rows.py`: accuracy rows in parallel processes, records kept as jobs end.
+"""`benchmarks.accuracy.parallel_rows`: accuracy rows in parallel processes, records kept as jobs
+end.
 
-The jobs run a stand-in for `accuracy.py` (same arguments, one JSON record per run), so these
+The jobs run a stand-in for `run.py` (same arguments, one JSON record per run), so these
 tests check the scheduling (parallelism, shared backbone, time limits, failures) in seconds.
 """
 
@@ -52,7 +53,7 @@ STAND_IN = textwrap.dedent(
 
 @pytest.fixture
 def parallel_rows():
-    return benchmark_script("parallel_rows")
+    return benchmark_script("accuracy.parallel_rows")
 
 
 def run(module, tmp_path, lines, *options):
@@ -118,7 +119,7 @@ def test_a_malformed_jobs_line_is_named(parallel_rows, tmp_path, capsys):
     with pytest.raises(SystemExit):
         parallel_rows.main(["--jobs", str(tmp_path / "jobs.txt"), "--output", str(tmp_path)])
     error = capsys.readouterr().err
-    assert "jobs.txt:1: expected `ROW SEED [accuracy.py arguments]`" in error
+    assert "jobs.txt:1: expected `ROW SEED [run.py arguments]`" in error
     assert not os.path.exists(tmp_path / "results.jsonl")
 
 
@@ -150,7 +151,7 @@ def test_recorded_jobs_are_skipped_and_pretrained_jobs_need_the_shared_backbone(
 )
 def test_every_jobs_file_names_rows_that_exist_with_arguments_accuracy_takes(parallel_rows, path):
     jobs = parallel_rows.read_jobs(path)
-    names = benchmark_script("accuracy").row_names("normalized_softmax")
+    names = benchmark_script("accuracy.run").row_names("normalized_softmax")
     assert jobs and all(row in names for row, _, _ in jobs)
     keys = [parallel_rows.job_key(*job) for job in jobs]
     assert len(set(keys)) == len(keys)  # no job twice

@@ -1,4 +1,4 @@
-"""`benchmarks/reality_check_table.py`: keras-dml against PML per loss, XBM on/off, re-ranking."""
+"""`benchmarks.accuracy.reality_check_table`: keras-dml against PML per loss, XBM, re-ranking."""
 
 import json
 import subprocess
@@ -13,7 +13,7 @@ ROOT = REPO_ROOT
 
 
 def table():
-    return benchmark_script("reality_check_table")
+    return benchmark_script("accuracy.reality_check_table")
 
 
 def record(row, seed, recall, map_at_r, rerank=None):
@@ -99,7 +99,7 @@ def test_the_command_prints_the_recorded_table(tmp_path):
     path = tmp_path / "results.jsonl"
     path.write_text(json.dumps(record("baseline/margin", 0, 0.5, 0.25)) + "\n")
     output = subprocess.run(
-        [sys.executable, "benchmarks/reality_check_table.py", str(path), "--markdown"],
+        [sys.executable, "-m", "benchmarks.accuracy.reality_check_table", str(path), "--markdown"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -1,10 +1,10 @@
 """Every benchmark script the docs quote writes its JSON record, and the site's speed and recipes
-tables are built from those records (issue 30, item 1: no number typed by hand).
+tables are built from those records (no number typed by hand).
 
 Each script runs at its smallest settings into a temporary folder (`--record`); the record must
 name the script, the command that reproduces it and the machine, hold the measured values, and
 format its speed-table rows from those values. The scripts that build and train several models
-(seconds each, even tiny) run in one slow test; the evaluation scripts and `train_step.py` run
+(seconds each, even tiny) run in one slow test; the evaluation scripts and `train_step` run
 in the default suite, as does the check that every script's `--record` defaults to the file the
 site reads. The hook builds the speed table from those records alone, in its script order, and
 says under the table which record each row comes from (date and machine).
@@ -26,7 +26,7 @@ RESULTS = os.path.join(ROOT, "benchmarks", "results")
 
 
 def run_script(name, arguments, tmp_path):
-    """Runs `benchmarks/<name>.py ARGUMENTS --record TMP` in this process; returns its record."""
+    """Runs `benchmarks.<name> ARGUMENTS --record TMP` in this process; returns its record."""
     path = str(tmp_path / f"{name}.json")
     argv = [*arguments, "--record", path]
     benchmark_script(name).main(argv)
@@ -39,7 +39,8 @@ def run_in_process_of_its_own(name, arguments, tmp_path):
     path = str(tmp_path / f"{name}.json")
     argv = [*arguments, "--record", path]
     subprocess.run(
-        [sys.executable, os.path.join(ROOT, "benchmarks", f"{name}.py"), *argv],
+        [sys.executable, "-m", f"benchmarks.{name}", *argv],
+        cwd=ROOT,
         check=True,
         capture_output=True,
         env={**os.environ, "PYTHONPATH": ROOT},
@@ -51,8 +52,8 @@ def checked_record(path, name, argv):
     """The record at `path`, checked for what every record holds."""
     with open(path) as f:
         record = json.load(f)
-    assert record["script"] == f"benchmarks/{name}.py"
-    assert record["command"] == " ".join(["python", f"benchmarks/{name}.py", *argv])
+    assert record["script"] == f"benchmarks/{name.replace('.', '/')}.py"
+    assert record["command"] == " ".join(["python", "-m", f"benchmarks.{name}", *argv])
     machine = record["machine"]
     assert machine["cores"] == os.cpu_count() and machine["memory_gib"] > 0
     assert len(machine["load_average"]) == 3 and "keras" in machine
@@ -64,7 +65,7 @@ def checked_record(path, name, argv):
 
 def test_train_step_records_its_ratio(tmp_path):
     record = run_script(
-        "train_step",
+        "speed.train_step",
         ["--image-size", "32", "--batch-size", "8", "--m-per-class", "2"]
         + ["--warmup", "1", "--rounds", "1", "--steps", "1"],
         tmp_path,
@@ -79,7 +80,7 @@ def test_train_step_records_its_ratio(tmp_path):
 
 def check_bier_records_both_ratios(tmp_path):
     record = run_script(
-        "bier",
+        "methods.bier",
         ["--image-size", "32", "--batch-size", "8", "--embedding-dim", "48"]
         + ["--warmup", "1", "--rounds", "1", "--steps", "1"],
         tmp_path,
@@ -91,7 +92,7 @@ def check_bier_records_both_ratios(tmp_path):
 
 def check_dcml_records_wall_and_cpu_ratios(tmp_path):
     record = run_script(
-        "dcml",
+        "methods.dcml",
         ["--image-size", "32", "--batch-size", "8", "--num-learners", "2", "--learner-dim", "8"]
         + ["--num-compositors", "2", "--warmup", "1", "--rounds", "1", "--steps", "1"],
         tmp_path,
@@ -110,7 +111,7 @@ def check_dcml_records_wall_and_cpu_ratios(tmp_path):
 
 def check_divide_and_conquer_records_step_ratio_and_reclustering(tmp_path):
     record = run_script(
-        "divide_and_conquer",
+        "methods.divide_and_conquer",
         ["--epochs", "2", "--learners", "2", "--every", "1", "--steps-per-epoch", "3"],
         tmp_path,
     )
@@ -126,7 +127,7 @@ def check_divide_and_conquer_records_step_ratio_and_reclustering(tmp_path):
 
 def check_abe_records_counts_per_size(tmp_path):
     record = run_script(
-        "abe",
+        "methods.abe",
         ["--sizes", "32", "--learners", "2", "--embedding-dim", "16", "--batch-size", "4"]
         + ["--steps", "1", "--warmup", "1"],
         tmp_path,
@@ -143,7 +144,7 @@ def check_abe_records_counts_per_size(tmp_path):
 
 
 def test_evaluation_records_time_memory_and_the_naive_difference(tmp_path):
-    record = run_script("evaluation", ["--num-samples", "600"], tmp_path)
+    record = run_script("speed.evaluation", ["--num-samples", "600"], tmp_path)
     measured = record["measured"]
     assert measured["max_retrieval_difference"] < 1e-6
     assert measured["metrics"]["recall@1"] == measured["naive_metrics"]["recall@1"]
@@ -154,7 +155,7 @@ def test_evaluation_records_time_memory_and_the_naive_difference(tmp_path):
 
 def test_evaluation_scale_records_exact_and_approximate_rows(tmp_path):
     record = run_script(
-        "evaluation_scale", ["--num-samples", "2000", "--approximate", "ivf"], tmp_path
+        "speed.evaluation_scale", ["--num-samples", "2000", "--approximate", "ivf"], tmp_path
     )
     measured = record["measured"]
     exact, ivf = record["rows"]
@@ -168,7 +169,7 @@ def test_evaluation_scale_records_exact_and_approximate_rows(tmp_path):
 def check_inference_records_throughput_latency_and_parity(tmp_path):
     argv = ["--image-size", "32", "--learners", "1", "--batch-size", "2"]
     record = run_in_process_of_its_own(
-        "inference",
+        "speed.inference",
         argv + ["--latency-runs", "2", "--throughput-runs", "1", "--warmup", "1"],
         tmp_path,
     )
@@ -186,7 +187,7 @@ def check_inference_records_throughput_latency_and_parity(tmp_path):
 
 def check_distributed_step_records_both_medians(tmp_path):
     argv = ["--methods", "baseline", "--steps", "2", "--repeats", "1", "--batch-size", "8"]
-    record = run_in_process_of_its_own("distributed_step", argv, tmp_path)
+    record = run_in_process_of_its_own("speed.distributed_step", argv, tmp_path)
     medians = record["measured"]["median_step"]["baseline"]
     one, two = medians["one_device_seconds"], medians["two_replicas_seconds"]
     assert (
@@ -199,8 +200,8 @@ def check_recipes_writes_the_record_its_table_is_built_from(tmp_path):
     path = str(tmp_path / "recipes_digits.json")
     argv = ["--dataset", "digits", "--methods", "baseline", "--output", str(tmp_path / "runs")]
     argv += ["--set", "epochs=1", "--record", path]
-    rows = benchmark_script("recipes").main(argv)
-    record = checked_record(path, "recipes", argv)
+    rows = benchmark_script("accuracy.recipes").main(argv)
+    record = checked_record(path, "accuracy.recipes", argv)
     assert record["dataset"] == "digits" and record["rows"] == rows
     hooks = load_hooks()
     table = hooks.recipes_table("digits", str(tmp_path)).splitlines()
@@ -225,27 +226,33 @@ def test_the_training_scripts_write_their_records_at_tiny_size(tmp_path_factory)
         check(tmp_path_factory.mktemp(check.__name__[len("check_") :]))
 
 
-SPEED_SCRIPTS = ["evaluation", "train_step", "divide_and_conquer", "abe", "bier", "dcml"]
-SPEED_SCRIPTS += ["inference", "distributed_step"]
+SPEED_SCRIPTS = [
+    "speed.evaluation",
+    "speed.train_step",
+    "speed.inference",
+    "speed.distributed_step",
+]
+SPEED_SCRIPTS += ["methods.divide_and_conquer", "methods.abe", "methods.bier", "methods.dcml"]
 
 
 @pytest.mark.parametrize("name", SPEED_SCRIPTS)
 def test_every_speed_script_records_into_the_file_the_site_reads_by_default(name):
     default = benchmark_script(name).build_parser().get_default("record")
-    assert default == os.path.join(RESULTS, f"speed_{name}.json")
-    assert load_hooks().record_name(f"python benchmarks/{name}.py --x 1") == f"speed_{name}.json"
+    record = f"speed_{name.split('.')[-1]}.json"
+    assert default == os.path.join(RESULTS, record)
+    assert load_hooks().record_name(f"python -m benchmarks.{name} --x 1") == record
 
 
 def test_evaluation_scale_and_recipes_default_to_one_record_per_size_and_dataset():
     hooks = load_hooks()
-    command = "python benchmarks/evaluation_scale.py --num-samples 50000 --tile-size 16384"
+    command = "python -m benchmarks.speed.evaluation_scale --num-samples 50000 --tile-size 16384"
     assert hooks.record_name(command) == "speed_evaluation_scale_50000.json"
-    default = "python benchmarks/evaluation_scale.py"
+    default = "python -m benchmarks.speed.evaluation_scale"
     assert hooks.record_name(default) == "speed_evaluation_scale_1000000.json"
-    assert benchmark_script("evaluation_scale").build_parser().get_default("num_samples") == (
+    assert benchmark_script("speed.evaluation_scale").build_parser().get_default("num_samples") == (
         1_000_000
     )
-    assert set(hooks.SPEED_SCRIPTS) == {*SPEED_SCRIPTS, "evaluation_scale"}
+    assert set(hooks.SPEED_SCRIPTS) == {*SPEED_SCRIPTS, "speed.evaluation_scale"}
 
 
 def write_speed_records(folder, scripts):
@@ -253,15 +260,16 @@ def write_speed_records(folder, scripts):
     300,000 and 20,000 rows, for `evaluation_scale` (whose names sort the other way round)."""
     records = benchmark_script("records")
     for script in scripts:
-        if script == "evaluation_scale":
+        name = script.split(".")[-1]
+        if script == "speed.evaluation_scale":
             for size in (20000, 300000):
                 row = {"what": f"exact at {size}", "result": f"{size} rows", "target": "<= 1.5x"}
                 rows = [row, {**row, "what": f"IVF at {size}"}]
                 path = str(folder / f"speed_evaluation_scale_{size}.json")
                 records.write_record(path, script, ["--num-samples", str(size)], {}, rows)
             continue
-        row = {"what": f"{script} step", "result": f"{script} 1.01x", "target": "<= 1.10x"}
-        records.write_record(str(folder / f"speed_{script}.json"), script, [], {}, [row])
+        row = {"what": f"{name} step", "result": f"{name} 1.01x", "target": "<= 1.10x"}
+        records.write_record(str(folder / f"speed_{name}.json"), script, [], {}, [row])
 
 
 def test_the_speed_table_is_every_record_in_table_order_with_its_source(tmp_path):
@@ -269,28 +277,34 @@ def test_the_speed_table_is_every_record_in_table_order_with_its_source(tmp_path
     write_speed_records(tmp_path, hooks.SPEED_SCRIPTS)
     sources = hooks.speed_sources(str(tmp_path))
 
-    sizes = {"evaluation_scale": 2}  # one record per data size
+    sizes = {"speed.evaluation_scale": 2}  # one record per data size
     expected = [script for script in hooks.SPEED_SCRIPTS for _ in range(sizes.get(script, 1))]
     assert [script for script, _, _ in sources] == expected
-    scale = [rows for script, rows, _ in sources if script == "evaluation_scale"]
+    scale = [rows for script, rows, _ in sources if script == "speed.evaluation_scale"]
     assert [rows[0]["result"] for rows in scale] == ["300000 rows", "20000 rows"]  # largest first
     assert (
         scale[0][0]["command"].endswith("--num-samples 300000") and scale[0][1]["command"] == "same"
     )
 
     table = hooks.speed_table(str(tmp_path))
-    assert "| train_step step | `python benchmarks/train_step.py` | train_step 1.01x |" in table
+    assert (
+        "| train_step step | `python -m benchmarks.speed.train_step` | train_step 1.01x |" in table
+    )
     assert "| IVF at 300000 | the row above's | 300000 rows |" in table
     provenance = hooks.speed_provenance(str(tmp_path))
-    assert "- `benchmarks/train_step.py`: `speed_train_step.json`, written" in provenance
-    assert "- `benchmarks/evaluation_scale.py`: `speed_evaluation_scale_20000.json`" in provenance
+    assert "- `benchmarks/speed/train_step.py`: `speed_train_step.json`, written" in provenance
+    assert "- `benchmarks/speed/evaluation_scale.py`: `speed_evaluation_scale_20000.json`" in (
+        provenance
+    )
     assert provenance.count(", written ") == len(sources)
 
 
 def test_a_speed_script_without_its_record_stops_the_build_naming_the_command(tmp_path):
     hooks = load_hooks()
-    write_speed_records(tmp_path, [s for s in hooks.SPEED_SCRIPTS if s != "abe"])
-    message = r"no record benchmarks/results/speed_abe.json .* run `python benchmarks/abe.py`"
+    write_speed_records(tmp_path, [s for s in hooks.SPEED_SCRIPTS if s != "methods.abe"])
+    message = (
+        r"no record benchmarks/results/speed_abe.json .* run `python -m benchmarks.methods.abe`"
+    )
     with pytest.raises(ValueError, match=message):
         hooks.speed_table(str(tmp_path))
 
@@ -313,9 +327,9 @@ def test_the_site_shows_where_every_speed_and_recipe_row_comes_from():
 def test_reranking_records_its_command_and_machine(tmp_path):
     path = str(tmp_path / "reranking.json")
     argv = ["--num-samples", "600", "--dim", "16", "--methods", "aqe", "--output", path]
-    benchmark_script("reranking").main(argv)
+    benchmark_script("speed.reranking").main(argv)
     with open(path) as f:
         record = json.load(f)
-    assert record["command"] == " ".join(["python", "benchmarks/reranking.py", *argv])
+    assert record["command"] == " ".join(["python", "-m", "benchmarks.speed.reranking", *argv])
     assert record["machine"]["cores"] == os.cpu_count() and record["machine"]["memory_gib"] > 0
     assert [row["rerank"] for row in record["rows"]] == ["none", "aqe(top_n=10)"]

@@ -1,4 +1,4 @@
-"""`benchmarks/reranking.py`: evaluate without and with each re-ranking, side by side, on record."""
+"""`benchmarks.speed.reranking`: evaluate without and with each re-ranking, side by side."""
 
 import json
 
@@ -7,7 +7,7 @@ from tests.support.helpers import benchmark_script
 
 
 def test_reranking_benchmark_records_each_method_next_to_none(tmp_path):
-    module = benchmark_script("reranking")
+    module = benchmark_script("speed.reranking")
     output = tmp_path / "reranking.json"
     module.main(
         ["--num-samples", "1200", "--dim", "16", "--methods", "aqe,dba", "--output", str(output)]
@@ -18,7 +18,7 @@ def test_reranking_benchmark_records_each_method_next_to_none(tmp_path):
         "aqe(top_n=10)",
         "dba(top_n=10, alpha=3)",
     ]
-    embeddings, labels = benchmark_script("evaluation").sop_like_data(
+    embeddings, labels = benchmark_script("speed.evaluation").sop_like_data(
         1200, 1200 * 11316 // 60502, 16
     )
     want = evaluate(embeddings, labels, metrics=("recall", "map@r"), rerank="dba")

@@ -1,4 +1,4 @@
-"""`benchmarks/runtime_pairs.py`: one row and seed trained on two runtimes, side by side."""
+"""`benchmarks.accuracy.runtime_pairs`: one row and seed trained on two runtimes, side by side."""
 
 import json
 import subprocess
@@ -25,7 +25,7 @@ def rows_of(records):
 
 
 def test_a_row_and_seed_on_another_runtime_is_paired_with_the_table_record():
-    module = benchmark_script("runtime_pairs")
+    module = benchmark_script("accuracy.runtime_pairs")
     table = rows_of(
         [
             record("baseline/margin+xbm", 0, 0.90, 0.40),  # no runtime: TensorFlow on CPU
@@ -61,7 +61,7 @@ def test_a_row_and_seed_on_another_runtime_is_paired_with_the_table_record():
 
 
 def test_the_seed_spread_uses_only_rows_whose_two_seeds_share_a_runtime():
-    module = benchmark_script("runtime_pairs")
+    module = benchmark_script("accuracy.runtime_pairs")
     table = rows_of(
         [
             record("a", 0, 0.9, 0.40),
@@ -80,7 +80,14 @@ def test_the_command_prints_the_pairs(tmp_path):
     table.write_text(json.dumps({**record(row, 0, 0.9, 0.4), "budget": {}}))
     second.write_text(json.dumps({**record(row, 0, 0.9, 0.5, GPU), "budget": {}}))
     output = subprocess.run(
-        [sys.executable, "benchmarks/runtime_pairs.py", str(second), str(table), "--markdown"],
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.accuracy.runtime_pairs",
+            str(second),
+            str(table),
+            "--markdown",
+        ],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

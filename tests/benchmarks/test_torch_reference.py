@@ -1,4 +1,4 @@
-"""`benchmarks/torch_reference.py`: the PML rows' losses are the definitions the docs say.
+"""`benchmarks/accuracy/torch_reference.py`: the PML rows' losses are the definitions the docs say.
 
 Needs torch and pytorch-metric-learning (the benchmark's own dependencies, not the tests'):
 skipped without them. The loss definitions themselves are compared with PML's stored values in
@@ -31,7 +31,7 @@ def test_cosface_recipe_is_keras_dml_default_cosface():
 
     labels, x = batch()
     weights = np.random.default_rng(1).normal(size=(4, 8)).astype("float32")
-    loss = benchmark_script("torch_reference").RECIPES["cosface"][0](4, 8)
+    loss = benchmark_script("accuracy.torch_reference").RECIPES["cosface"][0](4, 8)
     with torch.no_grad():
         loss.W.copy_(torch.tensor(weights.T))  # PML holds W as [dim, num_classes]
     expected = float(cosface_loss(labels, x, weights))
@@ -42,7 +42,7 @@ def test_abe_contrastive_recipe_is_eq_10_with_the_positive_and_negative_pairs_ap
     from keras_dml.losses import contrastive_loss
 
     labels, x = batch()
-    loss = benchmark_script("torch_reference").RECIPES["abe_contrastive"][0](4, 8)
+    loss = benchmark_script("accuracy.torch_reference").RECIPES["abe_contrastive"][0](4, 8)
     kwargs = {"similarity": "squared_euclidean", "margin": 1.0}
     separate = float(contrastive_loss(labels, x, balance="separate", **kwargs))
     joint = float(contrastive_loss(labels, x, **kwargs))  # the baseline row's default
@@ -52,9 +52,9 @@ def test_abe_contrastive_recipe_is_eq_10_with_the_positive_and_negative_pairs_ap
 
 
 def test_triplet_recipe_mines_pml_semi_hard_triplets_at_the_rows_margin():
-    module = benchmark_script("torch_reference")
+    module = benchmark_script("accuracy.torch_reference")
     loss_factory, miner_factory, _ = module.RECIPES["triplet"]
-    rows = benchmark_script("accuracy_rows")
+    rows = benchmark_script("accuracy.rows")
     miner, loss = miner_factory(), loss_factory(4, 8)
     assert miner.type_of_triplets == "semihard"
     assert miner.margin == loss.margin == rows.LOSSES["triplet"]["margin"]

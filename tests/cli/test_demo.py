@@ -5,7 +5,7 @@ import os
 import pytest
 
 from keras_dml.demo import demo_config, demo_methods, format_table, run_demo
-from keras_dml.training import list_methods
+from keras_dml.methods import list_methods
 from tests.support.demo_checks import demo_folder_problems
 
 

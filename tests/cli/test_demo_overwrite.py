@@ -1,4 +1,4 @@
-"""`keras-dml demo` refuses a folder holding files unless `--overwrite` (issue 29).
+"""`keras-dml demo` refuses a folder holding files unless `--overwrite`.
 
 It used to write into any existing folder: an earlier demo's runs were resumed instead of
 retrained and files of the same name were replaced, without a word.

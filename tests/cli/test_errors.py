@@ -1,4 +1,4 @@
-"""Bad input gets one `keras-dml: error:` line naming the problem and the fix (issue 13).
+"""Bad input gets one `keras-dml: error:` line naming the problem and the fix.
 
 Each case used to end in a traceback, a misleading message or a silent success. The runs stop
 before training (or right after building the model), so these tests are fast.
@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
-from keras_dml.training import list_methods
+from keras_dml.methods import list_methods
 from keras_dml_cli import main
 from keras_dml_cli.errors import configured_backend, error_message
 

@@ -21,6 +21,8 @@ COMMAND_LINES = [
     ["export", "--help"],
     ["zoo", "--help"],
     ["search", "--help"],
+    ["embed", "--help"],
+    ["embed", "m.keras", "--images", "photos"],  # neither --store nor --output
     ["backbones", "--help"],
     ["backbones", "convert", "--help"],
     ["train", "--no-such-flag"],

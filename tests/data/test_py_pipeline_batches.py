@@ -13,6 +13,7 @@ from keras_dml.data.image_batches import ImageBatches
 from keras_dml.data.image_dataset import ImageDataset
 from keras_dml.data.index_epochs import IndexEpochs
 from keras_dml.data.numpy_preprocessing import EVAL_TOLERANCE, sample_crop_box
+from keras_dml.data.pipeline_options import PipelineOptions
 from keras_dml.data.py_pipeline import make_py_dataset
 from keras_dml.data.samplers import ClusterMPerClassSampler, MPerClassSampler
 
@@ -50,12 +51,16 @@ def test_sampler_batches_equal_the_tf_path_batches(epoch):
     data = ImageDataset(LABELS, images=indexed_images(), image_size=16)
     tf_sampler, py_sampler = (MPerClassSampler(LABELS, 2, 8, seed=5) for _ in range(2))
     tf_batches = tf_epoch(
-        make_tf_dataset(data, True, sampler=tf_sampler, seed=1, augmentation="none"),
+        make_tf_dataset(
+            data, PipelineOptions(True, sampler=tf_sampler, seed=1, augmentation="none")
+        ),
         tf_sampler,
         epoch,
     )
     py_batches = py_epoch(
-        make_py_dataset(data, True, sampler=py_sampler, seed=1, augmentation="none"),
+        make_py_dataset(
+            data, PipelineOptions(True, sampler=py_sampler, seed=1, augmentation="none")
+        ),
         py_sampler,
         epoch,
     )
@@ -73,8 +78,12 @@ def test_cluster_batches_equal_the_tf_path_batches():
     clusters = LABELS // 4
     samplers = [ClusterMPerClassSampler(LABELS, clusters, 2, 4, seed=0) for _ in range(2)]
     arguments = dict(training=True, seed=0, augmentation="none", with_clusters=True)
-    tf_batches = tf_epoch(make_tf_dataset(data, sampler=samplers[0], **arguments), samplers[0], 1)
-    py_batches = py_epoch(make_py_dataset(data, sampler=samplers[1], **arguments), samplers[1], 1)
+    tf_batches = tf_epoch(
+        make_tf_dataset(data, PipelineOptions(sampler=samplers[0], **arguments)), samplers[0], 1
+    )
+    py_batches = py_epoch(
+        make_py_dataset(data, PipelineOptions(sampler=samplers[1], **arguments)), samplers[1], 1
+    )
     assert len(py_batches) == len(tf_batches)
     for (tf_images, tf_targets), (py_images, py_targets) in zip(tf_batches, py_batches):
         np.testing.assert_array_equal(py_images, tf_images)
@@ -93,8 +102,8 @@ def test_eval_images_are_within_the_stated_tolerance_of_the_tf_path(tmp_path):
         Image.fromarray(noise_image(rng, *shape)).save(paths[-1])
     for size in (16, 32):
         data = ImageDataset(np.arange(len(paths)), paths=paths, image_size=size)
-        tf_images = next(iter(make_tf_dataset(data, batch_size=8)))[0].numpy()
-        py_images = make_py_dataset(data, batch_size=8, num_parallel_calls=0)[0][0]
+        tf_images = next(iter(make_tf_dataset(data, PipelineOptions(batch_size=8))))[0].numpy()
+        py_images = make_py_dataset(data, PipelineOptions(batch_size=8, num_parallel_calls=0))[0][0]
         difference = np.abs(py_images - tf_images)
         assert difference.max() <= EVAL_TOLERANCE, (size, difference.max())
 
@@ -111,11 +120,13 @@ def same_picture_batches(augmentation, seed, num_parallel_calls=0, tmp_path=None
     sampler = MPerClassSampler(labels, 2, 8, seed=0)
     batches = make_py_dataset(
         data,
-        True,
-        sampler=sampler,
-        seed=seed,
-        augmentation=augmentation,
-        num_parallel_calls=num_parallel_calls,
+        PipelineOptions(
+            True,
+            sampler=sampler,
+            seed=seed,
+            augmentation=augmentation,
+            num_parallel_calls=num_parallel_calls,
+        ),
     )
     return [images for images, _ in py_epoch(batches, sampler, 0)]
 
@@ -157,7 +168,9 @@ def test_a_fresh_pipeline_at_epoch_e_replays_the_uninterrupted_epoch_e():
 
     def pipeline():
         sampler = MPerClassSampler(LABELS, 2, 8, seed=7)
-        batches = make_py_dataset(data, True, sampler=sampler, seed=2, augmentation="crop_flip")
+        batches = make_py_dataset(
+            data, PipelineOptions(True, sampler=sampler, seed=2, augmentation="crop_flip")
+        )
         return sampler, batches
 
     sampler, batches = pipeline()
@@ -173,12 +186,14 @@ def test_a_fresh_pipeline_at_epoch_e_replays_the_uninterrupted_epoch_e():
 
 def test_without_sampler_every_image_once_shuffled_per_epoch_and_the_remainder_dropped():
     data = ImageDataset(LABELS[:30], images=indexed_images()[:30], image_size=16)
-    batches = make_py_dataset(data, True, batch_size=8, seed=0, augmentation="none")
+    batches = make_py_dataset(
+        data, PipelineOptions(True, batch_size=8, seed=0, augmentation="none")
+    )
     assert len(batches) == 3  # 30 images: the last 6 dropped in training
     epochs = [np.concatenate([x[:, 0, 0, 0] for x, _ in py_epoch(batches)]) for _ in range(2)]
     assert all(len(set(order.tolist())) == 24 for order in epochs)
     assert not np.array_equal(epochs[0], epochs[1])
-    evaluation = make_py_dataset(data, batch_size=8)
+    evaluation = make_py_dataset(data, PipelineOptions(batch_size=8))
     order = np.concatenate([x[:, 0, 0, 0] for x, _ in py_epoch(evaluation)])
     np.testing.assert_array_equal(order, np.arange(30))
 
@@ -191,7 +206,7 @@ def test_a_file_that_fails_after_verification_is_left_out_with_a_warning(tmp_pat
     data = ImageDataset([0, 1, 2, 3], paths=paths, image_size=16, verify=True)
     with open(paths[2], "wb") as file:
         file.write(b"broken after verification")
-    batches = make_py_dataset(data, batch_size=4, num_parallel_calls=0)
+    batches = make_py_dataset(data, PipelineOptions(batch_size=4, num_parallel_calls=0))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         images, labels = batches[0]
@@ -204,11 +219,15 @@ def test_a_keras_pipeline_augments_whole_batches_and_must_keep_their_shape():
 
     data = ImageDataset(LABELS, images=indexed_images(), image_size=16)
     halve = keras.layers.Rescaling(0.5)
-    plain = make_py_dataset(data, True, batch_size=8, seed=0, augmentation="none")[0][0]
-    halved = make_py_dataset(data, True, batch_size=8, seed=0, augmentation=halve)[0][0]
+    plain = make_py_dataset(data, PipelineOptions(True, batch_size=8, seed=0, augmentation="none"))[
+        0
+    ][0]
+    halved = make_py_dataset(data, PipelineOptions(True, batch_size=8, seed=0, augmentation=halve))[
+        0
+    ][0]
     np.testing.assert_allclose(halved, plain * 0.5)
     with pytest.raises(ValueError, match="must keep the batch shape"):
-        make_py_dataset(data, True, augmentation=keras.layers.Resizing(8, 8))
+        make_py_dataset(data, PipelineOptions(True, augmentation=keras.layers.Resizing(8, 8)))
 
 
 def test_crop_boxes_follow_the_scale_and_ratio_ranges():
@@ -227,7 +246,9 @@ def test_crop_boxes_follow_the_scale_and_ratio_ranges():
 def test_a_sampler_whose_epoch_length_changes_is_served_at_the_built_count_with_a_warning():
     data = ImageDataset(LABELS, images=indexed_images(), image_size=16)
     sampler = ClusterMPerClassSampler(LABELS, LABELS // 4, 2, 4, seed=0, epoch_length="max")
-    batches = make_py_dataset(data, True, sampler=sampler, with_clusters=True, seed=0)
+    batches = make_py_dataset(
+        data, PipelineOptions(True, sampler=sampler, with_clusters=True, seed=0)
+    )
     built = len(batches)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -1,4 +1,4 @@
-"""The PyDataset pipeline runs on JAX and PyTorch with `import tensorflow` blocked (issue 27).
+"""The PyDataset pipeline runs on JAX and PyTorch with `import tensorflow` blocked.
 
 Each check runs in a fresh interpreter with `import tensorflow` blocked by an import hook
 (`tests.support.no_tensorflow`), in the pipeline's worker processes too.

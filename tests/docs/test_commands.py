@@ -1,12 +1,12 @@
-"""Every `bash` command and `python` block of the documentation runs as written (issue 13).
+"""Every `bash` command and `python` block of the documentation runs as written.
 
-The blocks are extracted from README.md, CONTRIBUTING.md, export/README.md, models/README.md and
-every page of the documentation site (`docs/**/*.md`, in `mkdocs.yml`'s nav order), so a new
+The blocks are extracted from README.md, CONTRIBUTING.md, deployment/README.md, model_zoo/README.md
+and every page of the documentation site (`docs/**/*.md`, in `mkdocs.yml`'s nav order), so a new
 documented line is tested the day it is written. The README's and the site's blocks (`WALKED`) run
 in `tests/docs/test_readme_walk.py` (slow suite), top to bottom in a fresh copy; the other
 documents' blocks run here, and the checks below cover every document. The blocks of one document
-run in order in one temporary folder (with `training/`, `export/` and `models/` linked in, as in a
-checkout). Training commands get one epoch (`--epochs 1`, `--set epochs=1`) to stay bounded and
+run in order in one temporary folder (with `recipes/`, `deployment/` and `model_zoo/` linked in, as
+in a checkout). Training commands get one epoch (`--epochs 1`, `--set epochs=1`) to stay bounded and
 blocks that train run in the slow suite; `pip install` lines are checked against the extras of
 `pyproject.toml` instead of being run, `apt-get install` lines are checked to be installed (the
 block is skipped when they are not), and test commands (`python -m pytest ...`, also behind
@@ -40,8 +40,8 @@ def site_pages():
 
 
 SITE_PAGES = site_pages()
-DOCS = ("README.md", "CONTRIBUTING.md", "export/README.md", "models/README.md", *SITE_PAGES)
-LINKED = ("training", "export", "models")
+DOCS = ("README.md", "CONTRIBUTING.md", "deployment/README.md", "model_zoo/README.md", *SITE_PAGES)
+LINKED = ("recipes", "deployment", "model_zoo")
 # Docs walked top to bottom, verbatim, in a fresh copy (tests/docs/test_readme_walk.py, slow): the
 # README, then the site's pages in nav order. Their blocks run there only, once, in order and with
 # nothing prepared, instead of a second time here (CI ran both: about 5 minutes of its time twice).
@@ -51,7 +51,7 @@ TIMEOUT = 900
 SLOW_MARKERS = (
     "keras-dml train",
     "keras-dml demo",
-    "training/train.py",
+    "recipes/train.py",
     "model.fit(",
     "docs/make_images.py",
     "runs/baseline/model.keras",  # uses the model an earlier (slow) block trained
@@ -117,7 +117,7 @@ def bounded(argv):
         return [*argv, "--epochs", "1", *cap]
     if argv[:2] == ["keras-dml", "demo"]:
         return [*argv, "--epochs", "1"]
-    if argv[:2] == ["python", "training/train.py"]:
+    if argv[:2] == ["python", "recipes/train.py"]:
         return [*argv, "--set", "epochs=1", *cap]
     return argv
 
@@ -254,7 +254,7 @@ def test_untyped_blocks_hold_no_runnable_command():
                 if not command.startswith(("keras-dml ", "python ")):
                     continue
                 synopsis = re.search(r"\[|\||\b[A-Z][A-Z_]+\b", command)
-                benchmark = command.startswith("python benchmarks/")
+                benchmark = command.startswith("python -m benchmarks.")
                 assert synopsis or benchmark, f"{doc}:{line}: untyped runnable line {command!r}"
 
 
@@ -323,7 +323,7 @@ def test_documented_json_is_valid_for_what_it_shows(text):
             if command.startswith("keras-dml "):
                 argv = shlex.split(command)[1:]
                 build_parser(argv).parse_args(argv)
-            elif command.startswith("python training/train.py "):
+            elif command.startswith("python recipes/train.py "):
                 check_recipe_command(command)
             elif command:
                 pytest.fail(f"no check for the card's {section} command: {command!r}")
@@ -334,9 +334,9 @@ def test_documented_json_is_valid_for_what_it_shows(text):
 
 
 def check_recipe_command(command):
-    """A `python training/train.py ...` command parses with the script's parser (no
+    """A `python recipes/train.py ...` command parses with the script's parser (no
     abbreviations) and its `--config` recipe exists."""
-    spec = importlib.util.spec_from_file_location("train_script", f"{ROOT}/training/train.py")
+    spec = importlib.util.spec_from_file_location("train_script", f"{ROOT}/recipes/train.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     args = script.build_parser().parse_args(shlex.split(command)[2:])
@@ -344,19 +344,19 @@ def check_recipe_command(command):
 
 
 def test_train_script_usage_lines_parse():
-    """The usage lines of `training/train.py`'s docstring (a line may continue with `\\`)."""
-    with open(os.path.join(ROOT, "training", "train.py")) as f:
+    """The usage lines of `recipes/train.py`'s docstring (a line may continue with `\\`)."""
+    with open(os.path.join(ROOT, "recipes", "train.py")) as f:
         text = f.read().replace("\\\n", " ")
-    commands = re.findall(r"^ *(python training/train\.py [^\n]*)$", text, re.M)
+    commands = re.findall(r"^ *(python recipes/train\.py [^\n]*)$", text, re.M)
     assert len(commands) >= 2
     for command in commands:
         check_recipe_command(command)
 
 
 def test_a_recipe_command_with_a_missing_recipe_or_a_bad_flag_is_caught():
-    good = "python training/train.py --config training/configs/dc_cub200.json --output runs/x"
+    good = "python recipes/train.py --config recipes/configs/dc_cub200.json --output runs/x"
     check_recipe_command(good)
-    with pytest.raises(AssertionError, match="no training/configs/dc_cub.json"):
+    with pytest.raises(AssertionError, match="no recipes/configs/dc_cub.json"):
         check_recipe_command(good.replace("dc_cub200", "dc_cub"))
     with pytest.raises(SystemExit):
         check_recipe_command(good.replace("--output", "--out"))
@@ -367,7 +367,7 @@ def test_every_json_block_is_checked():
 
 
 def test_fashion_mnist_training_is_capped_under_the_ci_budget_only(monkeypatch):
-    command = ["python", "training/train.py", "--config", "training/configs/dc_fashion_mnist.json"]
+    command = ["python", "recipes/train.py", "--config", "recipes/configs/dc_fashion_mnist.json"]
     monkeypatch.delenv("KERAS_DML_CI_BUDGET", raising=False)
     assert bounded(command) == [*command, "--set", "epochs=1"]
     monkeypatch.setenv("KERAS_DML_CI_BUDGET", "1")

@@ -1,5 +1,5 @@
 """No measured number is typed into the site's prose: each comes from a value marker that the
-build fills from `benchmarks/results/` (`docs/record_values.py`, issue 30 item 1).
+build fills from `benchmarks/results/` (`docs/record_values.py`).
 
 The scan looks at every page's prose (code blocks, inline code and markers removed) for what a
 measurement looks like: a decimal (`0.983`), a ratio (`1.09x`), a time (`19.1 s`, `68 ms`), a
@@ -28,15 +28,15 @@ MEASUREMENT = re.compile(
 NOT_MEASURED = {
     ("docs/cli.md", "1.0"),  # the bound a metric saturates at
     ("docs/cli.md", "5%"),  # the share of an epoch a recipe's last stage takes
-    ("docs/benchmarks.md", "1.2"),  # issue 27's target for JAX's time (a bound)
-    ("docs/benchmarks.md", "1.5"),  # issue 27's bound for the exact evaluation
+    ("docs/benchmarks.md", "1.2"),  # the target for JAX's time (a bound)
+    ("docs/benchmarks.md", "1.5"),  # the bound for the exact evaluation
     ("docs/data.md", "0.8"),  # augmentation range
     ("docs/data.md", "8%"),  # augmentation shift
     ("docs/distributed.md", "3.15"),  # Keras version
     ("docs/distributed.md", "127.0"),  # 127.0.0.1
-    ("docs/index.md", "3.10"),  # Python version
-    ("docs/index.md", "115 MB"),  # the fonts' install size apt reports
-    ("docs/index.md", "566 MB"),  # the kanji fonts' install size apt reports
+    ("docs/install.md", "3.10"),  # Python version
+    ("docs/install.md", "115 MB"),  # the fonts' install size apt reports
+    ("docs/install.md", "566 MB"),  # the kanji fonts' install size apt reports
     ("docs/data.md", "566 MB"),  # the kanji fonts' install size apt reports
     ("docs/losses.md", "100x"),  # a learning-rate multiplier
     ("docs/methods/bier.md", "10x"),  # a learning-rate multiplier
@@ -91,7 +91,7 @@ def test_the_scan_finds_typed_measurements_and_skips_settings_code_and_markers()
         "```\n19.1 s\n```\n"
     )
     assert typed_measurements("docs/x.md", untyped) == []
-    assert typed_measurements("docs/index.md", "Python 3.10, 115 MB") == []
+    assert typed_measurements("docs/install.md", "Python 3.10, 115 MB") == []
     assert typed_measurements("docs/cli.md", "Python 3.10") == ["3.10"]
 
 

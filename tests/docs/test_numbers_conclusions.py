@@ -110,7 +110,7 @@ def speed_rows(script):
 
 def test_a_bier_misses_the_step_time_target():
     page_says("A-BIER misses the step-time target")
-    (row,) = speed_rows("bier")
+    (row,) = speed_rows("methods.bier")
     bier, a_bier = (float(x) for x in re.findall(r"([\d.]+)x", row["result"]))
     assert a_bier > 1.10 >= bier
 
@@ -118,7 +118,7 @@ def test_a_bier_misses_the_step_time_target():
 def test_the_exact_search_stays_within_1_5_times_its_bound_at_every_size():
     page_says("at every one of these sizes it stays within 1.5 times the bare matrix product")
     ratios = {}
-    for row in speed_rows("evaluation_scale"):
+    for row in speed_rows("speed.evaluation_scale"):
         found = re.search(r"= ([\d.]+)x the compute bound", row["result"])
         size = re.search(r"([\d,]+) x 128", row["what"])
         if found and size:
@@ -131,7 +131,7 @@ def test_ivf_recall_is_low_on_random_data():
     page_says("IVF's low neighbour recall is its defaults")
     recalls = [
         float(re.search(r"neighbour recall ([\d.]+)", row["result"]).group(1))  # IVF's comes first
-        for row in speed_rows("evaluation_scale")
+        for row in speed_rows("speed.evaluation_scale")
         if "ivf" in row["what"].lower()
     ]
     assert recalls and all(recall < 0.5 for recall in recalls)

@@ -1,4 +1,4 @@
-"""The documentation site builds strictly and every page works in a real browser (issue 30).
+"""The documentation site builds strictly and every page works in a real browser.
 
 `mkdocs build --strict` builds the site into a temporary folder; headless Chromium then opens every
 page (`tests/support/docs_site.py`) and the test fails on an internal link to no page, an anchor its

@@ -1,4 +1,4 @@
-"""The method pages' pictures (issue 30): each is there, a small PNG, drawn by the script named.
+"""The method pages' pictures: each is there, a small PNG, drawn by the script named.
 
 `docs/make_method_images.py` draws what each ensemble method's learners retrieve from the zoo's
 digits models (`digits_<method>_convnet`); each method page with such a model shows its picture.

@@ -1,4 +1,4 @@
-"""The README is short and points into the site; the site's tables come from the records (issue 30).
+"""The README is short and points into the site; the site's tables come from the records.
 
 The README keeps what a first reader needs (what it is, the set-up commands, a Python and a
 command-line example, the headline results) and links into the documentation site for the rest:
@@ -7,6 +7,7 @@ anchor that page has), and the numbers of its results table are the records' mea
 tables are built by `docs/hooks.py` from `benchmarks/results/`.
 """
 
+import importlib
 import importlib.util
 import os
 import re
@@ -27,7 +28,7 @@ def load_module(path, name):
 
 
 hooks = load_module("docs/hooks.py", "docs_hooks")
-accuracy_table = load_module("benchmarks/accuracy_table.py", "accuracy_table_for_readme")
+accuracy_table = importlib.import_module("benchmarks.accuracy.table")
 record_values = load_module("docs/record_values.py", "record_values_for_readme")
 griffe_examples = load_module("docs/griffe_examples.py", "docs_griffe_examples")
 
@@ -123,8 +124,8 @@ def test_readme_results_are_the_records_means():
 
 
 def test_readme_papers_regime_rows_are_the_records_with_three_seeds_and_their_spread():
-    """Issue 28's done-when: the papers' regime with 3 seeds per row, each against the baseline
-    fine-tuned from the same weights, with its per-seed range."""
+    """The papers' regime: 3 seeds per row, each against the baseline fine-tuned from the same
+    weights, with its per-seed range."""
     records = hooks.read_records(PRETRAINED)
     differences = {e["row"]: e for e in hooks.differences_from_baseline(records)}
     printed = [cells for cells in table_cells(results_section(1)) if len(cells) == 5]
@@ -171,11 +172,11 @@ def test_accuracy_tables_have_one_row_per_recorded_row():
 def test_page_markers_become_tables_and_an_unknown_marker_stops_the_build():
     page = "Before\n\n<!-- table: configs bier -->\n\nAfter\n"
     rendered = hooks.render_tables(page, "methods/bier.md")
-    assert "| `training/configs/bier_cub200.json` | cub200 | googlenet |" in rendered
+    assert "| `recipes/configs/bier_cub200.json` | cub200 | googlenet |" in rendered
     assert "<!-- table" not in rendered and rendered.startswith("Before")
     with pytest.raises(ValueError, match=r"methods/x.md: unknown table marker 'acuracy'; use one"):
         hooks.render_tables("<!-- table: acuracy -->", "methods/x.md")
-    with pytest.raises(ValueError, match="no recipe training/configs/nosuch_"):
+    with pytest.raises(ValueError, match="no recipe recipes/configs/nosuch_"):
         hooks.render_tables("<!-- table: configs nosuch -->")
 
 
@@ -183,7 +184,7 @@ def test_recipe_and_speed_tables_come_from_their_records():
     recipes = hooks.recipes_table("fashion_mnist").splitlines()
     assert len(recipes) == 2 + 6 and recipes[2].startswith("| baseline | 0.9633 |")
     speed = hooks.speed_table().splitlines()
-    assert "`python benchmarks/inference.py`" in speed[-1]
+    assert "`python -m benchmarks.speed.inference`" in speed[-1]
     assert "the row above's" in hooks.speed_table()
 
 

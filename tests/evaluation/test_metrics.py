@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from keras_dml.evaluation import evaluate, iter_neighbors, kmeans_assignments, nmi
+from keras_dml.evaluation import evaluate, iter_neighbors, lloyd_kmeans, nmi
 from keras_dml.utils import is_available
 
 BACKENDS = [
@@ -187,11 +187,11 @@ def test_kmeans_uses_all_points_and_k():
     """k = 2 with 2000 points: every point is assigned, the assignments cover k ids."""
     rng = np.random.default_rng(6)
     x = np.concatenate([rng.normal(size=(1000, 4)), 8 + rng.normal(size=(1000, 4))])
-    assignments = kmeans_assignments(x.astype(np.float32), 2)
+    assignments, _ = lloyd_kmeans(x.astype(np.float32), 2)
     assert set(np.unique(assignments)) == {0, 1}
     assert len(set(assignments[:1000])) == 1 and assignments[0] != assignments[-1]
     with pytest.raises(ValueError, match="num_clusters"):
-        kmeans_assignments(x[:3], 4)
+        lloyd_kmeans(x[:3], 4)
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from keras_dml.evaluation import evaluate, nmi
-from keras_dml.evaluation.kmeans import default_restarts, lloyd_kmeans
+from keras_dml.evaluation.clustering import default_restarts, lloyd_kmeans
 from tests.support.paths import REFERENCE_DIR
 
 FIXTURE = os.path.join(REFERENCE_DIR, "digits_val_embeddings.npz")

@@ -8,7 +8,6 @@ from keras_dml.evaluation import embed, evaluate
 from keras_dml.search import EmbeddingIndex, ShardedIndex
 from keras_dml.utils import is_available
 from tests.evaluation.test_metrics import _assert_matches, _data, naive_retrieval
-from tests.support.paths import REPO_ROOT
 
 needs_faiss = pytest.mark.skipif(not is_available("faiss"), reason="faiss missing")
 RETRIEVAL = ("recall", "map@r", "r_precision")
@@ -123,14 +122,10 @@ def test_memmap_embed_equals_in_memory(tmp_path):
 @needs_faiss
 def test_scale_benchmark_runs_small(capsys, tmp_path):
     """The README's scale benchmark command, at a size that runs in seconds."""
-    import importlib.util
-    import os
+    import importlib
 
     pytest.importorskip("psutil")
-    path = os.path.join(REPO_ROOT, "benchmarks", "evaluation_scale.py")
-    spec = importlib.util.spec_from_file_location("evaluation_scale", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = importlib.import_module("benchmarks.speed.evaluation_scale")
     record = str(tmp_path / "record.json")  # never benchmarks/results/, the repository's records
     arguments = ["--num-samples", "3000", "--tile-size", "1024", "--approximate", "ivf,hnsw"]
     module.main([*arguments, "--record", record])
@@ -143,14 +138,10 @@ def test_scale_benchmark_runs_small(capsys, tmp_path):
 @needs_faiss
 def test_scale_benchmark_query_sample_runs_small(capsys, tmp_path):
     """`--num-queries`: the first rows query the others; the all-rows cost is extrapolated."""
-    import importlib.util
-    import os
+    import importlib
 
     pytest.importorskip("psutil")
-    path = os.path.join(REPO_ROOT, "benchmarks", "evaluation_scale.py")
-    spec = importlib.util.spec_from_file_location("evaluation_scale", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = importlib.import_module("benchmarks.speed.evaluation_scale")
     module.main(
         [
             "--num-samples",

@@ -1,4 +1,4 @@
-"""Export API: argument checks, errors, ONNX graph details, the CLI and export/export_model.py."""
+"""Export API: argument checks, errors, ONNX graph details, the CLI and the export script."""
 
 import argparse
 import importlib.util
@@ -194,7 +194,7 @@ def test_export_model_script_writes_manifest(model, tmp_path):
     model_path = tmp_path / "model.keras"
     model.save(model_path)
     spec = importlib.util.spec_from_file_location(
-        "export_model_script", REPO / "export" / "export_model.py"
+        "export_model_script", REPO / "deployment" / "export_model.py"
     )
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)

@@ -1,4 +1,4 @@
-"""Exported artifacts refuse inputs they would embed wrongly (issue 13).
+"""Exported artifacts refuse inputs they would embed wrongly.
 
 A SavedModel signature used to run 64x64 or 6-channel images through the graph (convolutions take
 any size) and return embeddings of images the model never saw; rank errors surfaced as graph

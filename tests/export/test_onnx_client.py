@@ -1,4 +1,4 @@
-"""export/onnx_client.py: embeds a folder, answers queries, checks images, needs no TF."""
+"""deployment/onnx_client.py: embeds a folder, answers queries, checks images, needs no TF."""
 
 import importlib.util
 import os
@@ -18,7 +18,7 @@ from tests.export.test_parity import digit_images, tiny_backbone
 from tests.support.paths import REPO_ROOT
 
 REPO = Path(REPO_ROOT)
-CLIENT = REPO / "export" / "onnx_client.py"
+CLIENT = REPO / "deployment" / "onnx_client.py"
 
 
 def load_client():

@@ -1,6 +1,6 @@
 """ONNX export from the PyTorch backend without TensorFlow: the TensorFlow export's contract.
 
-Issue 27: a `.keras` model loaded on PyTorch, with `import tensorflow` blocked
+A `.keras` model loaded on PyTorch, with `import tensorflow` blocked
 (`tests.support.no_tensorflow`), exports ONNX through `torch.onnx.export`
 (`keras_dml.export.onnx_torch`) with the input `images` (float32 or uint8, dynamic batch, fixed
 `H, W, C`), the output `embedding` (concatenated per-learner L2-normalised embeddings), NaN rows

@@ -1,4 +1,4 @@
-"""An export to a path it cannot write fails at once, in one line (issue 29).
+"""An export to a path it cannot write fails at once, in one line.
 
 A path under a regular file, or in a read-only folder, used to fail only after the model was
 loaded, traced and converted, with the operating system's message. The machine running the

@@ -19,7 +19,7 @@ import tensorflow as tf
 from keras_dml.export import export_onnx, export_saved_model
 from keras_dml.methods import get_method, list_methods
 from keras_dml.models import EmbeddingModel
-from keras_dml.training.run_config import resolve_config
+from tests.support.configs import config_dict
 
 IMAGE_SIZE = 32
 ATOL = 1e-5
@@ -71,7 +71,7 @@ def method_family(spec):
     """Builds the registered method's tiny model on `convnet` (or its default build)."""
     if spec.tiny is not None:
         return spec.tiny(convnet())
-    config = resolve_config({"method": spec.name, "dataset": "digits"})
+    config = config_dict({"method": spec.name, "dataset": "digits"})
     return spec.build(config, convnet(), {})
 
 

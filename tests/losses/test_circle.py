@@ -1,4 +1,4 @@
-"""Circle loss (Sun et al. 2020, pair-wise labels, issue 31): a naive loop, constant weights."""
+"""Circle loss (Sun et al. 2020, pair-wise labels): a naive loop, constant weights."""
 
 import numpy as np
 import pytest

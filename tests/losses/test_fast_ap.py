@@ -1,4 +1,4 @@
-"""FastAP (issue 31, a list-wise loss treated as a pair loss): a naive loop, conventions."""
+"""FastAP (a list-wise loss treated as a pair loss): a naive loop, conventions."""
 
 import numpy as np
 import pytest

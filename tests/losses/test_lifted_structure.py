@@ -1,4 +1,4 @@
-"""Lifted structured loss (Oh Song et al. 2016, Eq. 4, issue 31): a naive loop, conventions."""
+"""Lifted structured loss (Oh Song et al. 2016, Eq. 4): a naive loop, conventions."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Every registered loss reports NaN for NaN or infinite embeddings (issue 13).
+"""Every registered loss reports NaN for NaN or infinite embeddings.
 
 Mining and hinges can drop a diverged embedding from a loss's value while its gradient is NaN;
 the loss must then be NaN too, never a finite number that hides the problem.

@@ -1,4 +1,4 @@
-"""Multi-class N-pair loss (Sohn 2016, issue 31): a naive loop, the tuple choice, conventions."""
+"""Multi-class N-pair loss (Sohn 2016): a naive loop, the tuple choice, conventions."""
 
 import numpy as np
 import pytest

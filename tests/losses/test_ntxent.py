@@ -1,4 +1,4 @@
-"""NT-Xent (SimCLR, issue 31): a naive loop, the conventions of the pair losses."""
+"""NT-Xent (SimCLR): a naive loop, the conventions of the pair losses."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Sub-center ArcFace, SoftTriple and FastAP (issue 31) equal pytorch-metric-learning's values.
+"""Sub-center ArcFace, SoftTriple and FastAP equal pytorch-metric-learning's values.
 
 `tests/reference/pml_loss_values.json` holds, under `multi_center_cases` (on its
 `multi_center_batches`, whose class weights are `[num_classes * K, dim]`) and `fast_ap_cases` (on

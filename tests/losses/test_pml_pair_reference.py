@@ -1,4 +1,4 @@
-"""keras-dml's pair losses of issue 31 equal pytorch-metric-learning's on stored batches.
+"""keras-dml's pair losses equal pytorch-metric-learning's on stored batches.
 
 `tests/reference/pml_loss_values.json` holds, under `pair_cases`, the values PML 2.9 computed in
 float64 on the labels and embeddings of its `batches` and `pair_batches` (written by

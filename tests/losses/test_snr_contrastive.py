@@ -1,4 +1,4 @@
-"""SNR contrastive loss (Yuan et al. 2019, DSML, issue 31): a naive loop, conventions."""
+"""SNR contrastive loss (Yuan et al. 2019, DSML): a naive loop, conventions."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""SoftTriple (issue 31, a class loss): a naive loop, its regulariser, conventions."""
+"""SoftTriple (a class loss): a naive loop, its regulariser, conventions."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Sub-center ArcFace (issue 31, a class loss): a naive loop, ArcFace at K = 1, conventions."""
+"""Sub-center ArcFace (a class loss): a naive loop, ArcFace at K = 1, conventions."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""SupCon (Khosla et al. 2020, issue 31): a naive loop, the conventions of the pair losses."""
+"""SupCon (Khosla et al. 2020): a naive loop, the conventions of the pair losses."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Tuplet margin loss (Yu & Tao 2019, issue 31): a naive loop with acos, conventions."""
+"""Tuplet margin loss (Yu & Tao 2019): a naive loop with acos, conventions."""
 
 import numpy as np
 import pytest

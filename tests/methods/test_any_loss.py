@@ -1,4 +1,4 @@
-"""Every registered method trains with every loss family (issue: competitive embeddings, item 2).
+"""Every registered method trains with every loss family.
 
 Pair losses (margin, multi-similarity) and class-based losses (ProxyAnchor, normalised softmax)
 go through the same hooks `keras_dml.training.train` uses. Class-based losses give each learner
@@ -15,8 +15,8 @@ from keras_dml import backbones, losses
 from keras_dml.data import load_dataset
 from keras_dml.methods import get_method, list_methods
 from keras_dml.methods.defaults import compile_with_config, m_per_class_batches
-from keras_dml.training.run_config import resolve_config
 from tests.support.backend_utils import gradients
+from tests.support.configs import config_dict
 from tests.support.helpers import roundtrip, tiny_images, tiny_labels
 
 LOSS_FAMILIES = {
@@ -24,7 +24,7 @@ LOSS_FAMILIES = {
     "multi_similarity": {"name": "multi_similarity"},
     "proxy_anchor": {"name": "proxy_anchor"},
     "normalized_softmax": {"name": "normalized_softmax"},
-    # the pair losses of issue 31
+    # pair losses
     "ntxent": {"name": "ntxent"},
     "supcon": {"name": "supcon"},
     "circle": {"name": "circle"},
@@ -32,7 +32,7 @@ LOSS_FAMILIES = {
     "npairs": {"name": "npairs"},
     "tuplet_margin": {"name": "tuplet_margin"},
     "snr_contrastive": {"name": "snr_contrastive"},
-    # the class losses (several centers per class) and the list-wise loss of issue 31
+    # class losses with several centers per class, and a list-wise loss
     "subcenter_arcface": {"name": "subcenter_arcface"},
     "soft_triple": {"name": "soft_triple", "centers_per_class": 3},
     "fast_ap": {"name": "fast_ap"},
@@ -64,7 +64,7 @@ def build_and_fit(method_name, loss, splits, steps=2, with_callbacks=False):
     Returns `(model, history, class vectors before)`, and the method's callbacks last with
     `with_callbacks`.
     """
-    config = resolve_config(
+    config = config_dict(
         {
             "method": method_name,
             "dataset": "digits",

@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent(
 
     from keras_dml import backbones, losses
     from keras_dml.models import get_method, list_methods
-    from keras_dml.training.run_config import resolve_config
+    from tests.support.configs import config_dict
     from keras_dml.methods.defaults import compile_with_config
 
     XBM = {"name": "cross_batch_memory", "loss": {"name": "contrastive"}, "memory_size": 12}
@@ -37,7 +37,7 @@ SCRIPT = textwrap.dedent(
 
     def build(name):
         spec = get_method(name)
-        config = resolve_config({
+        config = config_dict({
             "method": name, "dataset": "digits", "loss": XBM,
             "model": {"embedding_dim": 16, **MODELS.get(name, {})},
             # SGD: the update is proportional to the gradient, so a wrong scale shows.

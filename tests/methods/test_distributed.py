@@ -26,7 +26,7 @@ SCRIPT = textwrap.dedent(
 
     from keras_dml import backbones
     from keras_dml.models import get_method, list_methods
-    from keras_dml.training.run_config import resolve_config
+    from tests.support.configs import config_dict
     from keras_dml.methods.defaults import compile_with_config
 
     CLUSTERED = {"dc": 1, "hdc": 1}
@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent(
 
     def build(name):
         spec = get_method(name)
-        config = resolve_config({
+        config = config_dict({
             "method": name, "dataset": "digits", "loss": {"name": "contrastive"},
             "model": {"num_learners": 2, "learner_dim": 8, "num_compositors": 3}
             if name == "dcml" else {},
@@ -120,7 +120,7 @@ DEFAULT_LOSS_SCRIPT = textwrap.dedent(
 
     from keras_dml import backbones
     from keras_dml.models import get_method, list_methods
-    from keras_dml.training.run_config import resolve_config
+    from tests.support.configs import config_dict
     from keras_dml.methods.defaults import compile_with_config
 
     rng = np.random.default_rng(0)
@@ -129,7 +129,7 @@ DEFAULT_LOSS_SCRIPT = textwrap.dedent(
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     for name in list_methods():
         spec = get_method(name)
-        config = resolve_config({"method": name, "dataset": "digits"})
+        config = config_dict({"method": name, "dataset": "digits"})
         with strategy.scope():
             model = spec.tiny(backbones.get("convnet", input_shape=(32, 32, 3), width=4))
             (spec.compile or compile_with_config)(config, model)

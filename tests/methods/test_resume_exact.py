@@ -1,6 +1,6 @@
 """A killed and resumed run ends exactly where an uninterrupted run with the same seed ends.
 
-Issue 29: a Divide & Conquer run killed and resumed continued from the right epoch, but ended with
+Once, a Divide & Conquer run killed and resumed continued from the right epoch, but ended with
 other results than the uninterrupted run (digits: test MAP@R 0.333 against 0.393), because the
 sampler's generator, the augmentation seeds and the loss's `SeedGenerator` started over in the new
 process. Here `tests/support/resume_script.py` trains a tiny D&C run (divisions at epochs 0 and 2,

@@ -10,11 +10,11 @@ from keras_dml import backbones
 from keras_dml.methods import get_method, list_methods
 from keras_dml.models.divide_and_conquer import DivideAndConquer
 from keras_dml.models.learner_dims import resolve_learner_dims
-from keras_dml.training.fit_to_data import DEFAULT_LEARNERS, fit_to_data
-from keras_dml.training.run_config import resolve_config
+from keras_dml.training.resolve import default_argument, fitted_learner_count
+from tests.support.configs import config_dict
 from tests.support.helpers import roundtrip, tiny_images
 
-# Every method whose learner count `fit_to_data` fits to the training classes (D&C, HDC).
+# Every method whose learner count `resolve_run` fits to the training classes (D&C, HDC).
 FITTED = sorted(name for name in list_methods() if get_method(name).classes_per_learner)
 
 
@@ -28,7 +28,8 @@ def fitted_model(name, num_classes, backbone):
     """The method's model as `train` builds it: default settings fitted to `num_classes`."""
     method = get_method(name)
     labels = np.repeat(np.arange(num_classes), 4)
-    config = fit_to_data(resolve_config({"method": name, "dataset": "digits"}), method, labels)
+    config = config_dict({"method": name, "dataset": "digits"})
+    config["model"] = fitted_learner_count(config["model"], method, num_classes)
     splits = {"train": types.SimpleNamespace(labels=labels)}
     return config["model"][method.learners_option], method.build(config, backbone, splits)
 
@@ -43,7 +44,8 @@ def test_fitted_learner_count_builds_with_the_default_embedding(name, num_classe
     """6 training classes fit 3 D&C learners, and 128 is not divisible by 3: it used to fail."""
     count, model = fitted_model(name, num_classes, backbone)
     per_learner = get_method(name).classes_per_learner
-    assert count == min(DEFAULT_LEARNERS, max(1, num_classes // per_learner))
+    default = default_argument(get_method(name).model, get_method(name).learners_option)
+    assert default == 4 and count == min(default, max(1, num_classes // per_learner))
     assert getattr(model, get_method(name).learners_option) == count
     assert sum(model.learner_dims) == model.embedding_dim
     assert max(model.learner_dims) - min(model.learner_dims) <= 1

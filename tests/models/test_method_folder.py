@@ -1,6 +1,6 @@
 """A new ensemble method is one folder: CONTRIBUTING's `toy_method/` package, written into a
 temporary folder, registers on import and trains through `keras_dml.training.train` and
-`keras-dml train --plugin` (issue 30). The files are read from CONTRIBUTING.md, so the
+`keras-dml train --plugin`. The files are read from CONTRIBUTING.md, so the
 walk-through and this test cannot drift apart."""
 
 import json
@@ -60,8 +60,8 @@ def tiny_splits():
 def test_the_walk_through_is_one_folder_of_three_files():
     assert sorted(method_folder_files()) == [
         "toy_method/__init__.py",
-        "toy_method/method.py",
         "toy_method/model.py",
+        "toy_method/spec.py",
     ]
 
 

@@ -206,8 +206,8 @@ def test_hierarchical_divide_and_conquer_builds_from_in_memory_splits(tmp_path):
     splits = digit_splits()
     spec = get_method("hdc")
     from keras_dml import backbones
-    from keras_dml.training.run_config import resolve_config
+    from tests.support.configs import config_dict
 
-    config = resolve_config({"method": "hdc", "dataset": "arrays", "model": {"max_learners": 2}})
+    config = config_dict({"method": "hdc", "dataset": "arrays", "model": {"max_learners": 2}})
     model = spec.build(config, backbones.get("convnet", input_shape=(32, 32, 3)), splits)
     assert model.num_train_samples == len(splits["train"].labels)

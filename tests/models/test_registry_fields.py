@@ -15,7 +15,7 @@ BUILT_IN = ("abe", "baseline", "bier", "dc", "dcml", "hdc", "mheads")
 
 
 def publish_zoo():
-    path = os.path.join(REPO_ROOT, "training", "publish_zoo.py")
+    path = os.path.join(REPO_ROOT, "recipes", "publish_zoo.py")
     spec = importlib.util.spec_from_file_location("publish_zoo", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

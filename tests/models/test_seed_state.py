@@ -1,8 +1,8 @@
 """A model's random generators are saved with its weights, so a resumed run draws the same.
 
-Issue 29: Keras does not save `SeedGenerator` states with a model's weights, so the margin
-loss's distance-weighted sampler (a generator the model tracks) started over in a run resumed
-from `BackupAndRestore` and drew other negatives than the uninterrupted run.
+Keras does not save `SeedGenerator` states with a model's weights: without keras-dml's own saving,
+the margin loss's distance-weighted sampler (a generator the model tracks) starts over in a run
+resumed from `BackupAndRestore` and draws other negatives than the uninterrupted run.
 """
 
 import keras

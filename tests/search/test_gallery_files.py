@@ -24,8 +24,8 @@ def test_tiff_files_are_gallery_images(tmp_path):
 
 
 def test_gallery_and_onnx_client_read_the_same_formats():
-    # export/onnx_client.py runs without keras_dml: its list is read from its source.
-    with open(os.path.join(ROOT, "export", "onnx_client.py")) as file:
+    # deployment/onnx_client.py runs without keras_dml: its list is read from its source.
+    with open(os.path.join(ROOT, "deployment", "onnx_client.py")) as file:
         tree = ast.parse(file.read())
     client = next(
         ast.literal_eval(node.value)

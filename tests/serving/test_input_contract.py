@@ -1,4 +1,4 @@
-"""One input contract for every serving path (issue 29): every bad input, every path.
+"""One input contract for every serving path: every bad input, every path.
 
 Before it, an all-NaN image got an ordinary finite embedding from `model.predict`, `embed`,
 `EmbeddingIndex.search` and the SavedModel signature (graph-mode max pooling turns NaN into the

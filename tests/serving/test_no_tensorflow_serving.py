@@ -1,6 +1,6 @@
 """Embed, evaluate and search a saved `.keras` model on JAX and PyTorch with TensorFlow blocked.
 
-Issue 27: `keras_dml.evaluation.embed` / `evaluate`, `EmbeddingIndex` and the `keras-dml
+`keras_dml.evaluation.embed` / `evaluate`, `EmbeddingIndex` and the `keras-dml
 evaluate` / `search` commands take an `ImageDataset`, its PyDataset, arrays and image folders
 without TensorFlow; a SavedModel, a TensorFlow feature, is refused in one line. Each backend runs
 in a fresh interpreter whose `import tensorflow` fails (`tests.support.no_tensorflow`).

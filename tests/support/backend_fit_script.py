@@ -21,7 +21,7 @@ def main(out_dir):
     from keras_dml import backbones
     from keras_dml.methods import get_method, list_methods
     from keras_dml.methods.defaults import compile_with_config
-    from keras_dml.training.run_config import resolve_config
+    from tests.support.configs import config_dict
 
     rng = np.random.default_rng(0)
     images = (rng.random((16, 32, 32, 3)) * 255).astype("float32")
@@ -30,7 +30,7 @@ def main(out_dir):
     report = {"backend": keras.backend.backend(), "methods": {}}
     for name in list_methods():
         spec = get_method(name)
-        config = resolve_config(
+        config = config_dict(
             {
                 "method": name,
                 "dataset": "digits",

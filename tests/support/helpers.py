@@ -1,4 +1,4 @@
-"""Shared checks for keras_dml layers and models (DESIGN.md convention 5).
+"""Shared checks for keras_dml layers and models (build, call, fit, save, export).
 
 Every model family runs through `check_model`; every layer through `check_layer`. Export parity
 checks live in `tests/export/` and reuse `tiny_images`.
@@ -9,8 +9,6 @@ import tempfile
 
 import keras
 import numpy as np
-
-from tests.support.paths import REPO_ROOT
 
 
 def tiny_images(n=8, size=32, seed=0):
@@ -95,13 +93,7 @@ def check_layer(layer, input_shape, inputs=None, seed=0):
 
 
 def benchmark_script(name):
-    """The module of `benchmarks/<name>.py`, loaded from its file (benchmarks is no package)."""
-    import importlib.util
+    """The module `benchmarks.<name>` (e.g. `"speed.train_step"`), imported from the checkout."""
+    import importlib
 
-    root = REPO_ROOT
-    spec = importlib.util.spec_from_file_location(
-        name, os.path.join(root, "benchmarks", f"{name}.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"benchmarks.{name}")

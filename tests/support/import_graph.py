@@ -1,7 +1,7 @@
 """The import graph of a package's files: every import is an edge, inside a function too.
 
 `from pkg import name` goes to `pkg/name.py` when that is a module, else to `pkg/__init__.py`
-(the rule of /work/shared/tools/import_graph.py). Used by tests/test_package_import_graph.py.
+(every import is an edge, one inside a function too). Used by tests/test_package_import_graph.py.
 """
 
 import ast

@@ -1,4 +1,4 @@
-"""Checks every multi-center class loss of issue 31 passes (sub-center ArcFace, SoftTriple).
+"""Checks every multi-center class loss passes (sub-center ArcFace, SoftTriple).
 
 Their class vectors are `[num_classes * K, dim]` (rows `c*K .. c*K + K - 1` are class `c`'s), so
 besides the conventions of `tests/losses/test_class_based.py` these checks make sure a label in

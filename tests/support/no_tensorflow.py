@@ -2,7 +2,7 @@
 
 The interpreter's `sitecustomize` (loaded before anything else, in worker processes too) puts a
 `sys.meta_path` finder first that raises `ImportError` for `tensorflow` and `tensorflow.*`. Tests
-of the TensorFlow-free paths (issue 27) run their code through `run_blocked` and assert that it
+of the TensorFlow-free paths run their code through `run_blocked` and assert that it
 printed a marker line and that `"tensorflow" not in sys.modules` at the end.
 """
 

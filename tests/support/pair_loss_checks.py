@@ -1,4 +1,4 @@
-"""Checks every pair loss of issue 31 passes, called from its own `tests/losses/test_<name>.py`.
+"""Checks every pair loss passes, called from its own `tests/losses/test_<name>.py`.
 
 Each check takes a loss instance (a `keras_dml.losses.MetricLoss`) or its pure function and
 asserts one convention of `keras_dml.losses`: 0.0 with zero gradients for a batch without a

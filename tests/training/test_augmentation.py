@@ -8,9 +8,10 @@ from keras_dml.data.image_dataset import ImageDataset
 from keras_dml.data.preprocessing import AUGMENTATIONS
 from keras_dml.methods.defaults import build_augmentation, m_per_class_batches
 from keras_dml.methods.division.batches import cluster_batches
-from keras_dml.training.run_config import DEFAULTS, resolve_config
+from keras_dml.training.run_config import DEFAULTS
 from keras_dml_cli import build_parser, main
 from keras_dml_cli.run.train import config_from_args
+from tests.support.configs import config_dict
 
 BASE = {"method": "baseline", "dataset": "digits", "batch_size": 8, "m_per_class": 4}
 
@@ -32,14 +33,14 @@ def captured(monkeypatch):
 def test_config_default_and_validation():
     assert DEFAULTS["augmentation"] is None
     for name in AUGMENTATIONS:
-        assert resolve_config({**BASE, "augmentation": name})["augmentation"] == name
+        assert config_dict({**BASE, "augmentation": name})["augmentation"] == name
     with pytest.raises(ValueError, match=r"Unknown `augmentation`.*'resized_crop_flip'"):
-        resolve_config({**BASE, "augmentation": "mixup"})
+        config_dict({**BASE, "augmentation": "mixup"})
 
 
 def test_keras_pipeline_in_the_config_is_stored_serialized(captured):
     pipeline = keras.Sequential([keras.layers.RandomRotation(0.1, seed=2)])
-    config = resolve_config({**BASE, "augmentation": pipeline})
+    config = config_dict({**BASE, "augmentation": pipeline})
     assert isinstance(config["augmentation"], dict)
     rebuilt = build_augmentation(config)
     assert isinstance(rebuilt, keras.Sequential)
@@ -50,7 +51,7 @@ def test_keras_pipeline_in_the_config_is_stored_serialized(captured):
 
 @pytest.mark.parametrize("augmentation", [None, "flip", "resized_crop"])
 def test_both_training_batch_builders_pass_the_augmentation(augmentation, captured):
-    config = resolve_config({**BASE, "augmentation": augmentation})
+    config = config_dict({**BASE, "augmentation": augmentation})
     train = load_dataset("digits", "train")
     m_per_class_batches(config, None, {"train": train})
     cluster_batches(config, train)

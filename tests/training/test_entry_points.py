@@ -1,4 +1,4 @@
-"""Every registered method trains through every entry point (issue 13).
+"""Every registered method trains through every entry point.
 
 `keras_dml.training.train` with in-memory `from_arrays` splits (hierarchical D&C used to reload
 its training set by name and fail with "Unknown dataset 'arrays'"), `keras-dml train` with its
@@ -15,10 +15,11 @@ import pytest
 
 from keras_dml import backbones
 from keras_dml.data import from_arrays
+from keras_dml.methods import get_method, list_methods
 from keras_dml.methods.defaults import compile_with_config, m_per_class_batches
-from keras_dml.training import get_method, list_methods, resolve_config, train
-from keras_dml.training.fit_to_data import fit_to_data
+from keras_dml.training import train
 from keras_dml_cli import main
+from tests.support.configs import resolved_dict
 
 
 def array_splits(num_classes=12, per_class=5, size=32):
@@ -71,8 +72,7 @@ def test_cli_defaults_train_every_method_on_digits(method, tmp_path, capsys):
 def test_plain_keras_script_trains_every_method(method, tmp_path):
     splits = array_splits()
     spec = get_method(method)
-    config = resolve_config({"method": method, "dataset": "arrays", "image_size": 32})
-    fit_to_data(config, spec, splits["train"].labels)
+    config = resolved_dict({"method": method, "dataset": "arrays", "image_size": 32}, splits)
     backbone = backbones.get("convnet", input_shape=(32, 32, 3))
     model = spec.build(config, backbone, splits)
     (spec.compile or compile_with_config)(config, model)

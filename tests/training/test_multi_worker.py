@@ -1,4 +1,4 @@
-"""Two worker processes on 127.0.0.1 train with `strategy="multi_worker"` (issue 15).
+"""Two worker processes on 127.0.0.1 train with `strategy="multi_worker"`.
 
 Each worker gets its own `TF_CONFIG` (free ports, worker 0 the chief) and runs
 `tests/support/multi_worker_script.py`: the baseline and D&C train, stop after their first epoch

@@ -1,4 +1,4 @@
-"""Every method trains on JAX and PyTorch with `import tensorflow` blocked (issue 27, item 2).
+"""Every method trains on JAX and PyTorch with `import tensorflow` blocked.
 
 Each check runs in a fresh interpreter whose `sitecustomize` blocks `tensorflow`
 (`tests.support.no_tensorflow.run_blocked`) and ends with `"tensorflow" not in sys.modules`, so a
@@ -112,7 +112,8 @@ EVERY_METHOD_RUN = textwrap.dedent(
     import numpy as np
     import keras
     from keras_dml.data import from_arrays
-    from keras_dml.training import list_methods, train
+    from keras_dml.methods import list_methods
+    from keras_dml.training import train
 
     rng = np.random.default_rng(0)
     labels = np.repeat(np.arange(12), 5)

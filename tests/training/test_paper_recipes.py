@@ -1,4 +1,4 @@
-"""The paper recipes (training/configs/*.json) carry each paper's key settings.
+"""The paper recipes (recipes/configs/*.json) carry each paper's key settings.
 
 Where a recipe follows the authors' code instead of the paper text (e.g. DCML's batch and
 learning rate, D&C's batch of 80 on CUB / Cars), the recipe's description says so and only the
@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.paths import REPO_ROOT
 
-CONFIGS = pathlib.Path(REPO_ROOT) / "training" / "configs"
+CONFIGS = pathlib.Path(REPO_ROOT) / "recipes" / "configs"
 
 
 def recipes(method):
@@ -40,7 +40,7 @@ def check(config, expected):
 def test_bier_recipes_follow_the_paper():
     # Opitz et al., TPAMI 2020: GoogLeNet, 512 = 96-160-256, binomial deviance (Sec. 4.1-4.4,
     # 4.8); A-BIER: adversarial loss, Adam 1e-5 (Sec. 4.6, Table 7), lambda_div 1e-3 (Sec. 4.7,
-    # Fig. 7). Embedding layer x10 learning rate: the authors' code (METHOD_NOTES).
+    # Fig. 7). Embedding layer x10 learning rate: the authors' TensorFlow code.
     found = recipes("bier")
     assert set(found) == {"cub200", "cars196", "sop"}
     for config in found.values():
@@ -185,7 +185,7 @@ PAPER_BACKBONES = {
     # Caffe model, 224 crops, ImageNet mean subtracted.
     "bier": ("googlenet", "caffe", BVLC_GOOGLENET, None),
     # D&C, CVPR 2019 Sec. 4.2: ResNet-50 after Wu et al.'s PyTorch code, 224 crops; the reference
-    # code freezes the BatchNorm statistics (METHOD_NOTES).
+    # code (the authors' PyTorch repository) freezes the BatchNorm statistics.
     "dc": ("resnet50", "v1.5", TORCHVISION_RESNET50, True),
     # Hierarchical D&C, TPAMI Sec. 4.2: ResNet-50 pretrained on ImageNet, PyTorch, 224 crops; it
     # extends the D&C code, which freezes BatchNorm.

@@ -1,4 +1,4 @@
-"""Every method under `mixed_float16` and `mixed_bfloat16` (issue 15), and the `precision` setting.
+"""Every method under `mixed_float16` and `mixed_bfloat16`, and the `precision` setting.
 
 A model built under a mixed policy computes its layers in 16 bits with float32 variables; its
 output, its losses and the loss layers stay float32, `mixed_float16` steps through Keras'
@@ -15,7 +15,7 @@ from keras_dml import backbones
 from keras_dml.methods import get_method, list_methods
 from keras_dml.methods.defaults import compile_with_config
 from keras_dml.training.precision import precision_policy
-from keras_dml.training.run_config import resolve_config
+from tests.support.configs import config_dict, resolved_dict
 
 POLICIES = ("mixed_float16", "mixed_bfloat16")
 CLUSTERED = ("dc", "hdc")
@@ -33,7 +33,7 @@ def fit_under(policy, name, steps=2):
     images, labels = batch()
     with precision_policy(policy):
         spec = get_method(name)
-        config = resolve_config({"method": name, "dataset": "digits", "precision": policy})
+        config = resolved_dict({"method": name, "dataset": "digits", "precision": policy})
         keras.utils.set_random_seed(0)
         model = spec.tiny(backbones.get("convnet", input_shape=(32, 32, 3)))
         (spec.compile or compile_with_config)(config, model)
@@ -157,7 +157,7 @@ def test_precision_policy_restores_the_previous_policy():
 
 def test_unknown_precision_is_one_line_naming_the_values():
     with pytest.raises(ValueError, match="mixed_bfloat16.*Received: precision='half'") as error:
-        resolve_config({"method": "baseline", "dataset": "digits", "precision": "half"})
+        config_dict({"method": "baseline", "dataset": "digits", "precision": "half"})
     assert "\n" not in str(error.value)
     with pytest.raises(ValueError, match="Received: precision='half'"), precision_policy("half"):
         pass

@@ -1,4 +1,4 @@
-"""`BestCheckpoint` and `HistoryFile` keep their record across a restart (issue 13)."""
+"""`BestCheckpoint` and `HistoryFile` keep their record across a restart."""
 
 import json
 import warnings

@@ -1,4 +1,4 @@
-"""An interrupted `keras-dml train` resumes with everything kept (issue 13).
+"""An interrupted `keras-dml train` resumes with everything kept.
 
 The run is killed (SIGKILL) after its second epoch and the same command is run again. Before the
 fix, `best.keras` was overwritten by the first epoch after the resume whatever its score (the

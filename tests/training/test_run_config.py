@@ -118,19 +118,18 @@ def test_cli_builds_the_configuration_once(tmp_path, monkeypatch):
     )
 
 
-def test_train_does_not_resolve_a_run_config_again(tmp_path, monkeypatch):
+def test_train_reads_the_run_config_it_is_given(tmp_path, monkeypatch):
     config = RunConfig.from_dict({**BASE, "epochs": 1})
-    monkeypatch.setattr(RunConfig, "from_dict", None)  # any second resolution fails
-    seen = {}
+    seen = []
 
     def stop(config, *args):
-        seen.update(config)
+        seen.append(config)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(run_module, "_train", stop)
     with pytest.raises(KeyboardInterrupt):
         train(config, str(tmp_path), verbose=0, report=False)
-    assert seen == config.to_dict()
+    assert seen == [config]
 
 
 def test_a_run_saved_before_run_config_trains_again_with_the_same_config_json(tmp_path):

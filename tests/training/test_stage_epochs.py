@@ -1,4 +1,4 @@
-"""Stage options (`conquer_epoch`, `finetune_epoch`) that a run's epochs never reach (issue 13).
+"""Stage options (`conquer_epoch`, `finetune_epoch`) that a run's epochs never reach.
 
 The Fashion-MNIST D&C and hierarchical D&C recipes set their last stage at or past their own
 epoch count, so it silently never ran; every recipe now reaches its stages, and a run whose
@@ -13,11 +13,11 @@ import warnings
 import pytest
 
 from keras_dml.methods import get_method
-from keras_dml.training.run import warn_unreached_stages
+from keras_dml.training.resolve import warn_unreached_stages
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
-RECIPES = sorted(glob.glob(os.path.join(ROOT, "training", "configs", "*.json")))
+RECIPES = sorted(glob.glob(os.path.join(ROOT, "recipes", "configs", "*.json")))
 
 
 @pytest.mark.parametrize("path", RECIPES, ids=os.path.basename)

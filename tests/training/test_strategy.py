@@ -1,4 +1,4 @@
-"""The `strategy` setting: names, backend checks, TF_CONFIG, and `train()` under it (issue 15).
+"""The `strategy` setting: names, backend checks, TF_CONFIG, and `train()` under it.
 
 The two-process multi-worker run is tests/training/test_multi_worker.py; every method under a
 2-replica MirroredStrategy is tests/methods/test_distributed.py.
@@ -13,9 +13,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from keras_dml.training.run_config import PRECISIONS, STRATEGIES, resolve_config
+from keras_dml.training.run_config import PRECISIONS, STRATEGIES
 from keras_dml.training.strategy import check_strategy, check_tf_config
 from keras_dml_cli import build_parser
+from tests.support.configs import config_dict
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -35,7 +36,7 @@ def tiny_splits():
 
 def test_unknown_strategy_is_one_line_naming_the_values():
     with pytest.raises(ValueError, match="multi_worker.*Received: strategy='tpu'") as error:
-        resolve_config({"method": "baseline", "dataset": "digits", "strategy": "tpu"})
+        config_dict({"method": "baseline", "dataset": "digits", "strategy": "tpu"})
     assert "\n" not in str(error.value)
 
 

@@ -1,4 +1,4 @@
-"""Runs under `strategy="mirrored"` in one process are independent (issue 29).
+"""Runs under `strategy="mirrored"` in one process are independent.
 
 Each new `tf.distribute.MirroredStrategy` numbered its collective ops from the same keys, and
 TensorFlow remembers each key's shape for the life of the process: after ABE trained under one

@@ -1,4 +1,4 @@
-"""A misspelt name or keyword anywhere suggests the right one, in the same words (issue 29).
+"""A misspelt name or keyword anywhere suggests the right one, in the same words.
 
 Losses, methods and backbones suggested a name, each in its own format; datasets printed a list;
 optimizers, run-configuration keys, `method_options` keywords, augmentation, strategy and
@@ -15,9 +15,9 @@ from keras_dml_cli import main
 
 
 def resolve(**entries):
-    from keras_dml.training.run_config import resolve_config
+    from tests.support.configs import config_dict
 
-    return resolve_config({"method": "baseline", "dataset": "digits", **entries})
+    return config_dict({"method": "baseline", "dataset": "digits", **entries})
 
 
 def build_optimizer(**entry):

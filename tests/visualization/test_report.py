@@ -13,7 +13,8 @@ import pytest
 
 from keras_dml import backbones
 from keras_dml.demo import demo_config
-from keras_dml.training import get_method, load_splits
+from keras_dml.methods import get_method
+from keras_dml.training import load_splits
 from keras_dml.visualization import report as report_module
 from keras_dml.visualization.report import report_after_training, write_report
 from keras_dml.visualization.report_run import training_clusters

@@ -82,7 +82,7 @@ def test_not_published_rules(cards):
     write_card(cards, card)
     with pytest.raises(zoo.CardValidationError, match="'training.recipe' is missing"):
         zoo.get_card("tiny")
-    card["training"]["recipe"] = "training/configs/tiny.json"
+    card["training"]["recipe"] = "recipes/configs/tiny.json"
     write_card(cards, card)
     with pytest.raises(zoo.CardValidationError, match=r"'files\[0\].url' must be absent"):
         zoo.get_card("tiny")
@@ -124,7 +124,7 @@ def test_validate_card_in_memory_and_weights_model():
 def test_list_models_and_status_filter(cards):
     write_card(cards, _valid("alpha"))
     recipe_only = make_card("beta", [], status="not published")
-    recipe_only["training"]["recipe"] = "training/configs/beta.json"
+    recipe_only["training"]["recipe"] = "recipes/configs/beta.json"
     del recipe_only["metrics"], recipe_only["model"]
     write_card(cards, recipe_only)
     summaries = zoo.list_models()
@@ -163,12 +163,12 @@ def test_first_directory_wins(monkeypatch, tmp_path, cards):
 
 def test_default_directories_cover_package_and_repository():
     assert registry._PACKAGE_CARDS.parts[-3:] == ("keras_dml", "zoo", "cards")
-    assert registry._REPOSITORY_MODELS.name == "models"
+    assert registry._REPOSITORY_MODELS.name == "model_zoo"
     assert (registry._REPOSITORY_MODELS.parent / "pyproject.toml").is_file()
 
 
 def test_repository_cards_are_valid():
-    """Every card shipped in the repository's models/ folder passes validation."""
+    """Every card shipped in the repository's model_zoo/ folder passes validation."""
     for path in sorted(registry._REPOSITORY_MODELS.glob("*.json")):
         card = zoo.read_card(path)
         assert card.name == path.stem

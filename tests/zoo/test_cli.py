@@ -39,7 +39,7 @@ def _run_dir(tmp_path, metrics):
     )
     model.save(run / "model.keras")
     (run / "metrics.json").write_text(json.dumps(metrics))
-    config = {  # Shaped like training/configs/*.json.
+    config = {  # Shaped like recipes/configs/*.json.
         "description": "tiny test run",
         "method": "baseline",
         "dataset": "cub200",
@@ -102,7 +102,7 @@ def test_publish_run_dir_then_load_offline(cards, monkeypatch, tmp_path):
     output = tmp_path / "published"
     code, out, err = _run(
         "publish", str(run), "--output", str(output), "--name", "tiny-run",
-        "--base-url", "https://example.org/zoo/", "--recipe", "training/configs/tiny.json",
+        "--base-url", "https://example.org/zoo/", "--recipe", "recipes/configs/tiny.json",
     )  # fmt: skip
     assert code == 0, err
     assert "sha256=" in out and "https://example.org/zoo/tiny-run/model.keras" in out

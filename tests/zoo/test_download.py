@@ -181,10 +181,10 @@ def test_file_shipped_next_to_card_is_used_offline(env):
 def test_not_published_names_recipe(env):
     entry = file_entry("model.keras", DATA)
     card = make_card(NAME, [entry], status="not published")
-    card["training"]["recipe"] = "training/configs/tiny.json"
+    card["training"]["recipe"] = "recipes/configs/tiny.json"
     del card["metrics"]
     write_card(env["cards"], card)
-    with pytest.raises(zoo.ModelNotPublishedError, match="training/configs/tiny.json"):
+    with pytest.raises(zoo.ModelNotPublishedError, match="recipes/configs/tiny.json"):
         zoo.download(NAME, **FAST)
 
 

@@ -20,12 +20,12 @@ PAPER_SCALE = [m["name"] for m in zoo.list_models(status="not published")]
 
 
 def methods_with_recipes():
-    """Registered methods with a recipe JSON in `training/configs/` (iterates the registry)."""
+    """Registered methods with a recipe JSON in `recipes/configs/` (iterates the registry)."""
     root = REPO_ROOT
     return {
         name
         for name in list_methods()
-        if glob.glob(os.path.join(root, "training", "configs", f"{name}_*.json"))
+        if glob.glob(os.path.join(root, "recipes", "configs", f"{name}_*.json"))
     }
 
 
@@ -37,7 +37,7 @@ def test_every_method_has_a_shipped_entry_and_paper_recipes_are_listed():
     for name in PAPER_SCALE:
         card = zoo.get_card(name).data
         assert all("url" not in f for f in card.get("files", []))
-        assert card["training"]["recipe"].startswith("training/configs/")
+        assert card["training"]["recipe"].startswith("recipes/configs/")
 
 
 def _check_reproduces(name):

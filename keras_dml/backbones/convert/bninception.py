@@ -1,10 +1,6 @@
 """`bninception` state dict (Cadene's pretrainedmodels port) -> keras-dml `bn_inception`.
 
-The port names every layer as the Caffe model does, and so does the Keras backbone:
-convolution `inception_3a_1x1` (with a bias), BatchNorm `inception_3a_1x1_bn`. The Keras
-convolutions have no bias; it is folded into the BatchNorm mean. The classifier
-`last_linear.*` is not part of the backbone. The port takes BGR pixels in [0, 255] minus the
-mean (104, 117, 128), which the Keras backbone's `ImageNormalization` computes from RGB.
+Layer names are Caffe's on both sides; convolution biases fold into the BatchNorm mean.
 """
 
 import keras

@@ -1,14 +1,7 @@
 """Caffe `bvlc_googlenet.caffemodel` -> keras-dml `googlenet` variant "caffe".
 
-The `.caffemodel` is read by `caffemodel.read_caffemodel` (no Caffe needed) and flattened into
-a state dict: blob 0 of layer `L` is `L.weight`, blob 1 `L.bias`. Caffe names the layers as
-the Keras backbone with `/` for the first `_` (`conv1/7x7_s2`, `inception_4e/5x5_reduce`).
-Kernels are `[out, in, kh, kw]` like PyTorch's, so the shared `mapping` copies them; the
-auxiliary and final classifiers (`loss1/*`, `loss2/*`, `loss3/*`) are not part of the backbone.
-
-Input: bvlc_googlenet takes BGR pixels in [0, 255] minus its `mean_value` 104, 117, 123 (B, G,
-R). The Keras backbone's `ImageNormalization` subtracts that mean from RGB pixels and reverses
-the channels, so `conv1/7x7_s2`'s kernel keeps Caffe's BGR input-channel order unchanged.
+Blob 0 of layer `L` is `L.weight`, blob 1 `L.bias`; kernels keep Caffe's BGR input order, since
+`ImageNormalization` reverses the channels.
 """
 
 import os
@@ -31,8 +24,6 @@ def caffe_name(keras_name):
     Examples:
     >>> caffe_name("inception_4e_5x5_reduce")
     'inception_4e/5x5_reduce'
-    >>> caffe_name("conv1_7x7_s2")
-    'conv1/7x7_s2'
     """
     if keras_name.startswith("inception_"):
         return f"{keras_name[:12]}/{keras_name[13:]}"
@@ -50,14 +41,7 @@ def _as_vector(blob):
 
 
 def state_dict_from_layers(layers):
-    """`{layer: [blobs]}` (from `read_caffemodel`) -> `{"layer.weight": .., "layer.bias": ..}`.
-
-    Examples:
-    >>> import numpy as np
-    >>> layers = {"conv2/3x3": [np.zeros((192, 64, 3, 3)), np.zeros((1, 1, 1, 192))]}
-    >>> {k: v.shape for k, v in state_dict_from_layers(layers).items()}
-    {'conv2/3x3.weight': (192, 64, 3, 3), 'conv2/3x3.bias': (192,)}
-    """
+    """`{layer: [blobs]}` (from `read_caffemodel`) -> `{"layer.weight": .., "layer.bias": ..}`."""
     state = {}
     for layer, blobs in layers.items():
         for index, blob in enumerate(blobs):
@@ -66,15 +50,7 @@ def state_dict_from_layers(layers):
 
 
 def load_weights(source):
-    """The state dict of a `.caffemodel` file (or of a dict already in `.weight`/`.bias` form).
-
-    Args:
-        source: path of a `.caffemodel` file, or a dict of arrays keyed `"<layer>.weight"` /
-            `"<layer>.bias"`.
-
-    Returns:
-        dict str -> `np.ndarray`.
-    """
+    """The state dict of a `.caffemodel` file, or of a dict already in `.weight`/`.bias` form."""
     if isinstance(source, (str, os.PathLike)):
         return state_dict_from_layers(read_caffemodel(source))
     return load_state_dict(source)

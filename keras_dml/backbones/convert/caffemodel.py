@@ -1,24 +1,10 @@
-"""Reading a Caffe `.caffemodel` without Caffe or generated protobuf code.
-
-A `.caffemodel` is a serialised `NetParameter` message (Caffe's `src/caffe/proto/caffe.proto`).
-Only the fields that carry weights are decoded, straight from the protobuf wire format:
-
-- `NetParameter`: `layer` = 100 (`LayerParameter`), `layers` = 2 (the V1 `V1LayerParameter`
-  of models saved before 2015, such as `bvlc_googlenet`);
-- `LayerParameter`: `name` = 1, `blobs` = 7; `V1LayerParameter`: `name` = 4, `blobs` = 6;
-- `BlobProto`: `shape` = 7 (`BlobShape.dim` = 1, packed int64), `data` = 5 (float32, packed
-  or not), `double_data` = 8, and the legacy 4-D `num` = 1, `channels` = 2, `height` = 3,
-  `width` = 4.
-
-Every other field is skipped. Blobs keep Caffe's layouts: convolution kernels
-`[out, in, kh, kw]` (as PyTorch), biases `[out]` (`[1, 1, 1, out]` in legacy files).
-"""
+"""Reading the weights of a Caffe `.caffemodel` from the protobuf wire format, without Caffe."""
 
 import os
 
 import numpy as np
 
-# Field numbers from caffe.proto (see the module docstring).
+# Field numbers from caffe.proto; every other field is skipped.
 NET_LAYER, NET_V1_LAYERS = 100, 2
 LAYER_NAME, LAYER_BLOBS = 1, 7
 V1_NAME, V1_BLOBS = 4, 6
@@ -50,20 +36,10 @@ def _varint(buffer, position):
 
 
 def fields(buffer):
-    """Yields `(field number, wire type, value)` for every field of a message.
-
-    `value` is an int for varints, a `memoryview` of the payload for length-delimited fields
-    and the raw little-endian bytes (a `memoryview`) for fixed 32/64-bit fields.
-
-    Args:
-        buffer: bytes or memoryview of one serialised message.
+    r"""Yields `(field number, wire type, value)` for every field of a serialised message.
 
     Raises:
-        CaffemodelError: for a truncated message or a wire type protobuf 2 does not write.
-
-    Examples:
-    >>> list(fields(b"\\x08\\x96\\x01"))  # field 1, varint 150
-    [(1, 0, 150)]
+        CaffemodelError: a truncated message or a wire type protobuf 2 does not write.
     """
     buffer = memoryview(buffer)
     position = 0
@@ -103,20 +79,10 @@ def _repeated_numbers(chunks, dtype):
 
 
 def read_blob(buffer):
-    """Decodes one `BlobProto` into a float32 array of its shape.
-
-    The shape is `shape.dim` when present, else the legacy `(num, channels, height, width)`
-    when any of them is set, else the data's length. `data` may be packed (what Caffe
-    writes) or one fixed32 field per value; `double_data` is read when `data` is empty.
-
-    Args:
-        buffer: bytes or memoryview of a serialised `BlobProto`.
-
-    Returns:
-        `np.ndarray` of float32.
+    """Decodes one serialised `BlobProto` into a float32 array of its shape.
 
     Raises:
-        CaffemodelError: when the number of values does not match the shape.
+        CaffemodelError: the number of values does not match the shape.
     """
     dims, legacy = None, {}
     floats, doubles = [], []
@@ -181,24 +147,15 @@ def parse_net(data):
 
 
 def read_caffemodel(source):
-    """Reads the weights of a Caffe `.caffemodel` file, new-style (`layer`) or V1 (`layers`).
-
-    Args:
-        source: path of a `.caffemodel` file, or its bytes.
+    """Reads the weights of a Caffe `.caffemodel` file (or its bytes), `layer` or V1 `layers`.
 
     Returns:
-        dict: layer name (Caffe's, e.g. `"conv1/7x7_s2"`) -> list of float32 arrays, the
-        layer's blobs in order (convolution: `[out, in, kh, kw]` kernel, then the bias),
-        for every layer in file order; layers without weights map to `[]`.
+        dict. Caffe layer name (`"conv1/7x7_s2"`) -> its blobs as float32 arrays, in file order;
+        `[]` for layers without weights.
 
     Raises:
-        FileNotFoundError: when the file does not exist.
+        FileNotFoundError: the file does not exist.
         ValueError: one line when the bytes are not a `.caffemodel` this reader decodes.
-
-    Examples:
-    >>> blobs = read_caffemodel("bvlc_googlenet.caffemodel")  # doctest: +SKIP
-    >>> blobs["conv1/7x7_s2"][0].shape  # doctest: +SKIP
-    (64, 3, 7, 7)
 
     References:
         Caffe's `caffe.proto` (NetParameter, LayerParameter, V1LayerParameter, BlobProto);

@@ -1,12 +1,15 @@
-"""`convert_state_dict`: a PyTorch state dict (or a Caffe model) -> a keras-dml backbone and its
-weights file. A source module reads its file with its own `load_weights` when it has one
-(`caffe_googlenet`: a `.caffemodel`), else with `load_state_dict` (a `.pth` / `.pt` file)."""
+"""`convert_state_dict`: a PyTorch state dict or Caffe model -> a keras-dml backbone."""
 
-import importlib
 import os
 
 from keras_dml.backbones.build import get
 from keras_dml.backbones.conversions import find_conversion
+from keras_dml.backbones.convert import (
+    bninception,
+    caffe_googlenet,
+    torchvision_googlenet,
+    torchvision_resnet50,
+)
 from keras_dml.backbones.convert.mapping import check_state_dict, copy_weights
 from keras_dml.backbones.convert.state_dict import load_state_dict
 from keras_dml.backbones.expected_source import source_file_record
@@ -15,6 +18,13 @@ from keras_dml.backbones.weights_metadata import write_weights_metadata
 
 # Small enough to build fast; the weights do not depend on the input size.
 _BUILD_SHAPE = (64, 64, 3)
+
+
+# `Conversion.module` -> the module that maps that source's keys onto the backbone's layers.
+SOURCE_MODULES = {
+    module.__name__.rsplit(".", 1)[1]: module
+    for module in (bninception, caffe_googlenet, torchvision_googlenet, torchvision_resnet50)
+}
 
 
 def _check_output(output):
@@ -27,49 +37,31 @@ def _check_output(output):
 
 
 def convert_state_dict(backbone, source, state_dict, output=None, input_shape=_BUILD_SHAPE):
-    """Converts a PyTorch state dict or Caffe model into the keras-dml backbone with its outputs.
-
-    The Keras backbone takes raw RGB pixels in [0, 255] and gives the final feature map of
-    the source network fed the same image with its documented preprocessing; the
-    preprocessing lives in the backbone's `ImageNormalization` layer. Supported:
-    `googlenet` from `torchvision` (variant "torchvision"), `googlenet` from `caffe` (the
-    original `bvlc_googlenet.caffemodel`, variant "caffe", read without Caffe), `resnet50`
-    from `torchvision` (variant "v1.5") and `bn_inception` from `bninception` (Cadene's
-    pretrainedmodels port).
+    """Converts a PyTorch state dict or Caffe model into the keras-dml backbone.
 
     Args:
         backbone: str. `"googlenet"`, `"resnet50"` or `"bn_inception"`.
         source: str. `"torchvision"`, `"caffe"` or `"bninception"`.
-        state_dict: path of a `.pth` / `.pt` file (needs torch), of a `.caffemodel` file for
-            `source="caffe"`, or a dict of arrays/tensors.
-        output: str or None. Path of a `.weights.h5` file to write, with the backbone and
-            variant it was converted for recorded inside (see
-            `keras_dml.backbones.weights_metadata`), with the name, sha256 and sha1 of the
-            `state_dict` file (which a recipe's expected source is checked against), and its
-            own sha256 in `<output>.sha256`.
-            Defaults to `None` (nothing written).
+        state_dict: path of a `.pth` / `.pt` file (needs torch) or of a `.caffemodel`, or a dict
+            of arrays or tensors.
+        output: str or None. `.weights.h5` file to write, recording the backbone, variant and
+            source file, with `<output>.sha256` next to it. Defaults to `None`.
         input_shape: tuple. Input shape of the returned model. Defaults to `(64, 64, 3)`.
 
     Returns:
-        The converted `keras.Model` (as built by `keras_dml.backbones.get`).
+        The converted `keras.Model`, as `keras_dml.backbones.get` builds it.
 
     Raises:
-        ValueError: for an unsupported pair, or a state dict with a missing key, an
-            unexpected key or a wrong shape (one line naming the first mismatch).
-        ImportError: when `state_dict` is a file and torch is not installed.
-
-    Examples:
-    >>> model = convert_state_dict("resnet50", "torchvision", "resnet50-0676ba61.pth",
-    ...                            output="resnet50_v1.5_imagenet.weights.h5")  # doctest: +SKIP
+        ValueError: an unsupported pair, or a missing key, unexpected key or wrong shape.
+        ImportError: `state_dict` is a `.pth` file and torch is not installed.
 
     References:
         He et al., "Deep Residual Learning for Image Recognition", CVPR 2016; Szegedy et al.,
-        "Going Deeper with Convolutions", CVPR 2015; Ioffe & Szegedy, "Batch Normalization",
-        ICML 2015.
+        "Going Deeper with Convolutions", CVPR 2015.
     """
     conversion = find_conversion(backbone, source)
     output = None if output is None else _check_output(output)
-    module = importlib.import_module(f"keras_dml.backbones.convert.{conversion.module}")
+    module = SOURCE_MODULES[conversion.module]
     weights = getattr(module, "load_weights", load_state_dict)(state_dict)
     model = get(backbone, input_shape=input_shape, **conversion.options)
     plan = module.plan(model)

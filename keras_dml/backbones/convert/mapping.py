@@ -1,12 +1,4 @@
-"""Shared part of the conversions: check a state dict against a layer plan, copy the tensors.
-
-A plan lists, for each convolution of the Keras backbone, the PyTorch module holding its
-weights and the BatchNorm that follows it. Layouts differ: PyTorch convolution kernels are
-`[out, in, kh, kw]` (OIHW), Keras' `[kh, kw, in, out]` (HWIO); BatchNorm parameters are the
-same four vectors (`weight` = gamma, `bias` = beta, `running_mean`, `running_var`). A
-convolution bias followed by BatchNorm is folded into the BatchNorm mean, since
-`BN(conv(x) + b) = BN'(conv(x))` with `moving_mean' = running_mean - b`.
-"""
+"""Shared part of the conversions: check a state dict against a layer plan, copy the tensors."""
 
 import dataclasses
 
@@ -19,16 +11,7 @@ IGNORED_SUFFIXES = ("num_batches_tracked",)
 
 @dataclasses.dataclass(frozen=True)
 class ConvBN:
-    """One convolution (+ BatchNorm) to copy.
-
-    Args:
-        conv: str. Keras Conv2D layer name.
-        torch_conv: str. PyTorch module prefix of the convolution (`"layer1.0.conv1"`).
-        bn: str or None. Keras BatchNormalization layer name (None: no BatchNorm).
-        torch_bn: str or None. PyTorch module prefix of the BatchNorm.
-        torch_bias: bool. The PyTorch convolution has a bias (folded into the BatchNorm when
-            the Keras convolution has none).
-    """
+    """One convolution to copy: Keras and PyTorch names of the conv and of its BatchNorm."""
 
     conv: str
     torch_conv: str
@@ -64,19 +47,10 @@ def _expected_shapes(model, plan):
 
 
 def check_state_dict(state_dict, model, plan, ignored_prefixes, source):
-    """Raises a one-line `ValueError` naming the first mismatch between a state dict and a plan.
+    """Raises a one-line `ValueError` naming the first missing key, unexpected key or wrong shape.
 
-    Args:
-        state_dict: dict str -> array.
-        model: the Keras backbone the plan addresses.
-        plan: list of `ConvBN`.
-        ignored_prefixes: tuple of str. Keys of the source that are not part of the backbone
-            (classifier, auxiliary heads); they may be present or absent.
-        source: str. Name of the source for messages, e.g. `"torchvision resnet50"`.
-
-    Raises:
-        ValueError: for a missing key, an unexpected key or a wrong shape (checked in that
-            order, each in the order of the network).
+    `ignored_prefixes` are source keys outside the backbone (classifier, auxiliary heads);
+    `source` names the source in messages.
     """
     expected = _expected_shapes(model, plan)
     for key, (_, layer) in expected.items():
@@ -102,17 +76,7 @@ def check_state_dict(state_dict, model, plan, ignored_prefixes, source):
 
 
 def copy_weights(state_dict, model, plan):
-    """Sets the weights of every planned layer of `model` from a checked state dict.
-
-    Args:
-        state_dict: dict str -> array, checked with `check_state_dict`.
-        model: the Keras backbone.
-        plan: list of `ConvBN`.
-
-    Raises:
-        RuntimeError: when a layer of `model` with weights is not in the plan (it would keep
-            its random initialisation).
-    """
+    """Sets every planned layer of `model` from a checked state dict (`RuntimeError` for a gap)."""
     covered = set()
     for entry in plan:
         conv = model.get_layer(entry.conv)

@@ -12,24 +12,12 @@ def _to_numpy(value):
 
 
 def load_state_dict(state_dict):
-    """Returns a state dict as `{key: numpy array}`.
-
-    Args:
-        state_dict: a mapping of parameter names to arrays / torch tensors, or the path of a
-            `.pth` / `.pt` file written by `torch.save` (a state dict, or a checkpoint holding
-            one under `"state_dict"`). Reading a file needs PyTorch.
-
-    Returns:
-        dict str -> `np.ndarray`, in the source's key order.
+    """A state dict (mapping, or `.pth` / `.pt` file from `torch.save`) as `{key: numpy array}`.
 
     Raises:
-        ImportError: when a file is given and torch is not installed.
-        FileNotFoundError: when the file does not exist.
-        ValueError: when the file or object holds no state dict.
-
-    Examples:
-    >>> load_state_dict({"conv1.weight": np.zeros((64, 3, 7, 7))})["conv1.weight"].shape
-    (64, 3, 7, 7)
+        ImportError: a file is given and torch is not installed.
+        FileNotFoundError: the file does not exist.
+        ValueError: the file or object holds no state dict.
     """
     if isinstance(state_dict, (str, os.PathLike)):
         path = os.fspath(state_dict)

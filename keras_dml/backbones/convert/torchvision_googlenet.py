@@ -1,11 +1,4 @@
-"""torchvision `googlenet` state dict -> keras-dml `googlenet` variant "torchvision".
-
-Key names: `conv1`, `conv2`, `conv3` (Caffe's conv1/7x7_s2, conv2/3x3_reduce, conv2/3x3) and
-`inception{3a..5b}.branch{1..4}`, each a `BasicConv2d` with `.conv` and `.bn`; the auxiliary
-classifiers `aux1.*`, `aux2.*` and the classifier `fc.*` are not part of the backbone.
-torchvision's ImageNet weights expect `transform_input=True`, which turns its mean/std input
-into `x / 127.5 - 1` (RGB): the Keras backbone's `ImageNormalization(mode="tf")`.
-"""
+"""torchvision `googlenet` state dict -> keras-dml `googlenet` variant "torchvision"."""
 
 from keras_dml.backbones.convert.mapping import ConvBN
 from keras_dml.backbones.googlenet import INCEPTION_FILTERS

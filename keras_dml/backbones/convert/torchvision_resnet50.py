@@ -1,9 +1,4 @@
-"""torchvision `resnet50` state dict -> keras-dml `resnet50` variant "v1.5".
-
-Key names: `conv1`/`bn1`, `layer{s}.{b}.conv{k}`/`bn{k}`, `layer{s}.{b}.downsample.0/1`; the
-classifier `fc.*` is not part of the backbone. torchvision feeds `(x / 255 - mean) / std` (RGB),
-which the Keras backbone's `ImageNormalization(mode="torch")` computes from raw pixels.
-"""
+"""torchvision `resnet50` state dict -> keras-dml `resnet50` variant "v1.5"."""
 
 from keras_dml.backbones.convert.mapping import ConvBN
 from keras_dml.backbones.resnet50_v15 import STAGES

@@ -23,21 +23,15 @@ def from_arrays(
     Args:
         images: uint8 array `[N, H, W]` or `[N, H, W, C]`, C in {1, 3}.
         labels: 1-D int array `[N]`, any class ids.
-        split: str. `"all"` keeps every image; `"train"`, `"val"`, `"trainval"`, `"test"`
-            split the classes like `image_folder` (seeded, `test_fraction` of the classes for
-            testing, `val_fraction` of the rest held out). Defaults to `"all"`.
-        class_names: sequence of str, indexed by the sorted unique label values.
-            Defaults to `None` (the label values as strings).
+        split: str. `"all"`, or `"train"`, `"val"`, `"trainval"`, `"test"` as `image_folder`.
+            Defaults to `"all"`.
+        class_names: sequence of str, for the sorted label values. Defaults to `None`.
         name: str. Dataset name. Defaults to `"arrays"`.
-        image_size: int or (height, width). Default crop size. Defaults to `None` (the
-            stored height and width).
+        image_size: int or (height, width). Defaults to `None` (the stored size).
         resize_size: int. Shorter side before cropping. Defaults to `None`.
         test_fraction: float. Fraction of classes for `"test"`. Defaults to `0.5`.
         val_fraction: float. Fraction of training classes for `"val"`. Defaults to `0.15`.
         seed: int. Seed of the class splits. Defaults to `0`.
-
-    Returns:
-        In-memory `ImageDataset`; labels are remapped to `0..C-1` within the split.
 
     Examples:
     >>> data = from_arrays(np.zeros((4, 8, 8, 3), np.uint8), [3, 3, 7, 7])

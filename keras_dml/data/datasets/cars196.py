@@ -15,14 +15,7 @@ _HOW_TO_GET = (
 
 
 def read_cars_annotations(path):
-    """Reads `cars_annos.mat`.
-
-    Args:
-        path: str. The `.mat` file.
-
-    Returns:
-        (relative image paths list, 1-based class ids int64 array, {class id: name}).
-    """
+    """Reads `cars_annos.mat`: (relative image paths, 1-based class ids, {class id: name})."""
     from scipy.io import loadmat
 
     mat = loadmat(path, squeeze_me=True, struct_as_record=True)
@@ -32,8 +25,7 @@ def read_cars_annotations(path):
     rel_paths = [str(p) for p in np.atleast_1d(annotations["relative_im_path"])]
     classes = np.atleast_1d(annotations["class"]).astype(np.int64)
     names = [str(n) for n in np.atleast_1d(mat.get("class_names", []))]
-    class_names = {i + 1: n for i, n in enumerate(names)}
-    return rel_paths, classes, class_names
+    return rel_paths, classes, dict(enumerate(names, start=1))
 
 
 @register_dataset("cars196", "Stanford Cars; classes 1-98 train, 99-196 test")
@@ -46,28 +38,9 @@ def load_cars196(
     verify=True,
     resize_size=None,
 ):
-    """Loads Cars196 with the metric learning protocol: classes 1-98 train, 99-196 test.
+    """Loads Cars196 (`cars_annos.mat`, `car_ims/`): classes 1-98 train, 99-196 test.
 
-    Reads `cars_annos.mat` (fields `relative_im_path`, e.g. `car_ims/000001.jpg`, and `class`,
-    1-based) with `scipy.io.loadmat`; the images are in `car_ims/`. The annotation's own
-    per-image `test` flag is ignored: DML splits classes.
-
-    Args:
-        split: str. `"train"`, `"val"`, `"trainval"` or `"test"`. Defaults to `"train"`.
-        data_dir: str. Folder with `cars_annos.mat`. Defaults to `None`
-            (`~/.keras/datasets/cars196`).
-        image_size: int or (height, width). Defaults to `None` (224).
-        val_fraction: float. Training classes held out as `"val"`. Defaults to `0.15`.
-        seed: int. Seed of the held-out classes. Defaults to `0`.
-        verify: bool. Check every file and skip unreadable ones. Defaults to `True`.
-        resize_size: int. Shorter side before cropping. Defaults to `None`.
-
-    Returns:
-        `ImageDataset` (class names from `class_names` in the .mat, e.g. "AM General Hummer
-        SUV 2000").
-
-    Examples:
-    >>> test = load_cars196("test", data_dir="~/data/cars196")  # doctest: +SKIP
+    Class names come from the annotation file, e.g. `"AM General Hummer SUV 2000"`.
 
     References:
         Krause et al., "3D Object Representations for Fine-Grained Categorization", 2013;

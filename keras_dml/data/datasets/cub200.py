@@ -23,27 +23,10 @@ def load_cub200(
     verify=True,
     resize_size=None,
 ):
-    """Loads CUB-200-2011 with the metric learning protocol: classes 1-100 train, 101-200 test.
+    """Loads CUB-200-2011 with classes 1-100 for training and 101-200 for testing.
 
-    Reads the official layout: `images.txt` (`id relative_path`), `image_class_labels.txt`
-    (`id class_id`), `classes.txt` (`class_id name`) and `images/`. The official per-image
-    train/test file is ignored: DML splits classes. `data_dir` may be the `CUB_200_2011` folder
-    or its parent.
-
-    Args:
-        split: str. `"train"`, `"val"`, `"trainval"` or `"test"`. Defaults to `"train"`.
-        data_dir: str. Dataset folder. Defaults to `None` (`~/.keras/datasets/CUB_200_2011`).
-        image_size: int or (height, width). Defaults to `None` (224).
-        val_fraction: float. Training classes held out as `"val"`. Defaults to `0.15`.
-        seed: int. Seed of the held-out classes. Defaults to `0`.
-        verify: bool. Check every file and skip unreadable ones. Defaults to `True`.
-        resize_size: int. Shorter side before cropping. Defaults to `None`.
-
-    Returns:
-        `ImageDataset` (class names like `"001.Black_footed_Albatross"`).
-
-    Examples:
-    >>> train = load_cub200("train", data_dir="~/data")  # doctest: +SKIP
+    Reads `images.txt`, `image_class_labels.txt` and `classes.txt` in `data_dir` (the
+    `CUB_200_2011` folder or its parent); class names look like `"001.Black_footed_Albatross"`.
 
     References:
         Wah et al., "The Caltech-UCSD Birds-200-2011 Dataset", 2011; split of Song et al.,

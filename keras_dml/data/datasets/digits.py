@@ -27,13 +27,7 @@ def load_digits(
     seed=0,
     resize_size=None,
 ):
-    """Loads the 1,797 scikit-learn digits with an unseen-class split: 0-5 train, 6-9 test.
-
-    The 8x8 images (values 0-16) are scaled to [0, 255], upscaled to `image_size` and repeated
-    to RGB, in memory. It needs no download and loads in milliseconds, which makes it the default
-    for demos and tests; its numbers say nothing about photographs. `"val"` holds out a seeded
-    fraction of the training digits: two of the six at the default 0.34, so that validation
-    retrieval has more than one class to confuse (with a single class every neighbour matches).
+    """Loads scikit-learn's 1,797 digits in memory: digits 0-5 train, 6-9 test.
 
     Args:
         split: str. `"train"`, `"val"`, `"trainval"` or `"test"`. Defaults to `"train"`.
@@ -41,11 +35,7 @@ def load_digits(
         image_size: int. Stored image side and default crop. Defaults to `None` (32).
         val_fraction: float. Training classes held out as `"val"`. Defaults to `0.34`.
         seed: int. Seed of the held-out classes. Defaults to `0`.
-        resize_size: int. Shorter side before cropping in the pipeline. Defaults to `None`
-            (`image_size * 256 / 224`; the digits' blank border absorbs the crop).
-
-    Returns:
-        In-memory `ImageDataset` with uint8 images `[N, image_size, image_size, 3]`.
+        resize_size: int. Shorter side before cropping. Defaults to `None`.
 
     Examples:
     >>> test = load_digits("test")

@@ -30,16 +30,10 @@ DEBIAN_DIR = "/usr/share/datasets/fashion-mnist"
 
 
 def read_idx(path):
-    """Reads an IDX file (optionally gzipped) into a uint8 numpy array.
-
-    Args:
-        path: str. File such as `train-images-idx3-ubyte` or `...-idx3-ubyte.gz`.
-
-    Returns:
-        uint8 array of the stored shape (e.g. `[60000, 28, 28]`).
+    """Reads an IDX file (optionally gzipped) into a uint8 array of its stored shape.
 
     Raises:
-        ValueError: when the header is not an unsigned-byte IDX header or the size mismatches.
+        ValueError: the header is not an unsigned-byte IDX header or the size mismatches.
     """
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rb") as handle:
@@ -94,33 +88,11 @@ def load_fashion_mnist(
     max_per_class=None,
     resize_size=None,
 ):
-    """Loads Fashion-MNIST with an unseen-class split: classes 0-5 train, 6-9 test.
-
-    The official 60,000 / 10,000 image split shares classes, so for metric learning all 70,000
-    images are pooled and split by class: T-shirt/top, Trouser, Pullover, Dress, Coat, Sandal
-    train (two of them held out as `"val"` at the default 0.34, so validation has two classes);
-    Shirt, Sneaker, Bag, Ankle boot test. Images stay 28x28 grey uint8 in memory; the pipeline
-    makes them RGB at `image_size`.
-    Nothing is downloaded: the IDX files are looked up in `data_dir`, the Keras cache
-    (`~/.keras/datasets/fashion-mnist`) and the Debian package `dataset-fashion-mnist`.
+    """Loads Fashion-MNIST's 70,000 images pooled, then split by class: 0-5 train, 6-9 test.
 
     Args:
-        split: str. `"train"`, `"val"`, `"trainval"` or `"test"`. Defaults to `"train"`.
-        data_dir: str. Folder with the IDX files. Defaults to `None` (only the default places).
-        image_size: int or (height, width). Default crop size. Defaults to `None` (32).
-        val_fraction: float. Training classes held out as `"val"`. Defaults to `0.34`.
-        seed: int. Seed of the held-out classes. Defaults to `0`.
-        max_per_class: int. Keep only the first `max_per_class` images of each class (quick
-            experiments). Defaults to `None` (all, 7,000 per class).
-        resize_size: int. Shorter side before cropping. Defaults to `None`.
-
-    Returns:
-        In-memory `ImageDataset` with uint8 images `[N, 28, 28, 1]`.
-
-    Examples:
-    >>> test = load_fashion_mnist("test", max_per_class=10)  # doctest: +SKIP
-    >>> test.class_names  # doctest: +SKIP
-    ['Shirt', 'Sneaker', 'Bag', 'Ankle boot']
+        max_per_class: int. Keep the first `max_per_class` images of each class. Defaults to
+            `None` (all).
 
     References:
         Xiao et al., "Fashion-MNIST: a Novel Image Dataset for Benchmarking Machine Learning

@@ -1,12 +1,4 @@
-"""Renders characters from font files into small jittered greyscale images (PIL + fontTools).
-
-The building block of the rendered-character datasets (`hangul`, `kanji`): every image shows one
-character drawn with one typeface, centred on its ink, scaled so that its ink box fills a fixed
-fraction of the image, then rotated, rescaled and shifted by a small random pose. A character is
-only ever drawn with a font whose character map holds it and whose glyph has ink, so no
-missing-glyph box ("tofu") can appear. A font is a file path, or `"path#N"` for face N of a
-collection (`.ttc`).
-"""
+"""Renders characters from font files into small jittered greyscale images (PIL + fontTools)."""
 
 import os
 
@@ -21,17 +13,9 @@ SUPERSAMPLE = 2
 def split_face(font):
     """Splits a font `"path#N"` into its file and face index (`"path"` alone is face 0).
 
-    Args:
-        font: str. A font file, or `"file#N"` for face N of a font collection (`.ttc`).
-
-    Returns:
-        `(file, face)`: str and int.
-
     Examples:
     >>> split_face("NotoSansCJK-Regular.ttc#2")
     ('NotoSansCJK-Regular.ttc', 2)
-    >>> split_face("NanumGothic.ttf")
-    ('NanumGothic.ttf', 0)
     """
     file, mark, face = str(font).rpartition("#")
     if mark and file and face.isdigit():
@@ -47,16 +31,7 @@ def count_faces(path):
 
 
 def find_font_files(names, font_dir):
-    """Maps font file names to paths, searching `font_dir` recursively.
-
-    Args:
-        names: sequence of str. File names (e.g. `"NanumGothic.ttf"`) or existing paths; a
-            `"#N"` suffix (`"NotoSansCJK-Regular.ttc#2"`) picks face N of a collection and
-            stays on the path.
-        font_dir: str. Folder searched recursively for the names that are not paths.
-
-    Returns:
-        `(found, missing)`: list of paths in the order of `names`, and the names not found.
+    """`(found paths, missing names)` of font file names (`"#N"`: a face) under `font_dir`.
 
     Raises:
         ValueError: a face index beyond the faces of its file.
@@ -84,15 +59,7 @@ def find_font_files(names, font_dir):
 
 
 def font_coverage(path, codepoints):
-    """Which `codepoints` the font's character map covers (fontTools).
-
-    Args:
-        path: str. A TrueType / OpenType font file (`.ttf`, `.otf`, `.ttc`); `"file.ttc#N"`
-            reads face N of a collection (default: the first).
-        codepoints: 1-D int array of Unicode code points.
-
-    Returns:
-        bool array shaped like `codepoints`.
+    """Which `codepoints` the character map of font `path` (`"file.ttc#N"`: face N) covers.
 
     Examples:
     >>> font_coverage("/usr/share/fonts/truetype/nanum/NanumGothic.ttf", [0xAC00, 0x41])
@@ -122,21 +89,7 @@ def draw_glyph(font, character, canvas):
 
 
 def glyph_transform(bbox, image_size, angle, scale, shift):
-    """Affine map (PIL's output -> input form) placing an ink box at a jittered pose.
-
-    The ink box centre goes to the image centre plus `shift` (in output pixels), its longer side
-    to `INK_FILL * scale` of the output side, rotated by `angle` degrees.
-
-    Args:
-        bbox: (left, top, right, bottom) of the ink on the canvas.
-        image_size: int. Side of the rendered (supersampled) output.
-        angle: float. Rotation in degrees, counter-clockwise.
-        scale: float. Size factor.
-        shift: (dx, dy) in output pixels.
-
-    Returns:
-        tuple of 6 floats for `PIL.Image.transform(..., Image.AFFINE, data)`.
-    """
+    """PIL affine data placing an ink box at a pose (centre + `shift`, scaled, rotated)."""
     left, top, right, bottom = bbox
     ink = max(right - left, bottom - top, 1)
     zoom = INK_FILL * scale * image_size / ink  # output pixels per canvas pixel
@@ -161,28 +114,21 @@ def render_glyphs(
     max_shift=0.08,
     seed=0,
 ):
-    """Renders every character with every font covering it, `copies` jittered poses each.
-
-    Poses are drawn from one seeded generator in a fixed order (character, font, copy), so the
-    result depends only on the arguments. A font is skipped for a character missing from its
-    character map or whose glyph has no ink; `font_ids` says which font drew each image.
+    """Renders every character with every font that draws it, `copies` jittered poses each.
 
     Args:
         font_paths: sequence of str. Font files (`"file.ttc#N"`: face N of a collection).
         characters: sequence of single-character str.
         image_size: int. Side of the square output images. Defaults to `32`.
         copies: int. Jittered renderings per (character, font). Defaults to `2`.
-        max_rotation: float. Rotation uniform in `[-max_rotation, max_rotation]` degrees.
-            Defaults to `10.0`.
-        scale_range: (min, max). Size factor of the ink box, uniform. Defaults to `(0.8, 1.05)`.
-        max_shift: float. Translation uniform in `[-max_shift, max_shift]` of the image side,
-            per axis. Defaults to `0.08`.
+        max_rotation: float. Largest rotation, in degrees. Defaults to `10.0`.
+        scale_range: (min, max). Size factor of the ink box. Defaults to `(0.8, 1.05)`.
+        max_shift: float. Largest shift per axis, a fraction of the side. Defaults to `0.08`.
         seed: int. Seed of the poses. Defaults to `0`.
 
     Returns:
-        dict with `images` uint8 `[N, image_size, image_size]` (white glyph on black),
-        `labels` int64 `[N]` (index into `characters`) and `font_ids` int64 `[N]` (index into
-        `font_paths`).
+        dict with `images` uint8 `[N, image_size, image_size]` (white on black), `labels` and
+        `font_ids` int64 `[N]` (indices into `characters` and `font_paths`).
 
     Raises:
         ValueError: bad sizes or jitter ranges, or a character no font can draw.

@@ -1,12 +1,4 @@
-"""Hangul syllables rendered from Debian's Korean typefaces: a many-class offline benchmark.
-
-One class per syllable, drawn from the 2,350 common syllables of KS X 1001 (every Korean font
-covers them); every image is one typeface at a small random pose. With the default 39 typefaces
-and 2 poses each, a class has 78 images. Classes are split by a seeded permutation into training
-classes (`"trainval"`, of which `val_fraction` are held out as `"val"`) and unseen test classes.
-The rendered arrays are cached as `.npz`, so only the first load renders (about 11 s of CPU time
-on one core).
-"""
+"""Hangul syllables rendered from Debian's Korean typefaces: a many-class offline benchmark."""
 
 from keras_dml.data.datasets.glyphs import render_glyphs
 from keras_dml.data.datasets.hangul_classes import (  # noqa: F401 (re-exported)
@@ -87,14 +79,7 @@ INSTALL_COMMAND = HANGUL.install_command
 
 
 def resolve_fonts(fonts=None, font_dir=None):
-    """Font file paths for `fonts` (default: `DEFAULT_FONTS`), looked up under `font_dir`.
-
-    Args:
-        fonts: sequence of font file names or paths. Defaults to `None` (`DEFAULT_FONTS`).
-        font_dir: str. Folder searched recursively. Defaults to `None` (`/usr/share/fonts`).
-
-    Returns:
-        list of str paths, in the order of `fonts`.
+    """Paths of `fonts` (default `DEFAULT_FONTS`) found under `font_dir` (`/usr/share/fonts`).
 
     Raises:
         FileNotFoundError: a font is missing; the message names the `apt-get` command.
@@ -116,26 +101,12 @@ def render_hangul(
 ):
     """Renders (or loads from the cache) every image of the Hangul benchmark.
 
-    Args:
-        num_train_classes: int. Training syllables. Defaults to `300`.
-        num_test_classes: int. Unseen test syllables. Defaults to `1000`.
-        image_size: int. Side of the images. Defaults to `32`.
-        copies: int. Jittered poses per (syllable, typeface). Defaults to `2`.
-        fonts: sequence of font names or paths. Defaults to `None` (`DEFAULT_FONTS`).
-        font_dir: str. Folder holding the fonts. Defaults to `None` (`/usr/share/fonts`).
-        render_seed: int. Seed of the class choice and the poses. Defaults to `0`.
-        cache_dir: str or `False`. Folder of the `.npz` cache; `False` renders without
-            caching. Defaults to `None` (`$KERAS_DML_DATA_DIR/hangul`, else
-            `~/.keras/datasets/hangul`).
-        class_set: str. `"benchmark"` (the training then the test syllables) or `"pretrain"`
-            (the syllables in neither, `hangul_pretrain_classes`). Defaults to `"benchmark"`.
-        **jitter: `max_rotation`, `scale_range`, `max_shift` of `render_glyphs`.
+    The options are `load_hangul`'s (docs/data.md); `cache_dir=False` renders without caching and
+    `class_set` is `"benchmark"` or `"pretrain"`.
 
     Returns:
-        dict with `images` uint8 `[N, S, S]`, `labels` int64 `[N]` (index into `characters`;
-        for the benchmark set the first `num_train_classes` are the training classes),
-        `font_ids` int64 `[N]`,
-        `characters` (list of str) and `fonts` (list of font file names).
+        dict with `images` uint8 `[N, S, S]`, `labels` int64 `[N]` (index into `characters`),
+        `font_ids` int64 `[N]`, `characters` and `fonts` (lists of str).
 
     Examples:
     >>> data = render_hangul(4, 2, fonts=["NanumGothic.ttf"], cache_dir=False)  # doctest: +SKIP
@@ -178,41 +149,10 @@ def load_hangul(
     render_size=None,
     **jitter,
 ):
-    """Loads a split of the rendered Hangul benchmark (one class per syllable).
+    """Loads a split of the rendered Hangul benchmark (arguments: `load_dataset`).
 
-    The default 1,300 classes x 39 typefaces x 2 poses are 101,396 images of 32x32 grey (white glyph
-    on black; Baekmuk Dotum and Headline have an empty glyph for one test syllable, which therefore
-    has 74 images), rendered once (about 11 s of CPU time) and cached. Training and test syllables
-    are disjoint; `"val"` holds out `val_fraction` of the training syllables (45 of 300 by default).
-
-    Args:
-        split: str. `"train"`, `"val"`, `"trainval"`, `"test"`, or `"pretrain"`: every
-            syllable in neither the training nor the test set (1,050 by default), for
-            pretraining a backbone on disjoint classes. Defaults to `"train"`.
-        data_dir: str. Cache folder of the rendered arrays. Defaults to `None`
-            (`$KERAS_DML_DATA_DIR/hangul`, else `~/.keras/datasets/hangul`).
-        image_size: int. Side of the rendered images and default crop. Defaults to `None` (32).
-        val_fraction: float. Training classes held out as `"val"`. Defaults to `0.15`.
-        seed: int. Seed of the held-out classes. Defaults to `0`.
-        num_train_classes: int. Training syllables (train + val). Defaults to `300`.
-        num_test_classes: int. Unseen test syllables. Defaults to `1000`.
-        copies: int. Jittered poses per (syllable, typeface). Defaults to `2`.
-        fonts: sequence of font file names or paths. Defaults to `None` (`DEFAULT_FONTS`,
-            from `apt-get install fonts-nanum fonts-unfonts-core fonts-unfonts-extra
-            fonts-baekmuk`).
-        font_dir: str. Folder searched for `fonts`. Defaults to `None` (`/usr/share/fonts`).
-        render_seed: int. Seed of the syllable choice and the poses (not of `"val"`).
-            Defaults to `0`.
-        resize_size: int. Shorter side before cropping. Defaults to `None`.
-        render_size: int. Side the syllables are drawn at, resized to `image_size` by the
-            pipelines (e.g. 32 with `image_size=224`: upscaled 32 px renders). Defaults to
-            `None` (`image_size`).
-        **jitter: `max_rotation` (degrees, default 10), `scale_range` (default (0.8, 1.05)),
-            `max_shift` (fraction of the side, default 0.08), see `render_glyphs`.
-
-    Returns:
-        In-memory `ImageDataset` with uint8 images `[N, image_size, image_size, 1]`; class
-        names are the syllables.
+    `split` also takes `"pretrain"`; the options (`num_train_classes`, `fonts`, `copies`,
+    `render_size`, the jitter, ...) are listed in docs/data.md.
 
     Raises:
         FileNotFoundError: fonts missing (the message names the `apt-get` command).

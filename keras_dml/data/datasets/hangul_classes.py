@@ -6,9 +6,6 @@ from keras_dml.data.datasets.character_classes import benchmark_classes, pretrai
 def ks_x_1001_syllables():
     """The 2,350 precomposed Hangul syllables of KS X 1001, in code point order.
 
-    Returns:
-        list of str (single characters).
-
     Examples:
     >>> syllables = ks_x_1001_syllables()
     >>> len(syllables), syllables[0]
@@ -25,10 +22,7 @@ def ks_x_1001_syllables():
 
 
 def hangul_classes(num_train_classes, num_test_classes, render_seed=0):
-    """Seeded choice of the training and the unseen test syllables (disjoint).
-
-    `character_classes.benchmark_classes` of the 2,350 `ks_x_1001_syllables` (its arguments,
-    result and errors): the training syllables followed by the test syllables.
+    """`benchmark_classes` of the `ks_x_1001_syllables`: training then test syllables.
 
     Examples:
     >>> hangul_classes(2, 1, render_seed=0)
@@ -40,12 +34,7 @@ def hangul_classes(num_train_classes, num_test_classes, render_seed=0):
 
 
 def hangul_pretrain_classes(num_train_classes, num_test_classes, render_seed=0):
-    """The syllables in neither the training nor the test set: a disjoint pretraining set.
-
-    The papers fine-tune a backbone pretrained on other classes (ImageNet); on this benchmark
-    the same regime pretrains on these syllables (2,350 - 1,300 = 1,050 by default):
-    `character_classes.pretrain_classes` of the `ks_x_1001_syllables` (its arguments, result
-    and errors).
+    """`pretrain_classes` of the `ks_x_1001_syllables`: the syllables in neither set.
 
     Examples:
     >>> len(hangul_pretrain_classes(300, 1000))

@@ -11,14 +11,7 @@ IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp")
 
 
 def scan_image_folder(root):
-    """Lists `root/<class>/<image>` files (recursively inside each class folder).
-
-    Args:
-        root: str. Folder with one sub-folder per class.
-
-    Returns:
-        (sorted class folder names, file paths, class index of every file).
-    """
+    """Lists `root/<class>/<image>` files: (class folder names, file paths, class of each file)."""
     if not os.path.isdir(root):
         raise FileNotFoundError(f"`image_folder` needs an existing folder. Received: {root!r}")
     names = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
@@ -58,11 +51,7 @@ def load_image_folder(
     verify=True,
     resize_size=None,
 ):
-    """Loads images stored as `data_dir/<class name>/<image>` with an unseen-class split.
-
-    Classes (sorted folder names) are split by a seeded shuffle: `test_fraction` of them form
-    `"test"`, the rest are training classes, of which `val_fraction` form `"val"`. The same
-    `seed` gives the same split in every call, so train / val / test never overlap.
+    """Loads images stored as `data_dir/<class name>/<image>` with a seeded unseen-class split.
 
     Args:
         split: str. `"train"`, `"val"`, `"trainval"` or `"test"`. Defaults to `"train"`.
@@ -70,13 +59,9 @@ def load_image_folder(
         image_size: int or (height, width). Defaults to `None` (224).
         val_fraction: float. Training classes held out as `"val"`. Defaults to `0.15`.
         seed: int. Seed of both class splits. Defaults to `0`.
-        test_fraction: float in [0, 1). Fraction of classes used for testing; `0` makes every
-            class a training class. Defaults to `0.5`.
+        test_fraction: float in [0, 1). Fraction of classes for testing. Defaults to `0.5`.
         verify: bool. Check every file and skip unreadable ones. Defaults to `True`.
         resize_size: int. Shorter side before cropping. Defaults to `None`.
-
-    Returns:
-        `ImageDataset` (class names are the folder names).
 
     Examples:
     >>> train = load_image_folder("train", data_dir="photos/")  # doctest: +SKIP

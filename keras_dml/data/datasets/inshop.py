@@ -23,11 +23,7 @@ _SPLITS = ("train", "val", "trainval", *QUERY_GALLERY_SPLITS)
 
 
 def read_partition(path):
-    """Reads `list_eval_partition.txt` (a count line, a header, then `image item_id status`).
-
-    Returns:
-        (relative paths, item ids as str, status array of "train" / "query" / "gallery").
-    """
+    """Reads `list_eval_partition.txt`: (relative paths, item ids, "train"/"query"/"gallery")."""
     rows = read_table(path, skip_header=2)
     return (
         [row[0] for row in rows],
@@ -46,30 +42,9 @@ def load_inshop(
     verify=True,
     resize_size=None,
 ):
-    """Loads In-shop Clothes Retrieval; the item id (`id_00000001`) is the class.
+    """Loads In-shop Clothes Retrieval; each item id of `list_eval_partition.txt` is a class.
 
-    Training items form `"train"` / `"val"` / `"trainval"`; evaluation retrieves each `"query"`
-    image among the `"gallery"` images. Query and gallery share one label mapping (over all
-    evaluation items) so their labels compare directly. There is no `"test"` split: evaluate
-    query against gallery.
-
-    Args:
-        split: str. `"train"`, `"val"`, `"trainval"`, `"query"` or `"gallery"`.
-            Defaults to `"train"`.
-        data_dir: str. Folder with `list_eval_partition.txt` and `img/` (or a parent with
-            `InShop/`). Defaults to `None` (`~/.keras/datasets/InShop`).
-        image_size: int or (height, width). Defaults to `None` (224).
-        val_fraction: float. Training items held out as `"val"`. Defaults to `0.15`.
-        seed: int. Seed of the held-out items. Defaults to `0`.
-        verify: bool. Check every file and skip unreadable ones. Defaults to `True`.
-        resize_size: int. Shorter side before cropping. Defaults to `None`.
-
-    Returns:
-        `ImageDataset` (class names are item ids).
-
-    Examples:
-    >>> query = load_inshop("query", data_dir="~/data/InShop")  # doctest: +SKIP
-    >>> gallery = load_inshop("gallery", data_dir="~/data/InShop")  # doctest: +SKIP
+    `"query"` and `"gallery"` share one label mapping; there is no `"test"` split.
 
     References:
         Liu et al., "DeepFashion: Powering Robust Clothes Recognition and Retrieval with Rich

@@ -1,13 +1,4 @@
-"""Kanji rendered from Debian's Japanese and Chinese typefaces: a second many-class benchmark.
-
-One class per kanji, drawn from the 2,965 level-1 kanji of JIS X 0208 (`jis_x_0208_level1_kanji`);
-every image is one typeface at a small random pose. Every one of the 32 default typefaces maps and
-draws every one of the 2,965 kanji, so each class has 32 x `copies` images (64 by default): the
-inventory is fixed by the standard, not by the fonts. Fonts passed with `fonts=` draw the kanji
-they cover; a class then has fewer images only if a font lacks it (`font_ids` tells which font
-drew each image). Classes, splits, options and the `.npz` cache work as for `hangul`
-(`rendered_characters`).
-"""
+"""Kanji rendered from Debian's Japanese and Chinese typefaces: a second many-class benchmark."""
 
 from keras_dml.data.datasets.glyphs import render_glyphs
 from keras_dml.data.datasets.kanji_classes import jis_x_0208_level1_kanji
@@ -62,26 +53,7 @@ INSTALL_COMMAND = KANJI.install_command
 
 
 def render_kanji(num_train_classes=300, num_test_classes=1000, class_set="benchmark", **options):
-    """Renders (or loads from the cache) every image of the kanji benchmark.
-
-    `rendered_characters.render_character_set` for `KANJI`: the seeded choice of training then
-    test kanji (`class_set="benchmark"`) or the kanji in neither (`"pretrain"`), every one drawn
-    with every font.
-
-    Args:
-        num_train_classes: int. Training kanji. Defaults to `300`.
-        num_test_classes: int. Unseen test kanji. Defaults to `1000`.
-        class_set: str. `"benchmark"` or `"pretrain"`. Defaults to `"benchmark"`.
-        **options: `image_size` (32), `copies` (2), `fonts` (`DEFAULT_FONTS`), `font_dir`,
-            `render_seed` (0), `cache_dir` (`$KERAS_DML_DATA_DIR/kanji`, else
-            `~/.keras/datasets/kanji`; `False`: no cache) and the jitter of `render_glyphs`.
-
-    Returns:
-        dict with `images` uint8 `[N, S, S]`, `labels` int64 `[N]` (index into `characters`),
-        `font_ids` int64 `[N]`, `characters` (list of str) and `fonts` (list of font names).
-
-    Raises:
-        FileNotFoundError: fonts missing (the message names the `apt-get` command).
+    """Renders (or loads from the cache) every image of the kanji benchmark (as `render_hangul`).
 
     Examples:
     >>> data = render_kanji(4, 2, fonts=["ipaexg.ttf"], cache_dir=False)  # doctest: +SKIP
@@ -103,31 +75,7 @@ def render_kanji(num_train_classes=300, num_test_classes=1000, class_set="benchm
     "JIS level-1 kanji rendered from 32 Debian typefaces (offline); 300 train, 1,000 test classes",
 )
 def load_kanji(split="train", data_dir=None, num_train_classes=300, **options):
-    """Loads a split of the rendered kanji benchmark (one class per kanji).
-
-    The default 1,300 classes x 32 typefaces x 2 poses are 83,200 images of 32x32 grey (white
-    glyph on black), 64 per class, rendered once and cached. Training and test kanji are
-    disjoint; `"val"` holds out `val_fraction` of the training kanji (45 of 300 by default).
-    The options are `hangul`'s (`rendered_characters.load_character_split`). Without the fonts,
-    the `FileNotFoundError` names the `apt-get` command.
-
-    Args:
-        split: str. `"train"`, `"val"`, `"trainval"`, `"test"`, or `"pretrain"`: every kanji
-            in neither the training nor the test set (1,665 by default). Defaults to `"train"`.
-        data_dir: str. Cache folder of the rendered arrays. Defaults to `None`
-            (`$KERAS_DML_DATA_DIR/kanji`, else `~/.keras/datasets/kanji`).
-        num_train_classes: int. Training kanji (train + val). Defaults to `300`.
-        **options: `image_size` (32), `val_fraction` (0.15), `seed` (of `"val"`, 0),
-            `resize_size`, `render_size` (drawn at this side, resized to `image_size` by the
-            pipelines; default `image_size`), and `render_kanji`'s `num_test_classes` (1000),
-            `copies` (poses per typeface, 2), `fonts` (`DEFAULT_FONTS`, from
-            `INSTALL_COMMAND`), `font_dir`, `render_seed` (kanji choice and poses, 0) and
-            jitter (`max_rotation` 10 degrees, `scale_range` (0.8, 1.05), `max_shift` 0.08 of
-            the side).
-
-    Returns:
-        In-memory `ImageDataset` (uint8 images `[N, image_size, image_size, 1]`, the kanji as
-        class names).
+    """Loads a split of the rendered kanji benchmark (arguments: `load_hangul`'s).
 
     Examples:
     >>> test = load_kanji("test")  # doctest: +SKIP

@@ -5,13 +5,7 @@ LEVEL_1_ROWS = range(16, 48)
 
 
 def jis_x_0208_level1_kanji():
-    """The 2,965 level-1 kanji of JIS X 0208 (rows 16-47), in JIS (reading) order.
-
-    Decoded from EUC-JP, where row r, cell c is the byte pair `(0xA0 + r, 0xA0 + c)`; the
-    unassigned cells at the end of row 47 do not decode and are skipped.
-
-    Returns:
-        list of str (single characters).
+    """The 2,965 level-1 kanji of JIS X 0208 (rows 16-47, decoded from EUC-JP), in JIS order.
 
     Examples:
     >>> kanji = jis_x_0208_level1_kanji()

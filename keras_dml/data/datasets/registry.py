@@ -1,4 +1,4 @@
-"""Registry of dataset names and `load_dataset`, the single entry point to every dataset."""
+"""The dataset registry (`DATASETS`) and `load_dataset`, the entry point to every dataset."""
 
 import inspect
 
@@ -9,14 +9,7 @@ DATASETS = Registry("dataset", hint=" For your own images use `image_folder` or 
 
 
 def register_dataset(name, description=""):
-    """Decorator registering `loader(split, data_dir, image_size, val_fraction, seed, **kwargs)`.
-
-    Args:
-        name: str. Name passed to `load_dataset`.
-        description: str. One line shown by `list_datasets(details=True)`. Defaults to `""`.
-
-    Returns:
-        The decorator, which returns the loader unchanged.
+    """Decorator registering `loader(split, data_dir, image_size, seed, **options)` as `name`.
 
     Examples:
     >>> @register_dataset("my_data", "two classes")
@@ -41,45 +34,31 @@ def load_dataset(
     seed=0,
     **kwargs,
 ):
-    """Loads a split of a metric learning dataset as an `ImageDataset`.
-
-    Splits divide *classes* (evaluation is on unseen classes): `"train"` is the official training
-    classes minus a seeded held-out fraction `val_fraction` (at least one class) that forms `"val"`;
-    `"trainval"` is all training classes; `"test"` the official test classes; In-shop and
-    VehicleID also have `"query"` / `"gallery"`. Choose checkpoints and hyper-parameters on
-    `"val"`: the reference implementations selected them on test Recall@1, which overstates
-    results; test classes are never used for model selection here.
+    """Loads a split of a registered dataset as an `ImageDataset` (splits: docs/data.md).
 
     Args:
-        name: str. One of `list_datasets()`: `"cub200"`, `"cars196"`, `"sop"`, `"inshop"`,
-            `"vehicleid"` (official folder layouts), `"tfds:caltech_birds2011"`,
-            `"tfds:cars196"`, `"tfds:stanford_online_products"` (TensorFlow Datasets),
-            `"digits"`, `"fashion_mnist"`, `"hangul"`, `"kanji"` (built in, no network) and
-            `"image_folder"`.
-        split: str. Defaults to `"train"`.
+        name: str. One of `list_datasets()`.
+        split: str. `"train"`, `"val"`, `"trainval"`, `"test"` (and `"query"` / `"gallery"`
+            for `inshop` and `vehicleid`). Defaults to `"train"`.
         data_dir: str. Folder holding the dataset. Defaults to `None` (the loader's default
-            places, e.g. `~/.keras/datasets/<name>`).
-        image_size: int or (height, width). Default crop size of `as_tf_dataset`.
-            Defaults to `None` (224 for photographs, 32 for `digits` / `fashion_mnist` /
-            `hangul` / `kanji`).
-        val_fraction: float in [0, 1). Fraction of training classes held out as `"val"`.
-            Defaults to `None`: the dataset's own default (0.15; 0.34 for `digits`, so that its
-            validation split has two classes).
-        seed: int. Seed of the held-out class choice (and other seeded splits). Defaults to `0`.
-        **kwargs: loader options, e.g. `test_size="large"` for VehicleID, `verify=False` to
-            skip the file check, `num_train_classes` / `num_test_classes` for `hangul` / `kanji`.
+            places under `$KERAS_DML_DATA_DIR` or `~/.keras/datasets`).
+        image_size: int or (height, width). Default crop size of the pipelines. Defaults to
+            `None` (the dataset's: 224 for photographs, 32 for the built-in small images).
+        val_fraction: float in [0, 1). Training classes held out as `"val"`. Defaults to `None`
+            (the dataset's own).
+        seed: int. Seed of the held-out class choice. Defaults to `0`.
+        **kwargs: the loader's own options (e.g. `verify=False`).
 
     Returns:
         `ImageDataset`.
 
     Raises:
-        ValueError: unknown name (the message lists the known names and close matches),
-            unknown split, or an option (`**kwargs`) the dataset's loader does not take.
+        ValueError: an unknown name, split or option.
         FileNotFoundError: the dataset files are not where the loader looked.
 
     Examples:
     >>> load_dataset("digits", split="test").class_names
-    ['5', '6', '7', '8', '9']
+    ['6', '7', '8', '9']
 
     References:
         Song et al., "Deep Metric Learning via Lifted Structured Feature Embedding", CVPR 2016
@@ -98,10 +77,7 @@ _COMMON = ("split", "data_dir", "image_size", "seed")
 
 
 def _check_options(name, loader, options):
-    """Raises for options the loader of `name` does not take (a typo must not be a traceback).
-
-    Loaders that take `**kwargs` (e.g. the TFDS ones, which pass them on) are not checked.
-    """
+    """Raises for options the loader of `name` does not take (not for `**kwargs` loaders)."""
     parameters = inspect.signature(loader).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return

@@ -1,12 +1,4 @@
-"""Datasets of characters rendered from typefaces: their fonts, cached arrays and class splits.
-
-The machinery shared by `hangul` and `kanji`. A `CharacterSet` names what a dataset renders (its
-class choice, default fonts and the Debian packages holding them); `render_character_set` renders
-the chosen characters with every font (`glyphs.render_glyphs`) and caches the arrays as `.npz`,
-keyed by every setting; `load_character_split` cuts a split out of them: the training classes
-(`"trainval"`, of which `val_fraction` are held out as `"val"`), the unseen test classes, or the
-`"pretrain"` classes in neither.
-"""
+"""What `hangul` and `kanji` share: their character sets, fonts, `.npz` cache and splits."""
 
 import dataclasses
 import hashlib
@@ -45,19 +37,8 @@ OPTIONS = (
 
 @dataclasses.dataclass(frozen=True)
 class CharacterSet:
-    """What a rendered-character dataset draws, and how its messages name it.
-
-    Attributes:
-        name: str. Dataset name; also the cache folder and the cache files' prefix.
-        pool: callable `() -> list of str`: every character that can be a class, in a fixed
-            order (the seeded class choice permutes it).
-        default_fonts: tuple of str. Font file names used when `fonts=None`.
-        apt_packages: tuple of str. Debian packages holding `default_fonts`.
-        noun: str. A character in errors ("No Hangul syllable is left"). Defaults to `name`.
-        nouns: str. Characters in errors. Defaults to `noun`.
-        font_label: str. The fonts in errors ("Hangul fonts not found"). Defaults to `name`.
-        render_version: int. Part of the cache key: bump it when the rendering changes.
-            Defaults to `1`.
+    """What a rendered-character dataset draws (`pool`, `default_fonts` from `apt_packages`), the
+    cache folder and key (`name`, `render_version`) and the nouns its messages use.
     """
 
     name: str
@@ -81,18 +62,7 @@ class CharacterSet:
         return f"apt-get install {' '.join(self.apt_packages)}"
 
     def classes(self, num_train_classes, num_test_classes, render_seed=0, class_set="benchmark"):
-        """The characters of a class set: `"benchmark"` (training then test) or `"pretrain"`.
-
-        Args:
-            num_train_classes: int. Training characters.
-            num_test_classes: int. Unseen test characters.
-            render_seed: int. Seed of the permutation of the pool. Defaults to `0`.
-            class_set: str. `"benchmark"` or `"pretrain"` (the characters in neither).
-                Defaults to `"benchmark"`.
-
-        Returns:
-            list of str (`character_classes.benchmark_classes` / `pretrain_classes`).
-        """
+        """The characters of `"benchmark"` (training then test) or `"pretrain"` (the rest)."""
         if class_set not in CLASS_SETS:
             raise ValueError(f"`class_set` must be one of {CLASS_SETS}. Received: {class_set!r}")
         counts = (self.pool(), num_train_classes, num_test_classes, render_seed)
@@ -102,16 +72,7 @@ class CharacterSet:
 
 
 def resolve_fonts(character_set, fonts=None, font_dir=None):
-    """Font file paths for `fonts` (default: the set's default fonts), looked up under `font_dir`.
-
-    Args:
-        character_set: `CharacterSet`.
-        fonts: sequence of font file names or paths (`"file.ttc#N"`: face N of a collection).
-            Defaults to `None` (`character_set.default_fonts`).
-        font_dir: str. Folder searched recursively. Defaults to `None` (`/usr/share/fonts`).
-
-    Returns:
-        list of str paths, in the order of `fonts`.
+    """Paths of `fonts` (default: the set's) found under `font_dir` (`/usr/share/fonts`).
 
     Raises:
         FileNotFoundError: a font is missing; the message names the `apt-get` command.
@@ -131,9 +92,7 @@ def resolve_fonts(character_set, fonts=None, font_dir=None):
 
 
 def loader_options():
-    """The options a rendered-character loader takes besides the jitter, read from the
-    signatures of `load_character_split` and `render_character_set` (named in the error for a
-    misspelt option, so the list cannot drift from the code)."""
+    """The options a rendered-character loader takes besides the jitter (from the signatures)."""
     internal = {"render", "name", "split", "render_options", "character_set", "class_set"}
     internal |= {"cache_dir", "jitter"}
     names = [*inspect.signature(load_character_split).parameters]
@@ -156,34 +115,23 @@ def render_character_set(
     render=render_glyphs,
     **jitter,
 ):
-    """Renders (or loads from the cache) every image of a rendered-character class set.
+    """Renders (or loads from the `.npz` cache) every image of a rendered-character class set.
 
     Args:
         character_set: `CharacterSet`.
         num_train_classes: int. Training characters.
         num_test_classes: int. Unseen test characters.
-        class_set: str. `"benchmark"` (the training then the test characters) or `"pretrain"`
-            (the characters in neither). Defaults to `"benchmark"`.
-        render_seed: int. Seed of the class choice and the poses. Defaults to `0`.
-        fonts: sequence of font names or paths. Defaults to `None` (the set's default fonts).
-        font_dir: str. Folder holding the fonts. Defaults to `None` (`/usr/share/fonts`).
-        image_size: int. Side of the images. Defaults to `32`.
-        copies: int. Jittered poses per (character, typeface). Defaults to `2`.
-        cache_dir: str or `False`. Folder of the `.npz` cache; `False` renders without
-            caching. Defaults to `None` (`$KERAS_DML_DATA_DIR/<name>`, else
-            `~/.keras/datasets/<name>`).
-        render: callable. The renderer, called like `glyphs.render_glyphs`. Defaults to
-            `render_glyphs`.
-        **jitter: `max_rotation`, `scale_range`, `max_shift` of `render_glyphs`.
+        class_set: str. `"benchmark"` or `"pretrain"`. Defaults to `"benchmark"`.
+        render: callable. The renderer. Defaults to `render_glyphs`.
+        **jitter: `max_rotation`, `scale_range`, `max_shift`; the other options (`render_seed`,
+            `fonts`, `font_dir`, `image_size`, `copies`, `cache_dir`) are in docs/data.md.
 
     Returns:
-        dict with `images` uint8 `[N, S, S]`, `labels` int64 `[N]` (index into `characters`;
-        for the benchmark set the first `num_train_classes` are the training classes),
-        `font_ids` int64 `[N]`, `characters` (list of str) and `fonts` (list of font names).
+        dict with `images` uint8 `[N, S, S]`, `labels` int64 `[N]` (index into `characters`),
+        `font_ids` int64 `[N]`, `characters` and `fonts` (lists of str).
 
     Raises:
-        ValueError: an unknown `class_set` or option, or a font drawing none of the chosen
-            characters.
+        ValueError: an unknown `class_set` or option, or a font drawing none of the characters.
     """
     unknown = sorted(set(jitter) - set(JITTER_OPTIONS))
     if unknown:
@@ -272,24 +220,10 @@ def load_character_split(
     """One split of a rendered-character dataset, as an in-memory `ImageDataset`.
 
     Args:
-        render: callable. The dataset's renderer (`render_hangul`), called with
-            `num_train_classes`, `image_size`, `class_set` and `render_options`.
+        render: callable. The dataset's renderer (`render_hangul`).
         name: str. Dataset name.
         split: str. `"train"`, `"val"`, `"trainval"`, `"test"` or `"pretrain"`.
-        image_size: int. Side of the rendered images and default crop. Defaults to `None` (32).
-        val_fraction: float. Training classes held out as `"val"`. Defaults to `0.15`.
-        seed: int. Seed of the held-out classes. Defaults to `0`.
-        num_train_classes: int. Training characters (train + val). Defaults to `300`.
-        resize_size: int. Shorter side before cropping. Defaults to `None`.
-        render_size: int. Side the characters are drawn at when it is not `image_size`: the
-            pipelines then resize the images to `image_size` (e.g. 32 px renders upscaled to the
-            papers' 224 px, which the accuracy benchmark's papers'-size rows train on, from the
-            small 32 px cache). Defaults to `None` (`image_size`).
-        **render_options: the renderer's other options (`num_test_classes`, `fonts`, ...).
-
-    Returns:
-        `ImageDataset` with uint8 images `[N, render_size, render_size, 1]` and `image_size`
-        as its crop size; class names are the characters.
+        **render_options: the renderer's options; the others are `load_hangul`'s (docs/data.md).
     """
     check_split(split, (*SPLITS, "pretrain"), name)
     size = int(image_size or 32)

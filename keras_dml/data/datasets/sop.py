@@ -21,11 +21,7 @@ _HOW_TO_GET = (
 
 
 def read_ebay_list(root, filename):
-    """Reads `Ebay_train.txt` / `Ebay_test.txt` (`image_id class_id super_class_id path`).
-
-    Returns:
-        (absolute paths list, class ids int64 array, super-class ids int64 array).
-    """
+    """Reads `Ebay_train.txt` / `Ebay_test.txt`: (paths, class ids, super-class ids)."""
     rows = read_table(os.path.join(root, filename), skip_header=1)
     paths = [os.path.join(root, row[3]) for row in rows]
     classes = np.array([int(row[1]) for row in rows], dtype=np.int64)
@@ -43,27 +39,9 @@ def load_sop(
     verify=True,
     resize_size=None,
 ):
-    """Loads Stanford Online Products: 11,318 training and 11,316 test products.
+    """Loads Stanford Online Products from its class-disjoint `Ebay_train.txt` and `Ebay_test.txt`.
 
-    The official lists are already class-disjoint; `"val"` holds out a seeded fraction of the
-    training products. Class names are `"<class_id>"`; the super-class (12 categories such as
-    bicycle or chair) is kept in the attribute `super_labels` of the returned dataset.
-
-    Args:
-        split: str. `"train"`, `"val"`, `"trainval"` or `"test"`. Defaults to `"train"`.
-        data_dir: str. The `Stanford_Online_Products` folder (or its parent). Defaults to
-            `None` (`~/.keras/datasets/Stanford_Online_Products`).
-        image_size: int or (height, width). Defaults to `None` (224).
-        val_fraction: float. Training classes held out as `"val"`. Defaults to `0.15`.
-        seed: int. Seed of the held-out classes. Defaults to `0`.
-        verify: bool. Check every file and skip unreadable ones. Defaults to `True`.
-        resize_size: int. Shorter side before cropping. Defaults to `None`.
-
-    Returns:
-        `ImageDataset` with an extra `super_labels` int64 array (aligned with `labels`).
-
-    Examples:
-    >>> val = load_sop("val", data_dir="~/data")  # doctest: +SKIP
+    The dataset also gets `super_labels`: the product category (12 in all) of each image.
 
     References:
         Song et al., "Deep Metric Learning via Lifted Structured Feature Embedding", CVPR 2016.

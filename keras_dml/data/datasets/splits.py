@@ -1,11 +1,4 @@
-"""Class splits shared by every dataset loader: train / val / trainval / test (/ query / gallery).
-
-Metric learning evaluates on classes never seen in training. Every loader therefore splits its
-*classes*: the official protocol fixes the training and test classes, and a seeded fraction of the
-training classes is held out as `val` for model selection. `train` is the training classes minus
-`val`, `trainval` is all of them. Test classes are never used for model selection (the reference
-implementations picked checkpoints on test Recall@1; choosing on `val` avoids that leak).
-"""
+"""Class splits shared by every loader: train / val / trainval / test (/ query / gallery)."""
 
 import os
 
@@ -34,15 +27,7 @@ def check_fraction(value, argument):
 
 
 def holdout_classes(classes, fraction, seed):
-    """Picks a seeded `fraction` of `classes` (at least one, never all) for held-out validation.
-
-    Args:
-        classes: 1-D array of class ids.
-        fraction: float in [0, 1). `0` holds out nothing.
-        seed: int. Seed of the choice.
-
-    Returns:
-        Sorted numpy array of the held-out class ids.
+    """A seeded `fraction` of `classes` (at least one, never all), sorted, held out as `val`.
 
     Examples:
     >>> holdout_classes(np.arange(10), 0.2, seed=0).size
@@ -58,21 +43,7 @@ def holdout_classes(classes, fraction, seed):
 
 
 def select_classes(split, train_classes, test_classes, val_fraction, seed, name, present=None):
-    """Returns the class ids of `split` ("train", "val", "trainval" or "test").
-
-    Args:
-        split: str. The requested split.
-        train_classes: 1-D array. Classes of the official training partition.
-        test_classes: 1-D array. Classes of the official test partition.
-        val_fraction: float. Fraction of training classes held out as `val`.
-        seed: int. Seed of the held-out choice.
-        name: str. Dataset name for error messages.
-        present: 1-D array. Classes that have images; the others are dropped before the
-            held-out choice. Defaults to `None` (all given classes).
-
-    Returns:
-        Sorted numpy array of class ids.
-    """
+    """Sorted class ids of `split` from the official partitions (`present`: classes with images)."""
     check_split(split, SPLITS, name)
     if present is not None:
         train_classes = np.intersect1d(train_classes, present)
@@ -104,22 +75,10 @@ def make_split(
     resize_size=None,
     verify=True,
 ):
-    """Keeps the images whose raw label is in `classes` and remaps labels to `0..len(classes)-1`.
+    """Keeps the images whose raw label is in `classes`, labels remapped to `0..len(classes)-1`.
 
-    Args:
-        name: str. Dataset name.
-        split: str. Split name.
-        raw_labels: 1-D array. The dataset's own label of every image.
-        classes: 1-D array. Raw class ids of this split, in label order.
-        class_names: mapping or callable raw id -> name. Defaults to `None` (`str(id)`).
-        paths: sequence of str. Image files (one of `paths` / `images`). Defaults to `None`.
-        images: uint8 array. In-memory images. Defaults to `None`.
-        image_size: int or (height, width). Default crop size. Defaults to `224`.
-        resize_size: int. Default shorter side. Defaults to `None`.
-        verify: bool. Check the files now (`ImageDataset.verify`). Defaults to `True`.
-
-    Returns:
-        `ImageDataset`.
+    `class_names` maps (or a callable takes) a raw id to its name; `paths` or `images` hold the
+    images; `image_size`, `resize_size` and `verify` are `ImageDataset`'s.
     """
     raw_labels = np.asarray(raw_labels)
     classes = np.asarray(classes)
@@ -148,21 +107,10 @@ def make_split(
 
 
 def find_root(data_dir, default_dirs, marker, name, how_to_get):
-    """Finds the dataset folder holding `marker`, trying `data_dir` and its sub-folders.
-
-    Args:
-        data_dir: str or None. Folder given by the user; `None` searches
-            `$KERAS_DML_DATA_DIR` (else `~/.keras/datasets`) joined with each of `default_dirs`.
-        default_dirs: sequence of str. Usual folder names of the dataset.
-        marker: str. A file (relative path) that the dataset root contains.
-        name: str. Dataset name for the error message.
-        how_to_get: str. Where to download the dataset, for the error message.
-
-    Returns:
-        str: the dataset root.
+    """The dataset folder holding `marker`: `data_dir`, its sub-folders, or the default places.
 
     Raises:
-        FileNotFoundError: naming every folder searched.
+        FileNotFoundError: naming every folder searched and `how_to_get`.
     """
     if data_dir is None:
         base = os.environ.get("KERAS_DML_DATA_DIR", os.path.join("~", ".keras", "datasets"))

@@ -1,10 +1,4 @@
-"""CUB-200-2011, Cars196 and SOP through TensorFlow Datasets, with the DML class splits.
-
-TFDS stores the images inside TFRecords; `as_tf_dataset` with a sampler needs random access, so
-the first load writes each example's encoded image bytes once to a plain folder
-(`cache_dir/<tfds name>/images/`) plus a manifest, and every later load reads that folder like the
-official layouts. Only the TFDS download itself needs the network.
-"""
+"""CUB-200-2011, Cars196 and SOP through TensorFlow Datasets, exported once to image files."""
 
 import os
 
@@ -49,13 +43,11 @@ def _class_names(info, label_key):
 
 
 def export_tfds(tfds_name, export_dir, data_dir=None, download=True):
-    """Writes a TFDS dataset's encoded images and labels to `export_dir` once.
+    """Writes a TFDS dataset's encoded images and `manifest.tsv` to `export_dir` once.
 
     Args:
         tfds_name: str. A key of `TFDS_SPECS`.
-        export_dir: str. Destination; holds `images/` and `manifest.tsv` (`path label split`
-            lines, written last so an interrupted export is redone).
-        data_dir: str. TFDS data folder. Defaults to `None` (TFDS's default).
+        export_dir: str. Destination (`images/` and the manifest, written last).
         download: bool. Let TFDS download and prepare the data. Defaults to `True`.
 
     Returns:
@@ -118,27 +110,13 @@ def load_tfds(
     verify=True,
     resize_size=None,
 ):
-    """Loads a TFDS dataset with the DML class split (see `load_dataset` for the arguments).
-
-    `caltech_birds2011`: TFDS train and test pooled, labels 0-99 train / 100-199 test.
-    `cars196`: pooled, labels 0-97 train / 98-195 test. `stanford_online_products`: the TFDS
-    train / test splits, which are the official class-disjoint Ebay lists.
+    """Loads a TFDS dataset with the DML class split (other arguments: `load_dataset`).
 
     Args:
         tfds_name: str. One of `TFDS_SPECS`.
-        split: str. `"train"`, `"val"`, `"trainval"` or `"test"`. Defaults to `"train"`.
-        data_dir: str. TFDS data folder. Defaults to `None`.
-        image_size: int or (height, width). Defaults to `None` (224).
-        val_fraction: float. Training classes held out as `"val"`. Defaults to `0.15`.
-        seed: int. Seed of the held-out classes. Defaults to `0`.
         cache_dir: str. Where images are exported. Defaults to `None`
             (`~/.keras/datasets/keras_dml_tfds`).
         download: bool. Allow TFDS to download. Defaults to `True`.
-        verify: bool. Check every exported file. Defaults to `True`.
-        resize_size: int. Shorter side before cropping. Defaults to `None`.
-
-    Returns:
-        `ImageDataset`.
 
     Examples:
     >>> train = load_tfds("caltech_birds2011", "train")  # doctest: +SKIP

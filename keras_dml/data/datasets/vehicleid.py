@@ -30,11 +30,7 @@ def read_vehicle_list(root, filename):
 
 
 def query_gallery_rows(vehicle_ids, seed):
-    """Official VehicleID protocol: one seeded image per vehicle in the gallery, the rest query.
-
-    Args:
-        vehicle_ids: 1-D array. Vehicle id of every test image.
-        seed: int. Seed of the gallery choice.
+    """Re-identification protocol: one seeded gallery image per vehicle, the rest queries.
 
     Returns:
         (query row indices, gallery row indices), sorted.
@@ -59,27 +55,10 @@ def load_vehicleid(
     verify=True,
     resize_size=None,
 ):
-    """Loads PKU VehicleID; the vehicle id is the class.
-
-    `"test"` is the whole test list (800 / 1,600 / 2,400 vehicles for `test_size` small /
-    medium / large), evaluated by leave-one-out retrieval as in the DML papers (D&C, hierarchical
-    D&C). `"query"` / `"gallery"` follow the original re-identification protocol instead: one
-    seeded image per vehicle forms the gallery, all others are queries (shared label mapping).
+    """Loads PKU VehicleID; the vehicle id is the class (other arguments: `load_dataset`).
 
     Args:
-        split: str. `"train"`, `"val"`, `"trainval"`, `"test"`, `"query"` or `"gallery"`.
-            Defaults to `"train"`.
-        data_dir: str. Folder with `train_test_split/` and `image/`. Defaults to `None`
-            (`~/.keras/datasets/VehicleID_V1.0`).
-        image_size: int or (height, width). Defaults to `None` (224).
-        val_fraction: float. Training vehicles held out as `"val"`. Defaults to `0.15`.
-        seed: int. Seed of the held-out vehicles and of the gallery choice. Defaults to `0`.
         test_size: str. `"small"`, `"medium"` or `"large"`. Defaults to `"small"`.
-        verify: bool. Check every file and skip unreadable ones. Defaults to `True`.
-        resize_size: int. Shorter side before cropping. Defaults to `None`.
-
-    Returns:
-        `ImageDataset` (class names are vehicle ids).
 
     Examples:
     >>> test = load_vehicleid("test", data_dir="~/data", test_size="large")  # doctest: +SKIP

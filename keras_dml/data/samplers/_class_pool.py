@@ -1,17 +1,4 @@
-"""Class-balanced batch drawing shared by the samplers.
-
-A `ClassPool` holds the image indices of a set of classes and draws batches of
-`classes_per_batch` distinct classes x `m` images. Two cursors keep the sampling fair across
-batches and epochs (`ClusterMPerClassSampler` resets them at every epoch, `MPerClassSampler`
-replays the epochs it skips, so that an epoch's draws depend on the seed and the epoch only):
-
-- a shuffled queue of classes: every class is visited once before any class is visited twice;
-- a shuffled queue of images per class: every image of a class is used once before any image of
-  that class is reused.
-
-Within one batch, a class contributes `m` distinct images when it has at least `m` images; a class
-with fewer than `m` images contributes all of them plus extra draws with replacement from itself.
-"""
+"""Class-balanced batch drawing shared by the samplers: shuffled cycles of classes and images."""
 
 import numpy as np
 
@@ -69,8 +56,7 @@ class ClassPool:
     """Draws class-balanced batches from a fixed set of classes.
 
     Args:
-        groups: list of 1-D int64 arrays. The sample indices of each class (one array per class,
-            each non-empty).
+        groups: list of non-empty 1-D int64 arrays. The sample indices of each class.
         m: int. Images per class in a batch.
 
     Examples:

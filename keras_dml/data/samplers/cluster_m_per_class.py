@@ -19,66 +19,22 @@ _SMALL_CLUSTER_POLICIES = ("shrink", "raise")
 
 
 class ClusterMPerClassSampler:
-    """Cluster-conditioned m-per-class sampler driving Divide & Conquer training.
+    """Class-balanced batches drawn from one cluster at a time, round-robin (Divide & Conquer).
 
-    Every batch takes all its images from ONE cluster of the current assignment: `batch_size / m`
-    classes x `m` images of that cluster, sampled as in `MPerClassSampler` (draws with replacement
-    only for a class with fewer than `m` images in the cluster). Batches alternate round-robin over
-    the clusters (0, 1, ..., K-1, 0, ...), so learner k of a D&C model sees cluster k every K-th
-    step. `epoch_batches()` returns `(indices, cluster_id)` tuples.
-
-    Epoch length (`epoch_length`): each cluster has `n_k = max(1, usable images of k // batch_size)`
-    batches worth of data.
-    - `"max"` (reference D&C code): an epoch has `max_k n_k` rounds of K batches; clusters with
-      fewer batches keep sampling (their cycles restart), so small clusters are over-sampled.
-    - `"min"` (what the D&C authors later advised): `min_k n_k` rounds; large clusters are
-      under-sampled in one epoch (each epoch starts fresh cycles, so other images come next).
-    - an int: exactly that many batches per epoch, still round-robin.
-    `num_batches` therefore changes after `set_clusters` unless `epoch_length` is an int.
-
-    Every epoch draws from a generator seeded by `(seed, epoch)` and starts fresh cycles, so
-    epoch e's batches depend only on the seed, e and the assignment: a run resumed at e from a
-    checkpoint (with the assignment restored by the D&C callback) draws what the uninterrupted
-    run drew. `SamplerEpochCallback` sets the epoch Keras runs; without it, consecutive calls draw
-    epochs 0, 1, 2, ...
-
-    Inside a cluster, a class with fewer than `min_images_per_class` images is dropped from that
-    cluster's batches (a class with a single image gives no positive pair); `dropped_per_cluster`
-    counts them and a warning is logged.
-
-    Small clusters (decided before the epoch starts, so an epoch never fails midway):
-    - a cluster with at least 2 but fewer than `batch_size / m` usable classes cannot fill a batch.
-      With `small_clusters="shrink"` (default) its batches hold all its classes x `m` images (a
-      smaller batch that still has positives and negatives for every anchor); with `"raise"` a
-      `ValueError` names the cluster (use it when the graph needs a fixed batch shape).
-    - a cluster with fewer than 2 usable classes (including an empty cluster) gives no negative
-      pair: it is skipped (listed in `skipped_clusters`, warning logged), or raises under `"raise"`.
-    - if no cluster can form a batch, a `ValueError` is raised.
+    `epoch_batches()` returns `(indices, cluster_id)` tuples; docs/data.md has the rules (epoch
+    length, dropped classes, small clusters).
 
     Args:
-        labels: 1-D array of int. The class id of every sample.
-        clusters: 1-D array of int aligned with `labels`. The cluster of every sample, 0..K-1.
+        labels: 1-D int array. The class id of every sample.
+        clusters: 1-D int array aligned with `labels`. The cluster of every sample, 0..K-1.
         m: int. Images per class in a batch.
-        batch_size: int. Images per (full) batch; must be a multiple of `m`.
-        seed: int or `None`. Seed of every epoch's generator; `None` picks a random one.
-            Defaults to `0`.
-        min_images_per_class: int. A class needs this many images inside a cluster to be sampled
-            from it. Defaults to `2`.
-        epoch_length: `"max"`, `"min"` or a positive int. See above. Defaults to `"max"`.
-        num_clusters: int or `None`. K; defaults to `None`: `max(clusters) + 1`, re-inferred by
-            `set_clusters`. Give it when trailing clusters may be empty.
-        small_clusters: `"shrink"` or `"raise"`. See above. Defaults to `"shrink"`.
-
-    Attributes:
-        batch_size: int. Images per full batch (smaller batches only under `"shrink"`).
-        num_batches: int. Batches in the next epoch.
-        num_clusters: int. K.
-        epoch: int. The epoch the next `epoch_batches()` call draws.
-        cluster_sizes: int64 array [K]. Images assigned to each cluster.
-        usable_cluster_sizes: int64 array [K]. Images of each cluster that can be sampled.
-        dropped_per_cluster: dict cluster id -> number of classes dropped from that cluster.
-        skipped_clusters: list of int. Clusters that give no batch.
-        yields_clusters: bool. Always `True`.
+        batch_size: int. Images per (full) batch; a multiple of `m`.
+        seed: int or `None`. Seed of every epoch's generator (`None`: random). Defaults to `0`.
+        min_images_per_class: int. Images a class needs inside a cluster to be sampled there.
+            Defaults to `2`.
+        epoch_length: `"max"`, `"min"` or a positive int. Defaults to `"max"`.
+        num_clusters: int or `None`. K. Defaults to `None` (`max(clusters) + 1`).
+        small_clusters: `"shrink"` or `"raise"`. Defaults to `"shrink"`.
 
     Examples:
     >>> labels = np.repeat(np.arange(12), 4)
@@ -140,14 +96,10 @@ class ClusterMPerClassSampler:
         self.set_clusters(clusters)
 
     def set_clusters(self, clusters):
-        """Replaces the cluster assignment; the next `epoch_batches()` call uses it.
-
-        Args:
-            clusters: 1-D array of int aligned with `labels`, values 0..K-1.
+        """Replaces the cluster assignment for the next `epoch_batches()` call.
 
         Raises:
-            ValueError: if the assignment is malformed or no cluster can form a batch (the previous
-                assignment is kept in that case).
+            ValueError: a malformed assignment, or no cluster can form a batch (nothing changes).
         """
         clusters = validate_labels(clusters, name="clusters")
         if clusters.shape != self.labels.shape:
@@ -243,17 +195,10 @@ class ClusterMPerClassSampler:
         self.epoch = check_epoch(epoch)
 
     def epoch_batches(self, epoch=None):
-        """Returns one epoch: a list of `(indices, cluster_id)` tuples, round-robin.
-
-        `indices` is a 1-D int64 array of `batch_size` sample indices (fewer only for a small
-        cluster under `small_clusters="shrink"`), all from cluster `cluster_id` (a Python int).
+        """Returns one epoch: `(int64 indices, cluster_id)` tuples, round-robin over the clusters.
 
         Args:
-            epoch: int or `None`. The epoch to draw; defaults to `self.epoch`, which then moves
-                on to the following epoch.
-
-        Returns:
-            The same list for the same `(seed, epoch)` and assignment, whatever was drawn before.
+            epoch: int or `None`. The epoch to draw. Defaults to `None` (`self.epoch`, then next).
         """
         epoch = self.epoch if epoch is None else check_epoch(epoch)
         self.epoch = epoch + 1

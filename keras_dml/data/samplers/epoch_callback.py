@@ -4,15 +4,10 @@ import keras
 
 
 class SamplerEpochCallback(keras.callbacks.Callback):
-    """Tells a sampler the epoch Keras is about to run, so its batches follow `(seed, epoch)`.
-
-    A run resumed at epoch e (`keras.callbacks.BackupAndRestore`) then draws epoch e's batches
-    (and augmentation seeds), not epoch 0's. Keras creates the epoch's data iterator after
-    `on_epoch_begin`, so the epoch set here is the one the input pipeline reads.
+    """Tells a sampler the epoch Keras is about to run, so a resumed run draws that epoch.
 
     Args:
-        sampler: a sampler with `set_epoch(epoch)` (`MPerClassSampler`,
-            `ClusterMPerClassSampler`).
+        sampler: a sampler with `set_epoch(epoch)` (`MPerClassSampler`, `ClusterMPerClassSampler`).
 
     Examples:
     >>> # sampler = MPerClassSampler(train.labels, m=4, batch_size=64, seed=0)

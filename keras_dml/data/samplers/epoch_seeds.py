@@ -1,13 +1,4 @@
-"""Randomness of a training epoch as a pure function of `(seed, epoch[, step])`.
-
-Why not one generator that advances through the run: its state lives in the process, so a run
-killed and resumed at epoch e (`keras.callbacks.BackupAndRestore`) would start it over and draw
-epoch 0's batches and crops again, ending elsewhere than the uninterrupted run. Deriving each
-epoch's sampler generator, and each batch's augmentation seed, from the run's seed and the epoch
-(and step) index makes the resumed epoch draw exactly what the uninterrupted one drew, with no
-extra state in the checkpoint. `SamplerEpochCallback` (`epoch_callback`) tells the sampler
-which epoch Keras runs.
-"""
+"""Randomness of an epoch as a pure function of `(seed, epoch[, step])`, so a resume replays it."""
 
 import numpy as np
 
@@ -16,16 +7,7 @@ _SEED_BITS = (1 << 64) - 1
 
 
 def check_seed(seed):
-    """Returns `seed` as a non-negative int, or a fresh random one for `None` (unseeded).
-
-    Args:
-        seed: int or `None`.
-
-    Returns:
-        int in `[0, 2**64)`.
-
-    Raises:
-        ValueError: if `seed` is not an int or `None`.
+    """Returns `seed` as an int in `[0, 2**64)`, or a fresh random one for `None`.
 
     Examples:
     >>> check_seed(-1) == 2**64 - 1
@@ -39,33 +21,12 @@ def check_seed(seed):
 
 
 def epoch_generator(seed, epoch):
-    """The NumPy generator of one epoch: the same `(seed, epoch)` gives the same draws.
-
-    Args:
-        seed: int (from `check_seed`).
-        epoch: int >= 0.
-
-    Returns:
-        `np.random.Generator`.
-
-    Examples:
-    >>> a, b = epoch_generator(0, 3), epoch_generator(0, 3)
-    >>> int(a.integers(1000)) == int(b.integers(1000))
-    True
-    """
+    """The NumPy generator of one epoch: the same `(seed, epoch)` gives the same draws."""
     return np.random.default_rng(np.random.SeedSequence([seed, int(epoch)]))
 
 
 def batch_seed(seed, epoch, step):
-    """The stateless seed `[2]` (int64) of the augmentation of batch `step` of `epoch`.
-
-    Args:
-        seed: int (from `check_seed`).
-        epoch: int >= 0.
-        step: int >= 0. The batch's position in its epoch.
-
-    Returns:
-        int64 array of shape `[2]`, for TensorFlow's `stateless_*` random ops.
+    """The int64 stateless seed `[2]` of the augmentation of batch `step` of `epoch`.
 
     Examples:
     >>> batch_seed(0, 1, 2).tolist() == batch_seed(0, 1, 2).tolist() != batch_seed(0, 1, 3).tolist()

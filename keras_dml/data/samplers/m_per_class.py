@@ -16,52 +16,19 @@ from keras_dml.data.samplers.epoch_seeds import check_epoch, check_seed, epoch_g
 class MPerClassSampler:
     """Class-balanced batch sampler: each batch is `batch_size / m` classes x `m` images.
 
-    Pair- and triplet-based metric learning losses need positives in every batch; this sampler
-    guarantees them. It is pure NumPy, seeded and deterministic: two samplers built with the same
-    arguments produce the same sequence of epochs.
-
-    Sampling rules:
-    - Classes are visited in a shuffled cycle: every usable class appears once before any class
-      appears twice (classes are sampled uniformly, not in proportion to their size, as in
-      pytorch-metric-learning's `MPerClassSampler`). The classes of one batch are distinct.
-    - Images of a class are visited in a shuffled cycle too, so a class with at least `m` images
-      contributes `m` *distinct* images to a batch and its images are used evenly over time.
-    - A class with fewer than `m` (but at least 2) images contributes all its images plus draws
-      *with replacement* from itself to reach `m`; that is the only case with duplicates in a batch.
-    - Classes with fewer than 2 images are excluded (they give no positive pair); a `UserWarning`
-      says how many.
-    - Cycles carry over from one epoch to the next, so coverage stays even across epochs.
-    - Epoch e draws from a generator seeded by `(seed, e)` (see `epoch_seeds`), and the
-      cycles it continues are those epochs 0..e-1 leave (replayed when the sampler jumps to
-      e): epoch e's batches are the same whether the run got there uninterrupted or resumed
-      at e from a checkpoint. `SamplerEpochCallback` sets the epoch Keras runs; without it,
-      consecutive calls draw epochs 0, 1, 2, ...
-
-    The sampler follows the batch-sampler protocol the input pipeline consumes: `batch_size`,
-    `num_batches` and `epoch_batches()`.
+    Seeded and deterministic; the sampling rules are in docs/data.md.
 
     Args:
-        labels: 1-D array of int. The class id of every sample of the split.
+        labels: 1-D int array. The class id of every sample of the split.
         m: int. Images per class in a batch.
-        batch_size: int. Images per batch; must be a multiple of `m`.
-        seed: int or `None`. Seed of every epoch's generator; `None` picks a random one.
-            Defaults to `0`.
-        num_batches: int or `None`. Batches per epoch. Defaults to `None`: the number of usable
-            samples (in classes with at least 2 images) divided by `batch_size`, at least 1, so that
-            an epoch shows about as many images as the split holds.
-
-    Attributes:
-        batch_size: int. Images per batch.
-        num_batches: int. Batches per epoch.
-        classes_per_batch: int. `batch_size // m`.
-        epoch: int. The epoch the next `epoch_batches()` call draws.
-        num_usable_classes: int. Classes with at least 2 images.
-        num_excluded_classes: int. Classes with a single image (never sampled).
-        yields_clusters: bool. Always `False` (batches are plain index arrays).
+        batch_size: int. Images per batch; a multiple of `m`.
+        seed: int or `None`. Seed of every epoch's generator (`None`: random). Defaults to `0`.
+        num_batches: int or `None`. Batches per epoch. Defaults to `None` (usable samples //
+            `batch_size`, at least 1).
 
     Raises:
-        ValueError: if `batch_size` is not a multiple of `m`, or the split has fewer than
-            `batch_size / m` usable classes, so no batch can be formed.
+        ValueError: `batch_size` is not a multiple of `m`, or fewer than `batch_size / m` classes
+            have 2 images.
 
     Examples:
     >>> labels = np.repeat(np.arange(10), 4)
@@ -71,8 +38,7 @@ class MPerClassSampler:
     (5, (8,))
 
     References:
-        Musgrave et al., "A Metric Learning Reality Check", ECCV 2020 (m-per-class sampling);
-        Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019.
+        Musgrave et al., "A Metric Learning Reality Check", ECCV 2020 (m-per-class sampling).
     """
 
     yields_clusters = False
@@ -125,11 +91,7 @@ class MPerClassSampler:
         """Returns one epoch: a list of `num_batches` 1-D int64 index arrays.
 
         Args:
-            epoch: int or `None`. The epoch to draw; defaults to `self.epoch`, which then moves
-                on to the following epoch.
-
-        Returns:
-            The same list for the same `(seed, epoch)`, whatever was drawn before.
+            epoch: int or `None`. The epoch to draw. Defaults to `None` (`self.epoch`, then next).
         """
         epoch = self.epoch if epoch is None else check_epoch(epoch)
         self.epoch = epoch + 1

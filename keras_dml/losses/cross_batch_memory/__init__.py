@@ -1,11 +1,4 @@
-"""Cross-batch memory (XBM, Wang et al. CVPR 2020): a pair loss between the batch and a FIFO memory.
-
-Modules, one concept each: `layer` (`CrossBatchMemory`: Algorithm 1's step, the warm-up,
-`reset_memory`), `memory_queue` (the memories: variables, enqueue, commit, emptying),
-`memory_loss` (the wrapped pair loss on `[batch; memory]` and its miner), `pair_mask` (the
-batch-anchor x filled-slot pairs), `arguments` (checks of the wrapped loss, the miner, the
-sizes) and `call_sites` (a model's loss call sites: one memory each).
-"""
+"""Cross-batch memory (XBM, Wang et al. 2020): a pair loss between the batch and a FIFO memory."""
 
 from keras_dml.losses.cross_batch_memory.arguments import positive_int, wrappable_loss
 from keras_dml.losses.cross_batch_memory.call_sites import (

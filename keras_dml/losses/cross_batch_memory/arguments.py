@@ -33,20 +33,10 @@ def positive_int(name, value):
 
 
 def memory_miner(miner, inner_loss):
-    """The miner of a cross-batch memory: `None`, a `Miner`, or a pair-mask callable.
-
-    Args:
-        miner: `None`; a `keras_dml.miners.Miner`, registered name or `{"name": ...}` dict;
-            a Keras serialised dict (of a miner or a registered function); or a callable
-            `(labels, embeddings, ref_labels, ref_embeddings) -> bool [B, M]`.
-        inner_loss: the wrapped `MetricLoss`.
-
-    Returns:
-        The miner, resolved.
+    """The miner of a cross-batch memory resolved: `None`, a `Miner`, or a pair-mask callable.
 
     Raises:
-        ValueError: one line, for anything else, or a triplet miner for a loss that does not
-            mine triplets itself.
+        ValueError: one line, for anything else, or a triplet miner for a loss that mines none.
     """
     if isinstance(miner, dict) and "class_name" in miner:
         miner = keras.saving.deserialize_keras_object(miner)

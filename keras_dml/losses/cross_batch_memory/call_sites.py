@@ -15,16 +15,6 @@ def is_memory_loss(loss):
 def with_memory_count(loss_config, num_memories):
     """`loss_config` with `num_memories` filled in (when unset) for a cross-batch memory.
 
-    A model calls its loss from several sites (the whole embedding, each learner); it fills in
-    one memory per site, as `embedding_dim` is filled in for a class loss.
-
-    Args:
-        loss_config: dict `{"name": ..., **arguments}`, or anything else (returned unchanged).
-        num_memories: int or `None`. The model's number of loss call sites.
-
-    Returns:
-        A new dict (or `loss_config` unchanged).
-
     Examples:
     >>> with_memory_count({"name": "cross_batch_memory", "memory_size": 64}, 3)
     {'name': 'cross_batch_memory', 'memory_size': 64, 'num_memories': 3}

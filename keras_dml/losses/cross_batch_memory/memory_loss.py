@@ -9,31 +9,14 @@ from keras_dml.miners.base import PairMiner, TripletMiner
 def loss_against_memory(
     inner_loss, miner, labels, embeddings, ref_labels, references, filled, positions, memory_size
 ):
-    """The wrapped loss on `[batch; memory]`, batch anchors against filled memory slots.
+    """`(loss, count)` of the wrapped loss on `[batch; memory]`, batch anchors against filled slots.
 
-    The `pair_mask` keeps only (batch anchor, filled memory slot) pairs (`memory_pair_mask`),
-    so any pair loss taking `pair_mask` runs unchanged. A pair miner chooses among those pairs;
-    a triplet miner replaces the wrapped loss's own; a callable's `bool [B, M]` answer is
-    combined with the mask.
-
-    Args:
-        inner_loss: the wrapped `keras_dml.losses.MetricLoss`.
-        miner: `None`, a `PairMiner`, a `TripletMiner` or a callable `(labels, embeddings,
-            ref_labels, ref_embeddings) -> bool [B, M]`.
-        labels: int32 tensor `[B]`.
-        embeddings: float32 tensor `[B, d]`.
-        ref_labels: int32 tensor `[M]`. The memory's labels.
-        references: float32 tensor `[M, d]`. The memory's embeddings (no gradient).
-        filled: int scalar tensor. Filled memory slots.
-        positions: int tensor `[B]`. The slot each batch sample was written to.
-        memory_size: int `M`.
-
-    Returns:
-        `(float32 loss, int32 count)`.
+    A pair miner chooses among those pairs, a triplet miner replaces the wrapped loss's own and a
+    callable's `bool [B, M]` is combined with them.
 
     References:
         Wang, Zhang, Huang, Scott, "Cross-Batch Memory for Embedding Learning", CVPR 2020,
-        Algorithm 1 (the pair loss of the batch against the memory).
+        Algorithm 1.
     """
     batch_size = ops.shape(labels)[0]
     pair_mask = memory_pair_mask(batch_size, memory_size, filled, positions)

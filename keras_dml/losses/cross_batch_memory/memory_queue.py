@@ -8,21 +8,10 @@ EMPTY_LABEL = -1
 
 
 class MemoryQueue:
-    """The memory state of `CrossBatchMemory` (a mixin: its variables are the layer's weights).
+    """The memory state of `CrossBatchMemory`: `num_memories` circular queues in layer variables.
 
-    `num_memories` circular queues of `memory_size` slots: `memory_embeddings [K, M, d]`,
-    `memory_labels [K, M]` (`EMPTY_LABEL` where empty) and, per memory, the next `write_index`,
-    the number of `filled` slots and the `steps` it has counted (its warm-up). The variables
-    are non-trainable and take replica 0's value under `tf.distribute`, so `.keras` files and
-    `BackupAndRestore` carry the memory. A memory is chosen by a one-hot int `key [K]`, so one
-    traced graph serves every memory.
-
-    The host layer provides `name`, `memory_size`, `embedding_dim`, `num_memories` and
-    `add_weight`.
-
-    References:
-        Wang, Zhang, Huang, Scott, "Cross-Batch Memory for Embedding Learning", CVPR 2020,
-        Algorithm 1 (the memory is a queue: enqueue the batch, dequeue the oldest).
+    `memory_embeddings [K, M, d]`, `memory_labels [K, M]` and, per memory, `write_index`,
+    `filled` and `steps`; a memory is chosen by a one-hot int `key [K]`.
     """
 
     def _add_memory_state(self):

@@ -4,20 +4,9 @@ from keras import ops
 
 
 def memory_pair_mask(batch_size, memory_size, filled, positions):
-    """The pairs of `[batch; memory]` that XBM's loss uses: batch anchors x filled memory slots.
+    """bool `[B + M, B + M]`: the pairs (batch anchor, filled memory slot) of `[batch; memory]`.
 
-    Rows `0..B-1` are the batch (anchors), rows `B..B+M-1` the memory (references only). A pair
-    `(i, B + j)` is kept when slot `j` is filled and is not the slot that holds sample `i`
-    itself (the batch was enqueued first, so its own copy is in the memory).
-
-    Args:
-        batch_size: int or int scalar tensor `B`.
-        memory_size: int `M`.
-        filled: int scalar tensor. Number of filled slots (the first `filled` are used).
-        positions: int tensor `[B]`. The slot each batch sample was written to.
-
-    Returns:
-        bool tensor `[B + M, B + M]`.
+    A sample is not paired with its own copy (the slot in `positions` it was written to).
     """
     slots = ops.arange(memory_size, dtype="int32")
     usable = ops.expand_dims(slots < ops.cast(filled, "int32"), 0)

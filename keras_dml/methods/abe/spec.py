@@ -1,10 +1,4 @@
-"""`keras-dml train --method abe | mheads`: how a run configuration builds ABE and M-heads.
-
-The `model` entry of a configuration holds the constructor arguments of `ABE` / `MHeads`
-(`num_learners`, `embedding_dim`, `lambda_div`, ...). The loss is part of the model (Eq. 8-10):
-by default the paper's contrastive loss (Eq. 10); a top-level `loss` entry (or `model.metric_loss`)
-replaces it, e.g. `{"name": "contrastive", "margin": 0.5}`.
-"""
+"""`keras-dml train --method abe | mheads`: how a run configuration builds ABE and M-heads."""
 
 from keras_dml.methods.defaults import compile_optimizer_only
 from keras_dml.methods.registry import register_method
@@ -28,6 +22,8 @@ def model_options(config):
     "abe",
     description="ABE-M: M attention masks on a shared trunk, shared embedding G, divergence loss",
     compile=compile_optimizer_only,
+    default_loss=None,  # the model's own contrastive loss (Eq. 10)
+    model=ABE,
     tiny=lambda backbone: ABE(backbone, num_learners=2, embedding_dim=16),
     title="ABE, attention-based ensemble (ECCV 2018)",
     demo={"model": {"embedding_dim": 64, "num_learners": 2}},
@@ -42,6 +38,8 @@ def build_abe(config, backbone, splits=None):
     "mheads",
     description="M-heads: shared bottom layers, M separate copies of the top (ABE's baseline)",
     compile=compile_optimizer_only,
+    default_loss=None,  # the model's own contrastive loss (Eq. 10)
+    model=MHeads,
     tiny=lambda backbone: MHeads(backbone, num_learners=2, embedding_dim=16),
     title="M-heads (ABE's baseline, ECCV 2018)",
 )

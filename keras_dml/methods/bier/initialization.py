@@ -9,15 +9,7 @@ from keras_dml.layers.diversity import get_diversity
 
 
 class _DiversityFit(keras.Model):
-    """The embedding kernels and a diversity layer, trained on `L_div` of fixed features.
-
-    A `keras.Model` whose only variables are the kernels (shared with the heads) and the
-    layer's, so `train_on_batch` runs the step on every Keras backend.
-
-    Args:
-        kernels: list of the heads' kernel variables `[h, d_m]`.
-        layer: the diversity layer, called as `layer(raw, kernels=kernels)`.
-    """
+    """The heads' kernels and a diversity layer as a model trained on `L_div` of fixed features."""
 
     def __init__(self, kernels, layer):
         super().__init__(name="bier_initialization")
@@ -75,29 +67,18 @@ def initialize_bier_embedding(
     seed=0,
     verbose=0,
 ):
-    """Initialises the embedding matrix of a `BIER` model from a diversity loss (Sec. 3.3.1).
-
-    The backbone stays fixed: its pooled features are computed once, and the embedding kernels
-    `W_m` (and, for the adversarial loss, the regressors) are optimised with SGD and momentum on
-    `L_div` alone (Eq. 10), so that the learners start decorrelated before end-to-end boosting.
-    Biases are left unchanged (the loss of Eq. 4-9 does not involve them).
+    """Initialises a `BIER` model's embedding kernels by SGD on the diversity loss alone.
 
     Args:
-        model: a `BIER` model (any `EmbeddingModel` with two or more heads works).
-        features_or_dataset: pooled features `[N, h]` (e.g. from `model.features`), raw images
-            `[N, H, W, 3]`, or a batched dataset (`tf.data.Dataset`, `keras.utils.PyDataset`)
-            yielding images or `(images, labels)`.
-        diversity: str. `"activation"` (Eq. 6) or `"adversarial"` (Eq. 9). When it matches the
-            model's own `diversity`, the model's layer (and its regressors) is trained; otherwise
-            a temporary one is used. Defaults to `"activation"`.
+        model: `BIER`, or any `EmbeddingModel` with two or more heads.
+        features_or_dataset: pooled features `[N, h]`, images `[N, H, W, 3]` or a batched dataset.
+        diversity: str. `"activation"` (Eq. 6) or `"adversarial"` (Eq. 9). Defaults to the first.
         epochs: int. Passes over the features. Defaults to `10`.
         batch_size: int. Defaults to `256`.
         learning_rate: float. SGD learning rate. Defaults to `1e-3`.
         momentum: float. SGD momentum. Defaults to `0.9`.
-        clipnorm: float or `None`. Per-variable gradient-norm clipping; the losses are quartic
-            in `W`, so unclipped SGD diverges easily on unnormalised features. Defaults to `1.0`.
-        lambda_weight: float. Unit-norm penalty weight; defaults to the model's
-            `lambda_weight` (100 when the model has none).
+        clipnorm: float or `None`. Per-variable gradient-norm clipping. Defaults to `1.0`.
+        lambda_weight: float or `None`. Unit-norm penalty weight. Defaults to the model's.
         seed: int. Shuffling seed. Defaults to `0`.
         verbose: int. 1 prints the loss after every epoch. Defaults to `0`.
 

@@ -37,64 +37,27 @@ logger = logging.getLogger(__name__)
 class DivideAndConquerCallback(keras.callbacks.Callback):
     """Divides the data among the learners of a `DivideAndConquer` model every T epochs.
 
-    At the start of every epoch `e` with `e % recluster_every == 0` (Algorithm 1), before the
-    epoch's batches are drawn, it embeds the training set, runs k-means into K clusters, matches
-    the new clusters to the previous ones with the Hungarian algorithm on their IoU (so learner k
-    keeps the successor of its cluster, Appendix A) and hands the assignment to the sampler
-    (`sampler.set_clusters`). When no k-means of the samples gives every cluster 2 classes with
-    2 samples (few images per class), the class means are clustered instead, with a warning and
-    `dc_division_by_class` in the logs (`keras_dml.methods.division.class_fallback`). From
-    `conquer_epoch` on, the model trains the full embedding (Sec. 3.3, "Merging the
-    solutions"), on batches still drawn within clusters
-    (`conquer_sampling="clusters"`, the reference code's fine-tune) or on batches over all the
-    data (`"all"`: the sampler gets a single cluster and re-clustering stops).
-
-    Logged per division (in `self.history` and in the epoch's Keras logs as `dc_*` entries):
-    cluster sizes, NMI between consecutive assignments, time spent embedding / clustering /
-    matching, and each learner's Recall@1 on `val_data` when given. Every epoch logs
-    `dc_conquer` (1.0 in the conquer stage, 0.0 while divided).
-
-    State: the division count and the stage are model variables (saved with the weights); the
-    assignment of division n is written to `state_dir/division_<n>.npz`. A run resumed from a
-    checkpoint (e.g. `keras.callbacks.BackupAndRestore`) reloads the assignment matching the
-    restored `division_count` at its first epoch, so it continues with the same clusters and
-    learners. Without `state_dir` a resumed run re-divides at its first epoch (with a warning).
-
     Args:
-        train_data: the training split in the sampler's index order: an `ImageDataset`, a
-            `tf.data.Dataset` of batched images or `(images, labels)` (not shuffled), or an array.
+        train_data: the training split in the sampler's index order (`ImageDataset`, unshuffled
+            batched dataset or array).
         labels: 1-D int array. Training labels aligned with `train_data` and the sampler.
         sampler: object with `set_clusters(assignment)`, e.g. `ClusterMPerClassSampler`.
-        recluster_every: int. T, epochs between divisions. Defaults to `2` (Sec. 4.2).
-        conquer_epoch: int or `None`. First epoch of the conquer stage. Defaults to `None`
-            (never; the `dc` run configuration's `"auto"` resolves to an epoch before this).
+        recluster_every: int. T, epochs between divisions. Defaults to `2`.
+        conquer_epoch: int or `None`. First epoch of the conquer stage. Defaults to `None`.
         conquer_sampling: str. `"clusters"` or `"all"`. Defaults to `"clusters"`.
-        cluster_on: str. `"embedding"`: the concatenated embedding (the paper, Sec. 3.2);
-            `"features"`: the L2-normalised pooled backbone features (the reference code).
-            Defaults to `"embedding"`.
-        val_data: validation split (same forms as `train_data`, with labels) for per-learner
-            Recall@1. Defaults to `None`.
+        cluster_on: str. `"embedding"` (paper) or `"features"` (reference code). Defaults to
+            `"embedding"`.
+        val_data: validation split with labels, for per-learner Recall@1. Defaults to `None`.
         niter: int. k-means iterations. Defaults to `100`.
         nredo: int. k-means restarts. Defaults to `5`.
-        similarity: str. `"iou"` (paper) or `"overlap"` (reference code) for the matching.
-            Defaults to `"iou"`.
-        seed: int. Seed of the k-means of division n is `seed + 1000 * n`. Defaults to `0`.
-        state_dir: str or `None`. Folder for the per-division assignments. Defaults to `None`.
+        similarity: str. `"iou"` (paper) or `"overlap"` (reference code). Defaults to `"iou"`.
+        seed: int. Division n clusters with seed `seed + 1000 * n`. Defaults to `0`.
+        state_dir: str or `None`. Folder of the per-division assignments. Defaults to `None`.
         batch_size: int. Batch size of the embedding passes. Defaults to `256`.
-        kmeans_backend: str. `"auto"`, `"faiss"` or `"sklearn"`. Defaults to `"auto"`.
 
     Raises:
-        ValueError: at the start of training if K exceeds the number of classes with 2 or more
-            samples (each cluster needs 2 such classes), or for malformed arguments.
-        ClusteringError: at the first division when k-means cannot find K clusters of 2 usable
-            classes each after its retries. A later division that fails keeps the previous one
-            (with a warning and `dc_division_failed` in the logs).
-
-    Examples:
-    >>> # sampler = ClusterMPerClassSampler(train.labels, np.zeros(len(train)), m=4, batch_size=80)
-    >>> # callback = DivideAndConquerCallback(train, train.labels, sampler, recluster_every=2)
-    >>> # model.fit(train.as_dataset(True, 80, sampler=sampler, with_clusters=True),
-    >>> #           epochs=40, callbacks=[callback], shuffle=False)
+        ValueError: at train begin when there are fewer than 2 * K classes with 2 samples.
+        ClusteringError: when the first division finds no acceptable clusters.
 
     References:
         Sanakoyeu et al., "Divide and Conquer the Embedding Space for Metric Learning", CVPR 2019,
@@ -117,7 +80,6 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         seed=0,
         state_dir=None,
         batch_size=256,
-        kmeans_backend="auto",
     ):
         super().__init__()
         check_callback_arguments(recluster_every, cluster_on, conquer_sampling, sampler)
@@ -129,7 +91,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         self.conquer_sampling = conquer_sampling
         self.cluster_on = cluster_on
         self.val_data = val_data
-        self.kmeans_options = {"niter": niter, "nredo": nredo, "backend": kmeans_backend}
+        self.kmeans_options = {"niter": niter, "nredo": nredo}
         self.similarity = similarity
         self.seed = int(seed)
         self.state_dir = state_dir
@@ -171,12 +133,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
 
     # -- division -------------------------------------------------------------------------------
     def divide(self, epoch=None):
-        """Re-clusters the training set and updates the sampler; returns the log entry.
-
-        Across the workers of a `MultiWorkerMirroredStrategy`, the chief embeds and clusters
-        and every worker receives its assignment (`keras_dml.models.distribution.from_chief`),
-        so all workers draw the same cluster-conditioned batches.
-        """
+        """Re-clusters the training set (on the chief) and updates the sampler; returns the log."""
         model, num = self.model, self.model.num_learners
         count = int(keras.ops.convert_to_numpy(model.division_count))
         outcome = {}
@@ -218,12 +175,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         return entry
 
     def _cluster(self, epoch, count):
-        """Embeds the training set, then clusters and matches (the chief's part of `divide`).
-
-        Returns:
-            dict of `chief_division.cluster_division`, or only `error` when `train_data` does
-            not give one vector per label.
-        """
+        """The chief's part of `divide`: embeds, clusters and matches, or returns an `error`."""
         start = time.perf_counter()
         vectors = self._vectors(self.train_data, features=self.cluster_on == "features")
         if vectors.shape[0] != self.labels.shape[0]:

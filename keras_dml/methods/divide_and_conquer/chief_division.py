@@ -12,10 +12,10 @@ import warnings
 
 import numpy as np
 
+from keras_dml.evaluation.clustering import cluster_nmi
 from keras_dml.methods.division.class_fallback import divide_samples
 from keras_dml.methods.division.clustering import (
     ClusteringError,
-    cluster_nmi,
     cluster_sizes,
     match_clusters,
 )
@@ -93,7 +93,7 @@ def cluster_division(
         count: int. Divisions done so far.
         seed: int. Base k-means seed. Defaults to `0`.
         similarity: str. `"iou"` (paper) or `"overlap"` (reference code). Defaults to `"iou"`.
-        kmeans_options: dict or `None`. `niter`, `nredo`, `backend` of `clustering.kmeans`.
+        kmeans_options: dict or `None`. `niter`, `nredo` of `clustering.kmeans`.
         embed_seconds: float. Time spent embedding, for the log entry. Defaults to `0.0`.
 
     Returns:

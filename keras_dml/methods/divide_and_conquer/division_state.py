@@ -1,9 +1,4 @@
-"""Persistence of the Divide & Conquer divisions: one assignment file per division.
-
-`DivideAndConquerCallback` writes the assignment of division n to `state_dir/division_<n>.npz`
-and, when a run resumes from a checkpoint, reloads the file matching the restored
-`division_count` so training continues with the same clusters and learners.
-"""
+"""The Divide & Conquer divisions on disk: `state_dir/division_<n>.npz`, reloaded on resume."""
 
 import logging
 import os
@@ -14,26 +9,12 @@ logger = logging.getLogger(__name__)
 
 
 def division_path(state_dir, count):
-    """Path of the assignment file of division `count`.
-
-    Args:
-        state_dir: str. Folder of the per-division assignments.
-        count: int. Division number (1 for the first division).
-
-    Returns:
-        str, `state_dir/division_<count:04d>.npz`.
-    """
+    """`state_dir/division_<count:04d>.npz`, the assignment file of division `count` (from 1)."""
     return os.path.join(state_dir, f"division_{count:04d}.npz")
 
 
 def save_division(state_dir, count, assignment):
-    """Writes the assignment of division `count` atomically (temporary file, then rename).
-
-    Args:
-        state_dir: str or `None`. Folder of the per-division assignments; `None` saves nothing.
-        count: int. Division number.
-        assignment: 1-D int array, the learner of every training sample.
-    """
+    """Writes the assignment of division `count` atomically; nothing when `state_dir` is `None`."""
     if state_dir is None:
         return
     os.makedirs(state_dir, exist_ok=True)
@@ -43,15 +24,7 @@ def save_division(state_dir, count, assignment):
 
 
 def load_division(state_dir, count, expected_shape):
-    """Reads the assignment of division `count`, if it was saved.
-
-    Args:
-        state_dir: str or `None`. Folder of the per-division assignments.
-        count: int. Division number.
-        expected_shape: tuple. Shape of the training labels the assignment must match.
-
-    Returns:
-        1-D int64 array, or `None` when `state_dir` is `None` or holds no file for `count`.
+    """The saved assignment of division `count`, or `None` when there is none.
 
     Raises:
         ValueError: when the saved assignment does not match `expected_shape`.
@@ -70,20 +43,7 @@ def load_division(state_dir, count, expected_shape):
 
 
 def restore_division(state_dir, count, expected_shape):
-    """The saved assignment of division `count` for a resumed run, logging the outcome.
-
-    Args:
-        state_dir: str or `None`. Folder of the per-division assignments.
-        count: int. Division count restored with the model weights (> 0).
-        expected_shape: tuple. Shape of the training labels the assignment must match.
-
-    Returns:
-        1-D int64 array, or `None` (with a warning: the run re-divides at its first epoch) when
-        no assignment was saved for `count`.
-
-    Raises:
-        ValueError: when the saved assignment does not match `expected_shape`.
-    """
+    """`load_division` for a resumed run, logging a warning when nothing was saved."""
     assignment = load_division(state_dir, count, expected_shape)
     if assignment is not None:
         logger.info("D&C resumed division %d from %s", count, division_path(state_dir, count))

@@ -1,13 +1,7 @@
-"""`keras-dml train --method dc`: how a run configuration builds and fits Divide & Conquer.
-
-`build_divide_and_conquer_training(config, train_data, val_data, backbone)` does everything in one
-call for scripts that do not use the registry.
-"""
+"""`keras-dml train --method dc`: how a run configuration builds and fits Divide & Conquer."""
 
 import dataclasses
 
-from keras_dml import backbones
-from keras_dml.methods.defaults import compile_with_config
 from keras_dml.methods.divide_and_conquer.callback import DivideAndConquerCallback
 from keras_dml.methods.division.batches import prepare_division
 from keras_dml.methods.registry import get_method, register_method
@@ -19,24 +13,17 @@ class DivideAndConquerOptions:
     """`method_options` of a D&C run configuration (CVPR 2019, Sec. 4.2).
 
     Args:
-        recluster_every: int. Epochs between divisions (T). Defaults to `2`.
-        conquer_epoch: int, `"auto"` or `None`. First epoch (counted from 0) of the conquer
-            stage, where the learners are merged and the whole embedding is fine-tuned (Sec. 3.3).
-            `"auto"` (the default) conquers in the last 5% of the epochs, at least the last one,
-            as the reference code's last 10 of 200 epochs; a 1-epoch run only divides. `None`
-            never merges.
-        conquer_sampling: str. Batches of the conquer stage: `"all"` (the default;
-            class-balanced over the whole training set, as the reference code's final stage) or
-            `"clusters"` (still per cluster, as its intermediate full-embedding stage).
-        cluster_on: str. `"embedding"` (the paper) or `"features"` (the reference code).
-        epoch_length: int or `None`. Batches per epoch. The pipeline fixes the dataset's
-            cardinality when it is built, so the default is a constant (training samples //
-            batch_size) rather than the sampler's "max"/"min", which change with every division.
+        recluster_every: int. T, epochs between divisions. Defaults to `2`.
+        conquer_epoch: int, `"auto"` or `None`. First conquer epoch (`conquer_epoch_for`).
+            Defaults to `"auto"`.
+        conquer_sampling: str. Conquer batches: `"all"` or `"clusters"`. Defaults to `"all"`.
+        cluster_on: str. `"embedding"` or `"features"`. Defaults to `"embedding"`.
+        epoch_length: int or `None`. Batches per epoch; `None`: samples // batch size.
         kmeans_niter: int. K-means iterations. Defaults to `100`.
         kmeans_nredo: int. K-means restarts. Defaults to `5`.
-        similarity: str. How clusters are matched to the previous division. Defaults to `"iou"`.
-        state_dir: str or `None`. Where divisions are saved for resuming.
-        log_learner_recall: bool. Per-learner validation Recall@1 at each division.
+        similarity: str. `"iou"` or `"overlap"` cluster matching. Defaults to `"iou"`.
+        state_dir: str or `None`. Where divisions are saved for resuming. Defaults to `None`.
+        log_learner_recall: bool. Per-learner validation Recall@1. Defaults to `True`.
     """
 
     recluster_every: int = 2
@@ -65,16 +52,10 @@ CONQUER_SHARE = 0.05
 
 
 def conquer_epoch_for(conquer_epoch, epochs):
-    """The first conquer epoch a run of `epochs` epochs uses.
-
-    Args:
-        conquer_epoch: int, `"auto"` or `None` (`DivideAndConquerOptions.conquer_epoch`).
-        epochs: int. The run's number of epochs.
+    """The first conquer epoch of a run; `"auto"`: the last 5% of `epochs`, at least one.
 
     Returns:
-        An int, or `None` when the run never merges: `"auto"` gives the last
-        `max(1, round(0.05 * epochs))` epochs, and `None` for a 1-epoch run (nothing to divide
-        before it).
+        int, or `None` when the run never merges (also `"auto"` with one epoch).
 
     Examples:
         >>> [conquer_epoch_for("auto", epochs) for epochs in (200, 3, 1)]
@@ -88,18 +69,7 @@ def conquer_epoch_for(conquer_epoch, epochs):
 
 
 def prepare_divide_and_conquer(config, model, splits):
-    """Cluster-conditioned training batches and the re-clustering callback.
-
-    Args:
-        config: resolved run configuration (`batch_size`, `m_per_class`, `image_size`, `seed`,
-            `method_options`).
-        model: the `DivideAndConquer` model.
-        splits: dict of loaded splits: `train` and, for per-learner Recall@1, `val`.
-
-    Returns:
-        `(train_dataset, [DivideAndConquerCallback, SamplerEpochCallback])`: a `tf.data.Dataset` of
-        `(images, {"labels", "clusters"})` whose batches follow the sampler the callback updates.
-    """
+    """Cluster-conditioned batches, `DivideAndConquerCallback` and `SamplerEpochCallback`."""
     del model
     options = get_method("dc").parse_options(config)
     return prepare_division(
@@ -128,6 +98,7 @@ def training_only_weights(model):
     options=DivideAndConquerOptions,
     uses_state_dir=True,
     classes_per_learner=2,
+    model=DivideAndConquer,
     tiny=lambda backbone: DivideAndConquer(backbone, embedding_dim=16),
     training_only_weights=training_only_weights,
     title="Divide & Conquer (CVPR 2019)",
@@ -137,34 +108,6 @@ def training_only_weights(model):
     },
 )
 def build_divide_and_conquer(config, backbone, splits):
-    """`DivideAndConquer(backbone, **config["model"])` (K = `model.num_learners`, default 4)."""
+    """`DivideAndConquer(backbone, **config["model"])`."""
     del splits
     return DivideAndConquer(backbone, **config["model"])
-
-
-def build_divide_and_conquer_training(config, train_data, val_data=None, backbone=None):
-    """Builds, compiles and wires a D&C model from a resolved run configuration.
-
-    Args:
-        config: dict. A configuration resolved by `keras_dml.training.resolve_config`.
-        train_data: training `ImageDataset`.
-        val_data: validation `ImageDataset` or `None`.
-        backbone: `keras.Model` or `None` to build `config["backbone"]` at `config["image_size"]`.
-
-    Returns:
-        `(model, fit_kwargs)`; train with `model.fit(**fit_kwargs)` (`x`, `epochs`, `callbacks`).
-
-    Examples:
-    >>> # config = keras_dml.training.load_config("training/configs/dc_fashion_mnist.json")
-    >>> # model, fit_kwargs = build_divide_and_conquer_training(config, train, val)
-    >>> # model.fit(**fit_kwargs)
-    """
-    if backbone is None:
-        options = dict(config["backbone"])
-        size = config["image_size"]
-        backbone = backbones.get(options.pop("name"), input_shape=(size, size, 3), **options)
-    splits = {"train": train_data, "val": val_data}
-    model = build_divide_and_conquer(config, backbone, splits)
-    compile_with_config(config, model)
-    dataset, callbacks = prepare_divide_and_conquer(config, model, splits)
-    return model, {"x": dataset, "epochs": config["epochs"], "callbacks": callbacks}

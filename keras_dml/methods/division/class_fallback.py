@@ -1,17 +1,7 @@
 """A division that cannot fail on few classes: whole classes split by their centroids, balanced.
 
-Divide & Conquer (and its hierarchical extension) cluster the training *samples*; a cluster is
-usable ("acceptable") when it holds 2 classes with 2 samples each (a positive pair and a
-negative). With few classes or few images per class (the digits demo: 4 training classes) k-means
-often sends the images of one class to different clusters, or puts one class alone in a cluster,
-and on a small training set no partition may pass the check. `divide_samples` then splits the
-*classes* instead: balanced k-means over the class means (`kmeans_by_class`), every class whole
-in one cluster and the clusters' class counts within one of each other, so every cluster has at
-least 2 classes whenever the split has `2 * k` classes with 2 images (which `fit_to_data`
-guarantees for fitted learner counts). Before, this fallback was plain k-means over the class
-means, which can also leave a class alone (means at 0, 1, 2 and 10 give {0, 1, 2} and {10} on
-every seed): the division failed and warned. Whenever the sample-level clustering succeeds, the
-result is the papers' (unchanged); the fallback is logged (`dc_division_by_class`), not warned.
+When no sample-level k-means partition gives every cluster 2 classes with 2 samples,
+`divide_samples` splits the classes instead (`kmeans_by_class`), logged as `dc_division_by_class`.
 """
 
 import numpy as np
@@ -87,7 +77,7 @@ def kmeans_by_class(features, labels, k, seed=0, niter=100, **kmeans_options):
         k: int. Number of clusters.
         seed: int. k-means seed. Defaults to `0`.
         niter: int. k-means iterations, and the most balanced rounds. Defaults to `100`.
-        **kmeans_options: `nredo`, `max_attempts`, `backend` of `clustering.kmeans`.
+        **kmeans_options: `nredo`, `max_attempts` of `clustering.kmeans`.
 
     Returns:
         int64 array `[N]` of cluster ids in `[0, k)`.
@@ -144,7 +134,7 @@ def divide_samples(features, labels, k, seed=0, **kmeans_options):
         labels: int array `[N]`. Their classes.
         k: int. Number of clusters.
         seed: int. k-means seed. Defaults to `0`.
-        **kmeans_options: `niter`, `nredo`, `max_attempts`, `backend` of `clustering.kmeans`.
+        **kmeans_options: `niter`, `nredo`, `max_attempts` of `clustering.kmeans`.
 
     Returns:
         `(assignment, by_class)`: int64 cluster ids `[N]` in which every cluster holds 2 classes

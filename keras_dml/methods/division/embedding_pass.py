@@ -28,18 +28,7 @@ class Forward:
 
 
 def compiled_forward(model, features):
-    """A compiled inference function: the model output or L2-normalised pooled features.
-
-    A `tf.function` on TensorFlow; on JAX and PyTorch the model's eager forward pass.
-
-    Args:
-        model: a `DivideAndConquer` (any `EmbeddingModel`).
-        features: bool. Pooled backbone features (the reference code) instead of the
-            concatenated embedding (the paper, Sec. 3.2).
-
-    Returns:
-        `Forward`, callable `images -> float32 tensor [N, D]` with a `predict_on_batch` method.
-    """
+    """A `Forward` of the model output, or of its L2-normalised pooled features if `features`."""
 
     if keras.backend.backend() != "tensorflow":
 
@@ -67,26 +56,10 @@ CACHE_BYTES = 1 << 30
 
 
 def cached_inputs(data, batch_size, cache_bytes=CACHE_BYTES):
-    """The evaluation pipeline of an `ImageDataset`, cached in memory when it is small.
-
-    The training images and their evaluation preprocessing (resize, center crop) do not change
-    between divisions, so decoding and resizing them once saves most of the embedding pass's
-    input cost on small images. Larger datasets (e.g. SOP at 224 px) are re-read every time.
-    On TensorFlow the `tf.data` pipeline is cached (`Dataset.cache`); on JAX and PyTorch the
-    images of the `keras.utils.PyDataset` are kept as one NumPy array.
-
-    Args:
-        data: an `ImageDataset`.
-        batch_size: int. Batch size of the pass.
-        cache_bytes: int. Largest float32 image tensor cached. Defaults to 1 GiB.
+    """The evaluation pipeline of an `ImageDataset`, in memory up to `cache_bytes` of images.
 
     Returns:
-        A batched `tf.data.Dataset` of `(images, labels)` in index order (TensorFlow), or on
-        the other backends `(images, labels)` NumPy arrays (small data) or the
-        `keras.utils.PyDataset` of `data.as_dataset` (large data).
-
-    Examples:
-    >>> inputs = cached_inputs(train_data, batch_size=256)  # doctest: +SKIP
+        A batched dataset of `(images, labels)` in index order, or those two arrays.
     """
     dataset = data.as_dataset(training=False, batch_size=batch_size)
     if isinstance(dataset, keras.utils.PyDataset):
@@ -101,32 +74,14 @@ def cached_inputs(data, batch_size, cache_bytes=CACHE_BYTES):
 
 
 def stream_arrays(stream):
-    """The `(images, labels)` of every batch of a `keras.utils.PyDataset`, as two arrays.
-
-    Args:
-        stream: a `keras.utils.PyDataset` of `(images, labels)` batches.
-
-    Returns:
-        `(images float32 [N, H, W, 3], labels [N])` in the stream's order.
-    """
+    """The `(images, labels)` batches of a `keras.utils.PyDataset` as two arrays, in order."""
     batches = list(iterate_batches(stream))
     images = np.concatenate([np.asarray(images, np.float32) for images, _ in batches])
     return images, np.concatenate([np.asarray(labels) for _, labels in batches])
 
 
 def embed_vectors(forward, data, batch_size, with_labels=False):
-    """Embeds `data` in index order.
-
-    Args:
-        forward: a `Forward` from `compiled_forward`.
-        data: an `ImageDataset`, an unshuffled batched `tf.data.Dataset` or
-            `keras.utils.PyDataset` (of images or `(images, labels)`), `(images, labels)`
-            arrays or an array of images.
-        batch_size: int. Batch size for `ImageDataset`s and arrays.
-        with_labels: bool. Also return the labels carried by `data`. Defaults to `False`.
-
-    Returns:
-        float32 array `[N, D]`, or `(vectors, labels)` when `with_labels`.
+    """Embeds `data` in index order: float32 `[N, D]`, or `(vectors, labels)` if `with_labels`.
 
     Raises:
         ValueError: when `with_labels` and `data` carries no labels.
@@ -141,16 +96,7 @@ def embed_vectors(forward, data, batch_size, with_labels=False):
 
 
 def learner_recall_at_1(embeddings, labels, slices):
-    """Recall@1 of each learner's slice of the embedding.
-
-    Args:
-        embeddings: float array `[N, D]`, the concatenated embedding.
-        labels: 1-D int array `[N]`.
-        slices: sequence of `(start, end)` column ranges, one per learner.
-
-    Returns:
-        list of floats, one per learner.
-    """
+    """Recall@1 of each learner's `(start, end)` column slice of `embeddings`, as floats."""
     return [
         float(evaluate(embeddings[:, a:b], labels, recall_at=(1,), metrics=("recall",))["recall@1"])
         for a, b in slices
@@ -158,14 +104,7 @@ def learner_recall_at_1(embeddings, labels, slices):
 
 
 def numeric_logs(entry):
-    """Flattens a division entry into numeric `dc_*` Keras log values.
-
-    Args:
-        entry: dict logged by `DivideAndConquerCallback.divide`.
-
-    Returns:
-        dict of float log values.
-    """
+    """The numeric `dc_*` Keras logs of a `DivideAndConquerCallback.divide` entry."""
     logs = {
         "dc_division": float(entry["division"]),
         "dc_min_cluster_size": float(min(entry["cluster_sizes"])),
@@ -184,17 +123,7 @@ def numeric_logs(entry):
 
 
 def embed_training_set(forward, data, labels, batch_size=256):
-    """Embeds `data` in index order and checks it aligns with `labels`.
-
-    Args:
-        forward: callable from `compiled_forward`.
-        data: an `ImageDataset` (or what `cached_inputs` made of it), an unshuffled batched
-            `tf.data.Dataset` or `keras.utils.PyDataset`, or an array of images.
-        labels: 1-D array aligned with `data`.
-        batch_size: int. Batch size for `ImageDataset`s and arrays. Defaults to `256`.
-
-    Returns:
-        float32 array `[N, D]`.
+    """Embeds `data` in index order as float32 `[N, D]`.
 
     Raises:
         ValueError: when the number of vectors differs from the number of labels.

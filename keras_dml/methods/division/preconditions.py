@@ -4,27 +4,10 @@ CLUSTER_ON = ("embedding", "features")
 
 
 def check_division_arguments(every_name, every, cluster_on, sampler):
-    """Validates the arguments a division callback shares with the other one.
-
-    Args:
-        every_name: str. The callback's name for its period, used in the message
-            (`"recluster_every"`, `"division_every"`).
-        every: int. Epochs between divisions (positive).
-        cluster_on: str. One of `CLUSTER_ON`: the concatenated embedding or the L2-normalised
-            pooled backbone features.
-        sampler: object with a `set_clusters(assignment)` method.
+    """Validates the arguments both division callbacks take (`every_name` names the period).
 
     Raises:
         ValueError: for a malformed argument.
-
-    Examples:
-    >>> class Sampler:
-    ...     def set_clusters(self, assignment): ...
-    >>> check_division_arguments("division_every", 2, "embedding", Sampler())
-    >>> check_division_arguments("division_every", 0, "embedding", Sampler())
-    Traceback (most recent call last):
-    ...
-    ValueError: `division_every` must be a positive int. Received: 0
     """
     if isinstance(every, bool) or int(every) < 1:
         raise ValueError(f"`{every_name}` must be a positive int. Received: {every!r}")

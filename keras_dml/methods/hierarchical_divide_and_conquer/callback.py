@@ -7,7 +7,8 @@ import warnings
 import keras
 import numpy as np
 
-from keras_dml.methods.division.clustering import ClusteringError, cluster_nmi
+from keras_dml.evaluation.clustering import cluster_nmi
+from keras_dml.methods.division.clustering import ClusteringError
 from keras_dml.methods.division.embedding_pass import (
     cached_inputs,
     compiled_forward,
@@ -30,62 +31,27 @@ logger = logging.getLogger(__name__)
 
 
 class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
-    """Drives the progressive division of a `HierarchicalDivideAndConquer` model.
-
-    Training starts with one cluster (all data, one mask). At the start of every epoch
-    `e > 0` with `e % division_every == 0` (before the epoch's batches are drawn) it:
-    1. embeds the training set (final embedding, Eq. 8, or pooled backbone features);
-    2. re-clusters into the current K clusters with k-means and relabels the new clusters after
-       the old ones by the Hungarian algorithm on their IoU (Eq. 2-3), so learner k keeps the
-       successor of its cluster;
-    3. while K < K_max, splits each cluster in two with 2-means (up to `split_attempts` seeds, until
-       both children hold 2 classes with 2 samples; a cluster that cannot be split stays whole and
-       is logged) and clones the parent's mask into its children (`model.split_learners`), which
-       also resets the mask optimizer's state;
-    4. hands the assignment to the sampler (`sampler.set_clusters`) and stores it in the model;
-    5. with `freeze_backbone=True`, sets the backbone learning rate to 0 for that epoch.
-    From `finetune_epoch` on the model trains the final embedding (Sec. 3.3) while batches stay
-    inside clusters; re-clustering continues every E epochs.
-
-    A re-clustering for which k-means finds no acceptable partition keeps the previous assignment
-    (warning, `hdc_reclustered = 0` in the logs): the epoch then runs on the old clusters instead
-    of failing. The only error raised at train begin is a K_max the data cannot support.
-
-    State lives in the model (`recluster_count`, `num_active`, masks and, with
-    `num_train_samples`, `cluster_assignment`), so a run resumed from a checkpoint (e.g.
-    `keras.callbacks.BackupAndRestore`) continues with the same clusters and learners. Without a
-    stored assignment a resumed run re-clusters (no split) at its first epoch, with a warning.
+    """Drives the progressive division of a `HierarchicalDivideAndConquer` model every E epochs.
 
     Args:
-        train_data: the training split in the sampler's index order: an `ImageDataset`, an
-            unshuffled `tf.data.Dataset` of batched images or `(images, labels)`, or an array.
+        train_data: the training split in the sampler's index order (`ImageDataset`, unshuffled
+            batched dataset or array).
         labels: 1-D int array aligned with `train_data` and the sampler.
-        sampler: object with `set_clusters(assignment)`, e.g. `ClusterMPerClassSampler` (use a
-            fixed `epoch_length`: the number of clusters changes during training).
+        sampler: object with `set_clusters(assignment)` and a fixed `epoch_length`.
         division_every: int. E, epochs between divisions. Defaults to `2`.
         finetune_epoch: int or `None`. First epoch of the fine-tune stage. Defaults to `None`.
-        cluster_on: str. `"embedding"` (Eq. 8 output) or `"features"` (L2-normalised pooled
-            backbone features). Defaults to `"embedding"`.
-        freeze_backbone: bool. Backbone learning rate 0 for the epoch following each
-            re-clustering (reference code). Defaults to `True`.
+        cluster_on: str. `"embedding"` or `"features"`. Defaults to `"embedding"`.
+        freeze_backbone: bool. Backbone learning rate 0 the epoch after a division. Defaults to
+            `True`.
         split_attempts: int. 2-means seeds tried per cluster. Defaults to `30`.
         niter: int. k-means iterations. Defaults to `100`.
         nredo: int. k-means restarts per attempt. Defaults to `5`.
         similarity: str. `"iou"` (Eq. 3) or `"overlap"`. Defaults to `"iou"`.
         seed: int. Re-clustering n uses seed `seed + 1000 * n`. Defaults to `0`.
         batch_size: int. Batch size of the embedding pass. Defaults to `256`.
-        kmeans_backend: str. `"auto"`, `"faiss"` or `"sklearn"`. Defaults to `"auto"`.
 
     Raises:
-        ValueError: at train begin if the training set has fewer than 2 * K_max classes with 2
-            or more samples, or `num_train_samples` disagrees with `labels`.
-
-    Examples:
-    >>> # sampler = ClusterMPerClassSampler(train.labels, np.zeros(len(train), int), m=4,
-    >>> #                                   batch_size=128, epoch_length=len(train) // 128)
-    >>> # callback = HierarchicalDivideAndConquerCallback(train, train.labels, sampler)
-    >>> # model.fit(train.as_dataset(True, 128, sampler=sampler, with_clusters=True),
-    >>> #           epochs=120, callbacks=[callback], shuffle=False)
+        ValueError: at train begin when the data cannot hold K_max clusters of 2 classes.
 
     References:
         Sanakoyeu et al., "Improving Deep Metric Learning by Divide and Conquer", TPAMI 2021,
@@ -107,7 +73,6 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
         similarity="iou",
         seed=0,
         batch_size=256,
-        kmeans_backend="auto",
     ):
         super().__init__()
         check_callback_arguments(division_every, cluster_on, split_attempts, sampler)
@@ -119,7 +84,7 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
         self.cluster_on = cluster_on
         self.freeze_backbone = bool(freeze_backbone)
         self.split_attempts = int(split_attempts)
-        self.kmeans_options = {"niter": niter, "nredo": nredo, "backend": kmeans_backend}
+        self.kmeans_options = {"niter": niter, "nredo": nredo}
         self.similarity = similarity
         self.seed = int(seed)
         self.batch_size = int(batch_size)
@@ -174,16 +139,7 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
         self.divide(epoch, allow_split=False)
 
     def divide(self, epoch=None, allow_split=True):
-        """Re-clusters (Eq. 2-3), splits while K < K_max, updates sampler and model state.
-
-        Across the workers of a `MultiWorkerMirroredStrategy`, the chief embeds, clusters and
-        splits, and every worker receives its assignment and split
-        (`keras_dml.models.distribution.from_chief`), so all workers keep the same learners and
-        draw the same batches.
-
-        Returns:
-            dict: the log entry of this division (also appended to `self.history`).
-        """
+        """Re-clusters and splits on the chief, updates sampler and model; returns the log entry."""
         model = self.model
         num = model.active_learners
         count = int(keras.ops.convert_to_numpy(model.recluster_count))
@@ -238,11 +194,7 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
         return entry
 
     def _cluster(self, num, count, previous, allow_split):
-        """Embeds the training set, then re-clusters and splits (the chief's part of `divide`).
-
-        Returns:
-            dict of `chief_division.cluster_and_split`, plus `embed_seconds`.
-        """
+        """The chief's part of `divide`: `cluster_and_split` of the embedded training set."""
         model = self.model
         start = time.perf_counter()
         vectors = self._vectors()

@@ -1,13 +1,4 @@
-"""The chief's part of a hierarchical D&C division: re-clustering, splits, what workers receive.
-
-`HierarchicalDivideAndConquerCallback.divide` embeds the training set and calls
-`cluster_and_split` on the chief worker only; `encode_outcome` turns the result into the vector
-that `keras_dml.models.distribution.from_chief` hands to every worker and `decode_outcome` reads
-it back there, so all workers keep the same learners and draw the same batches.
-
-Layout of the vector, for N training samples and K_max learners: `[ok, reclustered,
-assignment (N), parents (K_max, -1 padded)]`; every entry is -1 when the chief failed.
-"""
+"""The chief's part of a hierarchical D&C division, and the vector every worker receives."""
 
 import time
 import warnings
@@ -34,36 +25,16 @@ def cluster_and_split(
 ):
     """Re-clusters into the current K (Eq. 2-3), then splits clusters in two while K < K_max.
 
-    A re-clustering for which k-means finds no acceptable partition keeps `previous`; a cluster
-    that cannot be split stays whole. Both warn (`warnings.warn`, one `warning:` line in the CLI
-    and the demo).
-
-    Args:
-        vectors: float array `[N, dim]`. The embedded training set.
-        labels: int array `[N]`. Training labels.
-        num_clusters: int. K, the learners active now.
-        max_clusters: int. K_max.
-        previous: int array `[N]` or `None`. The current assignment.
-        count: int. Re-clusterings done so far; both k-means use seed `seed + 1000 * count`.
-        allow_split: bool. Split while K < K_max. Defaults to `True`.
-        splittable: sequence of bool `[K]` or `None`. Clusters allowed to split (fixed masks
-            too small to halve are not). Defaults to `None` (all).
-        seed: int. Base seed. Defaults to `0`.
-        similarity: str. `"iou"` (Eq. 3) or `"overlap"`. Defaults to `"iou"`.
-        split_attempts: int. 2-means seeds tried per cluster. Defaults to `30`.
-        kmeans_options: dict or `None`. `niter`, `nredo`, `backend` of `clustering.kmeans`.
-
     Returns:
-        dict with `assignment` (int64 `[N]`), `parents` (int64 `[K']`, the parent of each
-        learner when K grew, else `None`), `reclustered` (bool), `unsplit` (clusters that could
-        not be split) and `cluster_seconds`.
+        dict with `assignment`, `parents` (or `None`), `reclustered`, `unsplit` (clusters left
+        whole) and `cluster_seconds`.
 
     Raises:
         ClusteringError: when the re-clustering fails and there is no `previous` to keep.
 
     References:
         Sanakoyeu et al., "Improving Deep Metric Learning by Divide and Conquer", TPAMI 2021,
-        Sec. 3.1.1, Eq. (2)-(3) (re-clustering and matching) and the bisecting split.
+        Sec. 3.1.1, Eq. (2)-(3).
     """
     kmeans_options = kmeans_options or {}
     start = time.perf_counter()
@@ -113,15 +84,7 @@ def cluster_and_split(
 
 
 def encode_outcome(outcome, size, width):
-    """The vector the chief sends to every worker (see the module docstring for its layout).
-
-    Args:
-        outcome: dict from `cluster_and_split`, or one holding `error` when the chief failed.
-        size: int. N, the number of training samples.
-        width: int. K_max, the room for the parents.
-
-    Returns:
-        float array `[2 + size + width]`.
+    """The chief's vector: `[ok, reclustered, assignment, parents (-1 padded)]`, all -1 on error.
 
     Examples:
     >>> out = {"assignment": np.array([0, 1, 1]), "parents": np.array([0, 0]), "reclustered": 1}
@@ -138,23 +101,7 @@ def encode_outcome(outcome, size, width):
 
 
 def decode_outcome(received, size):
-    """What a worker reads from the chief's vector (see `encode_outcome`).
-
-    Args:
-        received: float array `[2 + size + K_max]` from `from_chief`.
-        size: int. N, the number of training samples.
-
-    Returns:
-        `(ok, reclustered, assignment, parents)`: bools, int64 `[N]` and int64 `[K']` (empty
-        when no cluster was split).
-
-    Examples:
-    >>> ok, reclustered, assignment, parents = decode_outcome(
-    ...     np.array([1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, -1.0, -1.0]), 3
-    ... )
-    >>> ok, reclustered, assignment.tolist(), parents.tolist()
-    (True, True, [0, 1, 1], [0, 0])
-    """
+    """`(ok, reclustered, assignment, parents)` of `encode_outcome`'s vector, parents unpadded."""
     ok = bool(received[0] >= 0)
     reclustered = bool(received[1])
     assignment = received[2 : 2 + size].astype(np.int64)
@@ -163,16 +110,7 @@ def decode_outcome(received, size):
 
 
 def division_logs(entry):
-    """The `hdc_*` entries of the epoch's Keras logs for a division's log entry.
-
-    Args:
-        entry: dict, the log entry of `HierarchicalDivideAndConquerCallback.divide`.
-
-    Returns:
-        dict of floats: `hdc_split`, `hdc_reclustered`, `hdc_min_cluster_size`,
-        `hdc_max_cluster_size`, `hdc_recluster_seconds` and, from the second division on,
-        `hdc_nmi_previous`.
-    """
+    """The numeric `hdc_*` Keras logs of a `HierarchicalDivideAndConquerCallback.divide` entry."""
     logs = {
         "hdc_split": float(entry["split"]),
         "hdc_reclustered": float(entry["reclustered"]),

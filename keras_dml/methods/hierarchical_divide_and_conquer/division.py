@@ -1,14 +1,4 @@
-"""Progressive division of the training set: re-clustering with matching, then 2-means splits.
-
-Pure NumPy on top of `keras_dml.methods.division.clustering` (k-means, Hungarian
-matching); the callback calls these between epochs.
-
-Numbering of the children: clusters are visited in order c = 0..K-1 and each contributes its
-children to consecutive new ids; a split cluster gives two ids (2-means label 0 first), a cluster
-that stays whole gives one. When every cluster splits this is exactly the reference code's
-`2c, 2c + 1`; when some cannot, the ids stay contiguous (`0..K'-1`), so learner k always owns mask
-k. `parents[j]` is the old cluster of new cluster j.
-"""
+"""Progressive division of the training set: re-clustering with matching, then 2-means splits."""
 
 import numpy as np
 
@@ -29,20 +19,7 @@ def recluster(
     similarity="iou",
     **kmeans_options,
 ):
-    """k-means into the current K clusters, relabelled to match `previous` (Eq. 2-3).
-
-    Every cluster must hold 2 classes with 2 samples (else the k-means is retried, then the
-    classes are split by their means, balanced; see `class_fallback.divide_samples`).
-
-    Args:
-        vectors: float array `[N, dim]`. Embeddings of the training set.
-        labels: int array `[N]`. Class labels.
-        num_clusters: int. K.
-        previous: int array `[N]` or `None`. The assignment before re-clustering; new cluster j
-            takes the id of the old cluster it overlaps most (Hungarian on IoU, Eq. 3).
-        seed: int. k-means seed. Defaults to `0`.
-        similarity: str. `"iou"` or `"overlap"`. Defaults to `"iou"`.
-        **kmeans_options: `niter`, `nredo`, `max_attempts`, `backend` of `clustering.kmeans`.
+    """k-means into K clusters of 2 classes with 2 samples each, relabelled to match `previous`.
 
     Returns:
         int64 array `[N]` with ids in `[0, K)`.
@@ -57,7 +34,7 @@ def recluster(
 
     References:
         Sanakoyeu et al., "Improving Deep Metric Learning by Divide and Conquer", TPAMI 2021,
-        Sec. 3.1.1, Eq. (2) (clustering) and Eq. (3) (matching old and new clusters).
+        Sec. 3.1.1, Eq. (2) (clustering) and Eq. (3) (matching).
     """
     labels = np.asarray(labels)
     if num_clusters == 1:
@@ -78,30 +55,11 @@ def split_clusters(
     splittable=None,
     **kmeans_options,
 ):
-    """Splits clusters in two with 2-means until `max_clusters` (bisecting step of Sec. 3.1.1).
-
-    Each cluster is split by 2-means on its own points, retried with up to `attempts` seeds until
-    both children hold at least 2 classes with at least 2 samples, then by balanced 2-means of
-    its class means (`class_fallback.divide_samples`: each class whole in one half). A cluster
-    with fewer than 4 classes of 2 samples stays whole. When the budget
-    `max_clusters - K` is smaller than the number of splittable clusters, the largest clusters
-    are split first.
-
-    Args:
-        vectors: float array `[N, dim]`.
-        labels: int array `[N]`.
-        assignment: int array `[N]`, ids in `[0, K)`.
-        max_clusters: int. K_max.
-        seed: int. Base seed; cluster c uses `seed + 97 * c` onwards. Defaults to `0`.
-        attempts: int. Seeds tried per cluster. Defaults to `30` (reference code).
-        splittable: sequence of bool `[K]` or `None`. Clusters allowed to split (e.g. a fixed
-            mask too small to halve). Defaults to `None` (all).
-        **kmeans_options: `niter`, `nredo`, `backend` of `clustering.kmeans`.
+    """Splits clusters in two with 2-means, largest first, until `max_clusters` (Sec. 3.1.1).
 
     Returns:
-        `(new_assignment, parents, unsplit)`: int64 array `[N]` with ids in `[0, K')`, int64
-        array `[K']` of parent ids (see the module docstring) and the list of clusters that could
-        not be split although the budget allowed it.
+        `(new_assignment, parents, unsplit)`: ids in `[0, K')`, the old cluster of each new one,
+        and the clusters that could not be split.
 
     Examples:
     >>> x = np.repeat(np.eye(4, dtype="float32"), 4, axis=0)
@@ -137,6 +95,8 @@ def split_clusters(
             continue
         children[int(c)] = (members, halves)
         budget -= 1
+    # Children take consecutive ids in parent order (2-means label 0 first): the reference
+    # code's `2c, 2c + 1` when every cluster splits, contiguous ids (mask k for learner k) if not.
     new = np.empty_like(assignment)
     parents = []
     for c in range(num_clusters):

@@ -9,40 +9,17 @@ from keras_dml.methods.division.preconditions import (  # noqa: F401 (re-exporte
 
 
 def check_callback_arguments(division_every, cluster_on, split_attempts, sampler):
-    """Validates the arguments of `HierarchicalDivideAndConquerCallback`.
-
-    Args:
-        division_every: int. E, epochs between divisions (positive).
-        cluster_on: str. One of `CLUSTER_ON`.
-        split_attempts: int. 2-means seeds tried per cluster (>= 1).
-        sampler: object with a `set_clusters(assignment)` method.
-
-    Raises:
-        ValueError: for a malformed argument.
-    """
+    """Raises a `ValueError` for a malformed argument of `HierarchicalDivideAndConquerCallback`."""
     check_division_arguments("division_every", division_every, cluster_on, sampler)
     if int(split_attempts) < 1:
         raise ValueError(f"`split_attempts` must be >= 1. Received: {split_attempts}")
 
 
 def check_training_setup(model, labels):
-    """Checks, at train begin, that `model` and `labels` can be divided up to K_max clusters.
-
-    Every cluster needs 2 classes with 2 or more samples (a positive pair and a negative), so
-    K_max clusters need at least 2 * K_max such classes.
-
-    Args:
-        model: the model being trained; a `HierarchicalDivideAndConquer`.
-        labels: 1-D int array of training labels.
+    """Checks at train begin that `labels` can fill K_max clusters of 2 classes with 2 samples.
 
     Raises:
-        ValueError: when `model` is not a `HierarchicalDivideAndConquer`, the training set has
-            fewer than 2 * K_max classes with 2 or more samples, or the model stores an
-            assignment of another number of samples than `labels`.
-
-    References:
-        Sanakoyeu et al., "Improving Deep Metric Learning by Divide and Conquer", TPAMI 2021,
-        Sec. 3.1 (one cluster per learner, up to K_max).
+        ValueError: for another model, too few classes, or a stored assignment of another size.
     """
     if not hasattr(model, "split_learners"):
         raise ValueError(

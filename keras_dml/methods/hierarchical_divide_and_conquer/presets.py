@@ -1,15 +1,6 @@
-"""Hyperparameters of hierarchical D&C per dataset (TPAMI 2021, Tab. 9) as run configurations.
+"""Hierarchical D&C's hyperparameters per dataset (TPAMI 2021, Tab. 9) as run configurations.
 
-`PRESETS[name]` holds the paper's values; `preset_config(name)` expands one into a full run
-configuration (the schema of `keras_dml.training.run_config`) for a GPU: ResNet-50 with ImageNet
-weights and frozen BatchNorm, d = 512, margin loss with distance-weighted sampling, Adam.
-`training/configs/hdc_<name>.json` are these configurations written out (a test keeps them equal).
-
-Values not in Tab. 9 come from the reference implementation (METHOD_NOTES): embedding 512, batch
-128 with 4 images per class (the SOP example: 80 with 2), mask learning rate x100, backbone frozen
-for one epoch after each re-clustering. Keras' Adam applies `weight_decay` decoupled (AdamW
-style); the reference PyTorch Adam adds it to the gradient, so the same number regularises less
-strongly here.
+`recipes/configs/hdc_<name>.json` are `preset_config(name)` written out (a test keeps them equal).
 """
 
 import copy
@@ -67,7 +58,8 @@ PRESETS = {
     },
 }
 
-# Reference-implementation values shared by every preset.
+# Values not in Tab. 9, from the authors' PyTorch code (SOP example: batch 80 with 2 per class).
+# Keras' Adam decouples `weight_decay` (AdamW); the authors' Adam adds it to the gradient.
 COMMON = {
     "embedding_dim": 512,
     "mask_lr_multiplier": 100.0,
@@ -90,14 +82,11 @@ def get_preset(name):
 
 
 def preset_config(name, fixed_masks=False):
-    """A complete run configuration for `name` (ResNet-50, GPU) from Tab. 9.
+    """A complete run configuration for `name` from Tab. 9 (ResNet-50, GPU).
 
     Args:
         name: str. One of `list_presets()`.
         fixed_masks: bool. "Ours (fix)" instead of learned masks. Defaults to `False`.
-
-    Returns:
-        dict in the schema of `keras_dml.training.run_config`, with `"method": "hdc"`.
 
     Examples:
     >>> preset_config("sop")["method_options"]["finetune_epoch"]

@@ -1,8 +1,4 @@
-"""`keras-dml train --method hdc`: how a run configuration builds and fits hierarchical D&C.
-
-`config["model"]` holds the constructor arguments of `HierarchicalDivideAndConquer`;
-`config["method_options"]` the callback's options (`HierarchicalDivideAndConquerOptions`).
-"""
+"""`keras-dml train --method hdc`: how a run configuration builds and fits hierarchical D&C."""
 
 import dataclasses
 
@@ -25,19 +21,12 @@ class HierarchicalDivideAndConquerOptions:
         division_every: int. Epochs between divisions. Defaults to `2`.
         finetune_epoch: int or `None`. First epoch of the final fine-tuning. Defaults to `None`.
         cluster_on: str. `"embedding"` or `"features"`. Defaults to `"embedding"`.
-        freeze_backbone: bool. Freeze the backbone for the epoch after each division, as the
-            reference code does with its ImageNet backbone (the paper recipes in
-            `training/configs/hdc_*.json` set it). Defaults to `False`: trained from scratch,
-            freezing cost most of the training (hangul, 3 epochs divided every epoch, the
-            backbone trained in the first epoch only: R@1 0.919 / MAP@R 0.476 frozen, 0.983 /
-            0.753 not, `python benchmarks/accuracy.py --rows hdc/best,hdc/best-unfrozen`).
+        freeze_backbone: bool. Freeze the backbone the epoch after a division. Defaults to `False`.
         split_attempts: int. 2-means restarts per split. Defaults to `30`.
-        epoch_length: int or `None`. Batches per epoch; constant because tf.data fixes the epoch
-            length on the first epoch and the number of clusters changes. `None`: training
-            samples // batch_size.
+        epoch_length: int or `None`. Batches per epoch; `None`: samples // batch size.
         kmeans_niter: int. K-means iterations. Defaults to `100`.
         kmeans_nredo: int. K-means restarts. Defaults to `5`.
-        similarity: str. How clusters are matched to the previous division. Defaults to `"iou"`.
+        similarity: str. `"iou"` or `"overlap"` cluster matching. Defaults to `"iou"`.
     """
 
     division_every: int = 2
@@ -52,17 +41,7 @@ class HierarchicalDivideAndConquerOptions:
 
 
 def prepare_hierarchical_divide_and_conquer(config, model, splits):
-    """Cluster-conditioned batches and the division callback.
-
-    Args:
-        config: resolved run configuration.
-        model: the `HierarchicalDivideAndConquer` model.
-        splits: dict of loaded splits (uses `train`; validation metrics come from the run's
-            `RetrievalEvaluation`).
-
-    Returns:
-        `(train_dataset, [HierarchicalDivideAndConquerCallback, SamplerEpochCallback])`.
-    """
+    """Cluster-conditioned batches, the division callback and `SamplerEpochCallback`."""
     del model
     options = get_method(NAME).parse_options(config)
     return prepare_division(
@@ -97,6 +76,7 @@ def training_only_weights(model):
     options=HierarchicalDivideAndConquerOptions,
     learners_option="max_learners",
     classes_per_learner=2,
+    model=HierarchicalDivideAndConquer,
     tiny=lambda backbone: HierarchicalDivideAndConquer(backbone, embedding_dim=16, max_learners=2),
     training_only_weights=training_only_weights,
     title="Hierarchical Divide & Conquer with learned soft masks (TPAMI)",
@@ -106,11 +86,7 @@ def training_only_weights(model):
     },
 )
 def build_hierarchical_divide_and_conquer(config, backbone, splits):
-    """`HierarchicalDivideAndConquer(backbone, **config["model"])`.
-
-    When `config["model"]` has no `num_train_samples`, it is the size of `splits["train"]`, so
-    the cluster assignment becomes model state (checkpoints carry it).
-    """
+    """`HierarchicalDivideAndConquer(backbone, **config["model"])`, keeping the assignment."""
     options = dict(config["model"])
     if options.get("num_train_samples") is None:
         options["num_train_samples"] = len(splits["train"].labels)

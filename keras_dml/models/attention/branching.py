@@ -19,10 +19,7 @@ DEFAULT_BRANCHES = {
     # Small ConvNet: S = block1..block2, trunk = a copy of block3 without its pooling.
     "convnet": ("block2", "block3"),
     # VGG-small (3 blocks): S = block1 + block2 (stride 4), trunk = a copy of block3 without
-    # its pooling, so the masks are at S's resolution; G = block3. Cutting after block1 instead
-    # (masks on 64 low-level channels, G = blocks 2-3 run once per learner) trailed the
-    # baseline by 0.07-0.09 MAP@R on two many-class datasets, and this cut is level with it
-    # (docs/benchmarks.md, "Why ABE trailed"; rows abe/proxy_nca and abe/proxy_nca-early-branch).
+    # its pooling; G = block3. A cut after block1 trailed the baseline (docs/methods/abe.md).
     "vgg_small": ("block2", "block3"),
     # MobileNetV2: S up to stride 8, trunk = blocks 6..12; masks resized when sizes differ.
     "mobilenet_v2": ("block_5", "block_12"),
@@ -33,21 +30,7 @@ _CONVOLUTIONS = (keras.layers.Conv2D, keras.layers.DepthwiseConv2D, keras.layers
 
 
 def resolve_branches(backbone, branch_point=None, trunk_end=None):
-    """Fills in the default branch point and trunk end of a registered backbone.
-
-    Args:
-        backbone: functional `keras.Model` named after a registered backbone, or any
-            functional model when both points are given.
-        branch_point: str. Layer or split-point name where S ends. Defaults to `None`.
-        trunk_end: str. Layer or split-point name where the attention trunk ends.
-            Defaults to `None`.
-
-    Returns:
-        Tuple `(branch_point, trunk_end)` of str.
-
-    Raises:
-        ValueError: when a default is needed for a backbone without one.
-    """
+    """`(branch_point, trunk_end)` as str, the backbone's `DEFAULT_BRANCHES` for those not given."""
     if branch_point is None or trunk_end is None:
         if backbone.name not in DEFAULT_BRANCHES:
             raise ValueError(
@@ -78,22 +61,15 @@ def copy_segment(backbone, start, end, name, prefix, keep_resolution=False, init
     Args:
         backbone: functional `keras.Model`.
         start: str. Split point or layer name; its output is the copy's input.
-        end: str or None. Split point or layer name of the copy's output (`None`: model output).
+        end: str or `None`. Split point or layer name of the copy's output (`None`: model output).
         name: str. Name of the returned model.
         prefix: str. Prepended to every copied layer name (keeps `.keras` paths unique).
-        keep_resolution: bool. Remove the segment's downsampling: pooling layers with a
-            stride become identities and strided convolutions that stay valid at stride 1
-            (1x1 kernels or `"same"` padding) get stride 1, as the paper removes the pooling
-            layers of its attention module (Sec. 6.3). Defaults to `False`.
-        init: `"backbone"` (copy the backbone's current weights: the paper initialises every
-            part from ImageNet, Sec. 4) or `"random"` (fresh initialisers). Defaults to
-            `"backbone"`.
+        keep_resolution: bool. Remove the segment's downsampling (strided pooling becomes an
+            identity, strided convolutions valid at stride 1 get stride 1). Defaults to `False`.
+        init: str. `"backbone"` (copy the current weights) or `"random"`. Defaults to `"backbone"`.
 
     Returns:
         Functional `keras.Model` sharing no weights with `backbone`.
-
-    Raises:
-        ValueError: for an unknown `init`.
     """
     if init not in ("backbone", "random"):
         raise ValueError(f"`init` must be 'backbone' or 'random'. Received: init={init!r}")
@@ -119,16 +95,7 @@ def copy_segment(backbone, start, end, name, prefix, keep_resolution=False, init
 
 
 def split_backbone(backbone, branch_point):
-    """`(S, G)`: the backbone before and after `branch_point`, sharing the backbone's layers.
-
-    Args:
-        backbone: functional `keras.Model`.
-        branch_point: str. Layer or split-point name.
-
-    Returns:
-        Tuple of functional models `spatial_extractor` (raw pixels -> `[N, h, w, c]`) and
-        `global_extractor` (`[N, h, w, c]` -> final feature map).
-    """
+    """`(S, G)`: the backbone before and after `branch_point`, sharing the backbone's layers."""
     spatial = cut(backbone, end=branch_point, name="spatial_extractor")
     global_part = cut(backbone, start=branch_point, name="global_extractor")
     return spatial, global_part

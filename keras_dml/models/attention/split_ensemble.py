@@ -23,28 +23,11 @@ from keras_dml.models.model_loss import deserialize_compile_config
 class SplitEnsembleBase(EnsembleModel):
     """Base of the ensembles over a backbone cut at a branch point (not registered itself).
 
-    Subclasses store their own plain settings, call this `__init__` (argument checks, pooling,
-    dropout, `image_shape`, then their `_build_parts(backbone)`, then the loss), and implement
-    `raw_learner_embeddings(images, training)` -> `[N, M, d]`. This class adds the loss of Eq. 8
-    through `compute_loss`, so plain `model.fit` trains it, with one metric per loss term.
-
-    Args:
-        backbone: `keras.Model`. Functional model from raw pixels to a 4-D feature map.
-        num_learners: int. M.
-        embedding_dim: int. Ensemble embedding size; each learner gets `embedding_dim / M`.
-        lambda_div: float. Weight of the divergence loss (Eq. 8); the subclass sets its default.
-        pooling: str. `"avg"`, `"max"` or `"avgmax"`. Defaults to `"avg"`.
-        dropout: float. Dropout before the embedding layers. Defaults to `0.0`.
-        margin: float. Contrastive margin `m_c` (Eq. 10). Defaults to `1.0`.
-        metric_loss: str or dict. A `keras_dml.losses.get` identifier replacing Eq. 10.
-            Defaults to `None`.
-        divergence_margin: float. `m_div` (Eq. 9). Defaults to `1.0`.
-        divergence_pairs: `"self"` (the paper) or `"all"`. Defaults to `"self"`.
-        **kwargs: passed to `keras.Model` (e.g. `name`).
+    Takes `ABE`'s shared and loss arguments (each subclass sets its `lambda_div` default);
+    subclasses build their parts in `_build_parts` and return `[N, M, d]` raw embeddings.
 
     References:
-        Kim, Goyal, Chawla, Lee, Kwon, "Attention-based Ensemble for Deep Metric Learning",
-        ECCV 2018: Eq. 8-10.
+        Kim et al., "Attention-based Ensemble for Deep Metric Learning", ECCV 2018: Eq. 8-10.
     """
 
     def __init__(
@@ -145,23 +128,7 @@ class SplitEnsembleBase(EnsembleModel):
         return self.served(images, ops.reshape(normalised, (-1, self.embedding_dim)))
 
     def _gradcam_model(self, learner, target, global_part, head):
-        """Functional model of one learner for Grad-CAM: images -> raw embedding `[N, d]`.
-
-        `S`, then `global_part(features, mark)` (the learner's path to its last feature map,
-        which may mark a stage of its own with `mark`), global pooling and `head`. The stage
-        named by `target` (`"spatial"`: S(x), `"features"`: the last feature map) is followed
-        by an identity layer named `gradcam_target` (the penultimate layer tf-keras-vis needs
-        on a functional model).
-
-        Args:
-            learner: int. The learner m (names the model).
-            target: str. The stage to mark.
-            global_part: callable `(features, mark) -> feature map`.
-            head: the learner's embedding layer.
-
-        Returns:
-            A functional `keras.Model` sharing this model's layers.
-        """
+        """Grad-CAM model of one learner: `S`, `global_part(features, mark)`, pooling, `head`."""
         mark = keras.layers.Identity(name="gradcam_target")
         inputs = keras.Input(self.image_shape, name="images")
         features = self.spatial_extractor(inputs)
@@ -173,11 +140,7 @@ class SplitEnsembleBase(EnsembleModel):
 
     # -- training -------------------------------------------------------------------------------
     def metric_term(self, labels, embeddings, learner=0):
-        """`L_metric,(m)` of one learner: Eq. 10, or `metric_loss` when set.
-
-        A class-based `metric_loss` gives learner m the columns of its slice of the class
-        vectors, so every learner has its own proxies.
-        """
+        """`L_metric,(m)` of one learner: Eq. 10, or `metric_loss` on its own slice or memory."""
         if self.loss_layer is not None and losses.is_memory_loss(self.loss_layer):
             return ops.cast(self.loss_layer(labels, embeddings, memory=learner), "float32")
         if self.loss_layer is not None:
@@ -191,15 +154,11 @@ class SplitEnsembleBase(EnsembleModel):
         return ops.cast(self._metric_loss_fn(labels, embeddings), "float32")
 
     def loss_terms(self, labels, embeddings):
-        """Every loss term of a batch from the model output.
-
-        Args:
-            labels: int tensor `[N]`.
-            embeddings: float tensor `[N, D]`, the model output (normalised learners).
+        """Every loss term of a batch from the labels and the model output.
 
         Returns:
-            dict of float32 scalars: `loss` (Eq. 8), `metric_loss`, `learner_{m}_loss` and,
-            when used, `divergence_loss` (Eq. 9, before the `lambda_div` factor).
+            dict of float32 scalars: `loss` (Eq. 8), `metric_loss`, `learner_{m}_loss` and, when
+            used, `divergence_loss` (Eq. 9, before the `lambda_div` factor).
         """
         labels = ops.reshape(labels, (-1,))
         learners = self.split_output(ops.cast(embeddings, "float32"))

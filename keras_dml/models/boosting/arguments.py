@@ -21,31 +21,7 @@ def check_bier_arguments(
     boosting,
     output_weighting,
 ):
-    """Validates the arguments of `BIER` and resolves their defaults.
-
-    Args:
-        group_sizes: sequence of int or `None` (then `boosting_group_sizes(embedding_dim,
-            num_learners)`, Table 14).
-        embedding_dim: int. Total size when `group_sizes` is `None`.
-        num_learners: int. Number of learners when `group_sizes` is `None`.
-        loss: str. `"binomial_deviance"`, `"contrastive"` or `"triplet"` (Table 1).
-        loss_options: dict or `None`. Loss parameters over the paper's defaults.
-        diversity: `None`, `"activation"` or `"adversarial"` (Sec. 3.3.2).
-        lambda_div: float or `None` (then the Fig. 7 optimum of the diversity loss).
-        boosting: str. One of `BOOSTING_VARIANTS`.
-        output_weighting: str. One of `OUTPUT_WEIGHTINGS`.
-
-    Returns:
-        tuple `(group_sizes, loss_form, lambda_div)`: the group sizes as a tuple of ints, the
-        pair-loss form of `get_loss_form` and the diversity weight.
-
-    Raises:
-        ValueError: for a malformed or inconsistent argument.
-
-    References:
-        Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Table 1, Eq. 11, Fig. 7,
-        Appendix C (group sizes).
-    """
+    """Validates `BIER`'s arguments of the same names: `(group_sizes, loss_form, lambda_div)`."""
     if group_sizes is None:
         group_sizes = boosting_group_sizes(embedding_dim, num_learners)
     group_sizes = tuple(int(d) for d in group_sizes)

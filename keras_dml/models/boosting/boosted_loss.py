@@ -14,40 +14,18 @@ def boosted_learner_losses(
 ):
     """Per-learner reweighted metric losses of online gradient boosting.
 
-    `variant="paper"` (Algorithm 1; Algorithm 2 for triplets): learner 1 gets uniform weights.
-    After learner m, the running ensemble score of every pair is
-    `s_hat^m = (1 - eta_m) s_hat^(m-1) + eta_m s^m` with `eta_m = 2 / (m + 1)` and
-    `s_hat^0 = 0`, and learner m+1's pair weights are the (normalised) negative loss derivative
-    at `s_hat^m`, so it concentrates on pairs the ensemble so far gets wrong. For triplets the
-    positive and negative scores are accumulated separately and a triplet's weight is the
-    derivative at both ensemble scores. Weights and running scores are held constant
-    (`stop_gradient`): each learner's loss trains only that learner (and the shared backbone).
-
-    `variant="reference"` (binomial deviance only) reproduces the authors' TF1 code: the running
-    margin starts at `initial_score` and grows by `shrinkage * alpha * (s^m - beta) * m_y`
-    (`m_y = 1` for positives, `-cost` for negatives), the next weights are `sigmoid(-margin)`,
-    doubled for negative pairs, and each learner's loss is divided by the number of learners.
-
     Args:
         learner_embeddings: list of M float tensors `[N, d_m]`, rows L2-normalised.
         labels: int tensor `[N]`.
-        form: a loss form from `keras_dml.models.boosting.pair_losses.get_loss_form`.
-        variant: str. `"paper"` or `"reference"`. Defaults to `"paper"`.
+        form: a loss form of `get_loss_form`.
+        variant: str. `"paper"` (Algorithm 1, or 2 for triplets) or `"reference"` (the authors'
+            code, binomial deviance only). Defaults to `"paper"`.
         shrinkage: float. Step of the reference variant's running margin. Defaults to `0.06`.
         initial_score: float. Initial running margin of the reference variant. Defaults to `0.5`.
 
     Returns:
-        `(losses, weights)`: a list of M scalar float32 losses and the list of M weight tensors
-        the learners were trained with (`[N, N]` for pairs, `[N, N, N]` for triplets).
-
-    Examples:
-    >>> import numpy as np
-    >>> from keras_dml.models.boosting.pair_losses import get_loss_form
-    >>> e = [np.eye(4, dtype="float32")[:, :2] + 0.1] * 2
-    >>> losses, weights = boosted_learner_losses(e, np.array([0, 0, 1, 1]),
-    ...                                          get_loss_form("binomial_deviance"))
-    >>> len(losses)
-    2
+        `(losses, weights)`: M float32 scalars and the M weight tensors the learners were trained
+        with (`[N, N]` for pairs, `[N, N, N]` for triplets).
 
     References:
         Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Sec. 3.1, Algorithm 1,

@@ -8,27 +8,10 @@ from keras_dml.models.embedding_model import l2_normalize
 
 
 class BIERObjective:
-    """The loss methods of `BIER` (a mixin placed before `EmbeddingModel`).
-
-    `compute_loss` (Keras' step) and `compute_bier_losses` both go through `loss_terms`, which
-    weighs each learner's pairs by the boosting of the learners before it (Algorithm 1) and adds
-    the diversity loss the training `call` kept in `forward_cache` (Eq. 11). The host class
-    provides `forward_cache`, `loss_form`, `boosting`, `shrinkage`, `diversity_layer`,
-    `lambda_div` and `loss_trackers` (see `BIER`).
-    """
+    """The loss methods of `BIER` (a mixin placed before `EmbeddingModel`)."""
 
     def compute_bier_losses(self, images, labels, training=False):
-        """Forward pass and every loss term of one batch (`call` + `loss_terms`).
-
-        Args:
-            images: float tensor `[N, H, W, 3]`, raw pixels.
-            labels: int tensor `[N]`.
-            training: bool. Training mode of the backbone and dropout (and the diversity loss).
-
-        Returns:
-            dict with `loss` (total, Eq. 11), `metric_loss`, `learner_{m}_loss` and
-            `diversity_loss` (when enabled), scalar float32 tensors.
-        """
+        """Forward pass and every loss term of one batch: `loss_terms(labels, self(images))`."""
         return self.loss_terms(labels, self(images, training=training))
 
     @property
@@ -37,20 +20,11 @@ class BIERObjective:
         return self.num_learners
 
     def loss_terms(self, labels, y_pred):
-        """Every loss term of a batch from the model output (and the losses `call` added).
-
-        Under a multi-replica `tf.distribute` strategy the embeddings and labels are gathered
-        from all replicas, so pairs span the global batch, and the terms are divided by the
-        number of replicas (`keras_dml.models.distribution`).
-
-        Args:
-            labels: int tensor `[N]`.
-            y_pred: float tensor `[N, D]`, the model output.
+        """Every loss term of a batch from the model output (global batch under `tf.distribute`).
 
         Returns:
-            dict with `loss` (total, Eq. 11), `metric_loss`, `learner_{m}_loss` and
-            `diversity_loss` (when enabled: the one of the training `call` that produced
-            `y_pred`, 0 for another output), scalar float32.
+            dict of float32 scalars: `loss` (Eq. 11), `metric_loss`, `learner_{m}_loss` and, when
+            enabled, `diversity_loss` (of the training `call` that gave `y_pred`, else 0).
 
         References:
             Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Algorithm 1, Eq. 4-11.

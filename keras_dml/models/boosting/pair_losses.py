@@ -1,17 +1,7 @@
-"""Table 1 of BIER: cosine-similarity losses with per-pair (per-triplet) weights.
+"""Table 1 of BIER: cosine-similarity losses with per-pair (per-triplet) boosting weights.
 
-Each loss form gives, for a matrix of cosine similarities `s` of a batch with itself:
-`values(s, pos_mask, neg_mask)` the per-pair (or per-triplet `[a, p, n]`) losses (the public pair
-losses of `keras_dml.losses`), `weights(s_hat, positive)` the boosting weights `-l'(s_hat)` for
-the next learner, and `reduce(values, pos_mask, neg_mask)` the batch loss (positive and negative
-pairs averaged separately). All computations run in float32.
-
-The weights are the magnitude of the loss derivative divided by its largest value for that pair
-label (`beta_1 * C_y` for binomial deviance, 4 for the contrastive positive term, 1 otherwise), so
-they lie in [0, 1] like the reference implementation's `sigmoid(-acts)` and as Sec. 4.2 describes
-them ("continuous values between 0 and 1" for binomial deviance, 0 or 1 for contrastive and
-triplet). A per-label constant factor would only rescale positive against negative pairs, which
-the loss's own cost `C_y` already does.
+A form gives `values` (per-pair losses), `weights` (in [0, 1], for the next learner) and
+`reduce` (positive and negative pairs averaged separately), in float32.
 """
 
 from keras import ops
@@ -81,11 +71,7 @@ class Contrastive:
 
 
 class Triplet:
-    """`max(0, s^- - s^+ + margin)` over every in-batch triplet `(a, p, n)` (Table 1).
-
-    Values and weights are `[N, N, N]` tensors indexed `[anchor, positive, negative]`; the
-    reduction averages over valid triplets (p shares the anchor's label, n does not).
-    """
+    """`max(0, s^- - s^+ + margin)` over every in-batch triplet, indexed `[a, p, n]` (Table 1)."""
 
     def __init__(self, margin=0.01):
         self.margin = float(margin)
@@ -109,23 +95,10 @@ _FORMS = {"binomial_deviance": BinomialDeviance, "contrastive": Contrastive, "tr
 
 
 def get_loss_form(name, **options):
-    """Returns the loss form called `name` with `options` over the paper's defaults.
-
-    Args:
-        name: str. `"binomial_deviance"` (alpha 2, beta 0.5, cost 25), `"contrastive"`
-            (margin 0.5) or `"triplet"` (margin 0.01), the settings of Sec. 3.
-        **options: overrides of the form's parameters.
-
-    Returns:
-        A loss form object with `values`, `weights` and `reduce`.
-
-    Examples:
-    >>> form = get_loss_form("contrastive", margin=0.3)
-    >>> form.margin
-    0.3
+    """The loss form called `name`, with `options` over the paper's defaults (`DEFAULT_OPTIONS`).
 
     References:
-        Opitz et al., TPAMI 2020, Table 1 and Eq. 2.
+        Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Table 1 and Eq. 2.
     """
     if name not in _FORMS:
         raise ValueError(f"`loss` must be one of {LOSSES}. Received: loss={name!r}")
@@ -140,23 +113,7 @@ def get_loss_form(name, **options):
 
 
 def cosine_pair_loss(labels, embeddings, loss="binomial_deviance", **options):
-    """Plain (unboosted) Table 1 loss of one L2-normalised embedding batch.
-
-    Args:
-        labels: int tensor `[N]`.
-        embeddings: float tensor `[N, D]`, rows L2-normalised.
-        loss: str. Loss name, see `get_loss_form`. Defaults to `"binomial_deviance"`.
-        **options: loss parameters.
-
-    Returns:
-        Scalar float32 loss; 0.0 for a batch without valid pairs (triplets).
-
-    Examples:
-    >>> import numpy as np
-    >>> e = np.eye(4, dtype="float32")
-    >>> float(cosine_pair_loss(np.array([0, 0, 1, 1]), e, "contrastive"))
-    1.0
-    """
+    """Plain (unboosted) Table 1 loss `loss` of one batch of L2-normalised `embeddings`."""
     form = get_loss_form(loss, **options)
     s = dot_products(embeddings)
     pos_mask, neg_mask = positive_mask(labels), negative_mask(labels)

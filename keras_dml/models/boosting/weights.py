@@ -1,12 +1,9 @@
-"""Boosting weights of BIER's online gradient boosting and the group sizes they imply."""
+"""The boosting weights of BIER (Opitz et al., TPAMI 2020) and the group sizes they imply."""
 
 import math
 
 # Table 14 of the paper (plus the 384-d split of Sec. 4.4): (embedding_dim, num_learners) -> sizes.
-# The printed 512 / 4-group row reads 52-102-152-204, which sums to 510; we use 154 for the third
-# group, the value proportional to alpha_3 (153.6), so that the sizes sum to the embedding size.
-# 96-160-256 is the split the paper uses throughout; it is not proportional to the weights
-# (85.3-170.7-256) and was evidently chosen by hand.
+# Its 512 / 4 row sums to 510: 154 (alpha_3's share) replaces 152 (docs/methods/bier.md).
 PAPER_GROUP_SIZES = {
     (384, 3): (64, 128, 192),
     (512, 2): (170, 342),
@@ -28,66 +25,19 @@ def _check_num_learners(num_learners):
 
 
 def shrinkage_rates(num_learners):
-    """The step sizes `eta_m = 2 / (m + 1)` of the online boosting algorithm, m = 1..M.
-
-    Args:
-        num_learners: int. Number of learners M.
-
-    Returns:
-        tuple of M floats; the first is always 1.
-
-    Examples:
-    >>> shrinkage_rates(3)
-    (1.0, 0.6666666666666666, 0.5)
-
-    References:
-        Opitz et al., "Deep Metric Learning with BIER", TPAMI 2020, Sec. 3.1 and Algorithm 1.
-    """
+    """The step sizes `eta_m = 2 / (m + 1)` of online boosting, m = 1..M (Algorithm 1)."""
     num_learners = _check_num_learners(num_learners)
     return tuple(2.0 / (m + 1.0) for m in range(1, num_learners + 1))
 
 
 def boosting_weights(num_learners):
-    """Final weight of each learner in the ensemble score `F = sum_m alpha_m s_m` (Eq. 3).
-
-    With the running score `s_hat^m = (1 - eta_m) s_hat^(m-1) + eta_m s^m`, learner m ends with
-    weight `alpha_m = eta_m * prod_{n > m} (1 - eta_n)`, which for `eta_m = 2 / (m + 1)` equals
-    `2m / (M (M + 1))`: the weights grow linearly and sum to 1.
-
-    Args:
-        num_learners: int. Number of learners M.
-
-    Returns:
-        tuple of M floats summing to 1.
-
-    Examples:
-    >>> [round(a, 4) for a in boosting_weights(3)]
-    [0.1667, 0.3333, 0.5]
-
-    References:
-        Opitz et al., TPAMI 2020, Sec. 3.1 (text after Algorithm 1) and Eq. 3.
-    """
+    """Final weight `alpha_m = 2m / (M (M + 1))` of each learner in the ensemble score (Eq. 3)."""
     etas = shrinkage_rates(num_learners)
     return tuple(etas[m] * math.prod(1.0 - eta for eta in etas[m + 1 :]) for m in range(len(etas)))
 
 
 def proportional_group_sizes(embedding_dim, num_learners, multiple=2):
-    """Group sizes proportional to the boosting weights, rounded to a multiple of `multiple`.
-
-    Rounding uses the largest-remainder method, so the sizes always sum to `embedding_dim`.
-
-    Args:
-        embedding_dim: int. Total embedding size; must be a multiple of `multiple`.
-        num_learners: int. Number of learners M.
-        multiple: int. Granularity of the sizes (the paper's sizes are even). Defaults to `2`.
-
-    Returns:
-        tuple of M ints summing to `embedding_dim`.
-
-    Examples:
-    >>> proportional_group_sizes(1024, 4)
-    (102, 204, 308, 410)
-    """
+    """Group sizes proportional to the boosting weights, in multiples of `multiple`."""
     num_learners = _check_num_learners(num_learners)
     if int(multiple) < 1 or int(embedding_dim) % int(multiple) != 0:
         raise ValueError(
@@ -114,13 +64,7 @@ def proportional_group_sizes(embedding_dim, num_learners, multiple=2):
 
 
 def boosting_group_sizes(embedding_dim=512, num_learners=3, use_paper_table=True):
-    """Per-learner embedding sizes proportional to the boosting weights `alpha_m`.
-
-    Successive learners see harder, reweighted samples and get larger groups (Sec. 3.1). For the
-    configurations listed in the paper's Table 14 (and 384 = 64-128-192 of Sec. 4.4) the paper's
-    sizes are returned, e.g. the 96-160-256 split of 512 used in all its experiments; otherwise
-    `proportional_group_sizes` (which reproduces most rows of Table 14 exactly and the others
-    within 2 units, except the hand-chosen 96-160-256).
+    """Per-learner sizes proportional to the boosting weights, or the paper's where it lists them.
 
     Args:
         embedding_dim: int. Total embedding size. Defaults to `512`.
@@ -129,13 +73,7 @@ def boosting_group_sizes(embedding_dim=512, num_learners=3, use_paper_table=True
             Defaults to `True`.
 
     Returns:
-        tuple of ints summing to `embedding_dim`.
-
-    Examples:
-    >>> boosting_group_sizes(512, 3)
-    (96, 160, 256)
-    >>> boosting_group_sizes(512, 3, use_paper_table=False)
-    (86, 170, 256)
+        tuple of ints summing to `embedding_dim`, e.g. `(96, 160, 256)` for 512 over 3.
 
     References:
         Opitz et al., TPAMI 2020, Sec. 3.1, Sec. 4.3-4.4, Appendix C (Table 14).

@@ -29,11 +29,7 @@ def resolve_lambdas(lambda_subtask, num_compositors):
 
 
 def resolve_loss(identifier, argument, embedding_dim):
-    """Builds a loss with `keras_dml.losses.get`, naming the DCML argument in errors.
-
-    A loss that declares its `embedding_dim` (e.g. proxy-NCA) is checked against the size of
-    what it will receive: `K * learner_dim` for `J_dis`, `learner_dim` for `J_T`.
-    """
+    """Builds a loss with `keras_dml.losses.get`, checked against the size it receives."""
     if isinstance(identifier, dict):  # class-based losses get the size of what they receive
         identifier = losses.with_class_arguments(identifier, embedding_dim=embedding_dim)
     try:
@@ -50,12 +46,7 @@ def resolve_loss(identifier, argument, embedding_dim):
 
 
 def resolve_losses(loss, subtask_loss, num_learners, learner_dim, num_compositors=1):
-    """Builds `(J_dis, J_T)`; without a `subtask_loss`, `J_T` is a fresh copy of `J_dis`.
-
-    The copy has its own state (weights such as a learnable beta, sampler seed generator) and a
-    `subtask_` name prefix so both are stored separately in `.keras` files. A cross-batch memory
-    `J_T` gets one memory per composite (composite m calls it with `memory=m`).
-    """
+    """Builds `(J_dis, J_T)`; without a `subtask_loss`, `J_T` is a fresh copy of `J_dis`."""
     dis_loss = resolve_loss(loss, "loss", num_learners * learner_dim)
     if subtask_loss is None:
         copy_config = dis_loss.get_config()

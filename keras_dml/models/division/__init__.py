@@ -1,2 +1,1 @@
-"""What Divide & Conquer and its hierarchical extension share: the divided model, the clustering of
-the embedding space, the batches drawn per cluster and their preconditions."""
+"""The base model of D&C and hierarchical D&C, and hierarchical D&C's division state."""

@@ -1,9 +1,4 @@
-"""Division state of `HierarchicalDivideAndConquer`: masks, K, stage, clusters as model variables.
-
-Kept as model variables so `.keras` files, `save_weights` checkpoints and
-`keras.callbacks.BackupAndRestore` carry them: a run resumed after a division continues with the
-same clusters and learners.
-"""
+"""Hierarchical D&C's division state (masks, K, stage, clusters), kept as model variables."""
 
 import keras
 import numpy as np
@@ -16,14 +11,10 @@ DIVIDE, FINETUNE = 0, 1
 
 
 class DivisionStateMixin:
-    """Variables and eager updates of the progressive division (used by the model and callback).
+    """Variables and eager updates of the progressive division (for the model and its callback).
 
     Expects `max_learners`, `fixed_masks`, `embedding_dim`, `num_train_samples` and
     `mask_optimizer` on the model.
-
-    References:
-        Sanakoyeu et al., "Improving Deep Metric Learning by Divide and Conquer", TPAMI 2021,
-        Sec. 3.1 (division, mask cloning).
     """
 
     def build(self, input_shape):
@@ -84,12 +75,8 @@ class DivisionStateMixin:
     def split_learners(self, parents):
         """Applies a division: new learner j descends from learner `parents[j]`.
 
-        Clones (learned) or halves (fixed) the parents' masks, sets K = `len(parents)`, counts the
-        division in `division_depth` and resets the mask optimizer's state (its moments and step
-        counter), as the reference code rebuilds the mask optimizer after a division.
-
         Args:
-            parents: sequence of int, each in `[0, K)`, at most two children per parent.
+            parents: sequence of int in `[0, K)`, at most two children per parent.
         """
         parents = np.asarray(parents, np.int64).reshape(-1)
         if parents.size and parents.max() >= self.active_learners:
@@ -100,7 +87,7 @@ class DivisionStateMixin:
         self.soft_mask.split(parents)
         self.num_active.assign(int(parents.size))
         self.division_depth.assign(int(ops.convert_to_numpy(self.division_depth)) + 1)
-        if self.mask_optimizer is not None:
+        if self.mask_optimizer is not None:  # as the reference code rebuilds it after a division
             reset_optimizer_state(self.mask_optimizer)
 
     def set_cluster_assignment(self, assignment):
@@ -123,11 +110,7 @@ class DivisionStateMixin:
 
 
 def reset_optimizer_state(optimizer):
-    """Zeroes an optimizer's step counter and slots (moments), keeping its learning rate.
-
-    Equivalent to replacing it with a new optimizer over the same variables (what the reference
-    code does for the masks after each division), without rebuilding the compiled train step.
-    """
+    """Zeroes an optimizer's step counter and moments, keeping its learning rate."""
     if not optimizer.built:
         return
     for variable in optimizer.variables:

@@ -1,19 +1,8 @@
-"""Exact top-k by inner product in NumPy: chunked, bounded memory, ties ordered by index.
+"""Exact top-k by inner product in NumPy alone: chunked, bounded memory, ties by index.
 
-This package imports nothing but NumPy (its modules import each other relatively), so
-`export/onnx_client.py` (which must run with only onnxruntime, NumPy and Pillow) loads this very
-folder by path and shares the algorithm with `keras_dml.search` and `keras_dml.evaluation`.
-Modules: `planning` (block sizes), `block_topk` (top-k of one block), `ordering` (row order),
-`merging` (merging lists, self-exclusion), `tiled_search` (the search).
-
-Order: neighbours by decreasing similarity, then increasing reference index, at every position
-(the k-th included), so results are deterministic and a search over shards merges to the same
-answer as one search. BLAS may round the same dot product differently in different block shapes,
-so "tied" means equal as computed.
-
-Memory: one similarity block `[chunk, tile]` at a time (about 128 MB by default). When the
-references are many (a block would hold fewer than `MIN_CHUNK` queries), they are tiled too and
-a running top-k is kept per query, so the references are read once per `chunk` queries.
+NumPy is its only import (relative imports inside), so `deployment/onnx_client.py` loads this
+folder by path. Neighbours are ordered by decreasing similarity, then increasing index, at every
+position; one similarity block (about 128 MB) at a time, the references tiled when many.
 
 Examples:
 >>> import numpy as np

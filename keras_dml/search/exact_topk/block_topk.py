@@ -9,13 +9,10 @@ _LARGE_K = 256
 
 
 def _candidates(block, k, strides=16):
-    """(rows, cols) of a superset of each row's top-k, found without a pass over the whole row.
+    """(rows, cols) of a superset of each row's top-k (ties included), from group maxima.
 
-    Columns are dealt into `G = n // strides` interleaved groups (group g = columns g, g + G,
-    g + 2G, ...); the group maxima come from one reduction (`_group_maxima`). The k-th
-    largest group maximum `t` is a lower bound of the k-th largest value (k groups each hold an
-    element >= t), and every element >= t lies in a group whose maximum is >= t, so only those
-    groups are gathered. Returns every element >= t: at least k per row, ties included.
+    The k-th largest maximum `t` of `n // strides` interleaved column groups bounds the k-th
+    value from below, so only the groups reaching `t` are gathered.
     """
     _, n = block.shape
     groups = n // strides
@@ -41,20 +38,14 @@ def _candidates(block, k, strides=16):
 
 
 def _gather(block, rows, cols):
-    """`block[rows, cols]`, through one flat `np.take` when the block is contiguous (a third
-    of the time of the two-index gather at the evaluation's sizes)."""
+    """`block[rows, cols]` through one flat `np.take` when the block is contiguous (faster)."""
     if block.flags.c_contiguous:
         return np.take(block.reshape(-1), rows * block.shape[1] + cols)
     return block[rows, cols]
 
 
 def _group_maxima(block, strides, groups):
-    """[c, groups] maxima of columns g, g + groups, ..., g + (strides - 1) * groups of each row.
-
-    One reduction over a [c, strides, groups] view of the block (no copy, any row stride):
-    measured half the time of `strides` `np.maximum` calls into a [c, groups] buffer, whose
-    repeated writes leave the cache at these sizes.
-    """
+    """[c, groups] maxima of interleaved column groups, one reduction over a strided view."""
     view = np.lib.stride_tricks.as_strided(
         block,
         shape=(block.shape[0], strides, groups),
@@ -65,11 +56,7 @@ def _group_maxima(block, strides, groups):
 
 
 def _topk_partition(block, k):
-    """Top-k by `np.argpartition` and a per-row sort of the k, with a per-row exactness flag.
-
-    Rows where more references tie at the k-th value than fit are marked inexact (the partition
-    may have kept the wrong ones among the tied).
-    """
+    """Top-k by `np.argpartition`; rows with more ties at the k-th value than fit are inexact."""
     n = block.shape[1]
     part = np.argpartition(block, n - k, axis=1)[:, n - k :]
     indices, sims = sorted_within_rows(part, np.take_along_axis(block, part, 1))
@@ -78,11 +65,7 @@ def _topk_partition(block, k):
 
 
 def _topk_of_candidates(block, rows, cols, k):
-    """Top-k `(indices, sims)` [c, k] of each row of `block` among the candidates `(rows, cols)`.
-
-    Every row's candidates must include its top-k (ties at the k-th value included): they are
-    sorted by row, decreasing value, increasing column, and the first k of each row are kept.
-    """
+    """Top-k `(indices, sims)` [c, k] of each row among candidates that hold its top-k."""
     rows_count = block.shape[0]
     rows, cols, values = _sorted_by_row_score_index(rows, cols, block[rows, cols])
     position = np.arange(rows.size) - np.searchsorted(rows, np.arange(rows_count))[rows]
@@ -102,11 +85,6 @@ def _topk_candidates(block, k):
 
 def topk_from_block(block, k):
     """Exact top-k of each row of `block` [c, n] (k <= n); ties at the k-th go to lower indices.
-
-    For k <= 256 the candidates come from group maxima (`_candidates`, 16 interleaved column
-    groups a row): on blocks of 671 x 50,000, 2,048 x 16,384 and 256 x 131,072 with k of 8, 26
-    and 100 it took 0.3-0.9x the time of a threshold taken from the first 1,024 columns (which
-    this replaced), and 16 groups was the fastest of 8, 16, 32 and 64 or within 10% of it.
 
     Returns:
         `(indices, sims)`: int64 and float32 arrays [c, k], sorted by (-similarity, index).

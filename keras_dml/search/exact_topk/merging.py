@@ -6,11 +6,7 @@ from .ordering import _sorted_by_row_score_index
 
 
 def merge_topk(indices, sims, k):
-    """Merges candidate lists [c, m] (global indices, any order) into the exact top-k [c, k].
-
-    Used to combine the top-k of reference tiles or of index shards: if every part returned its
-    own exact top-k, the merge is the exact top-k of the union, ties ordered by index.
-    """
+    """Merges candidate lists [c, m] (global indices) into the exact top-k [c, k] of their union."""
     order = np.lexsort((indices, -sims), axis=-1)[:, :k]
     return np.take_along_axis(indices, order, 1), np.take_along_axis(sims, order, 1)
 
@@ -26,12 +22,7 @@ def drop_self(indices, sims, query_ids):
 
 
 def _merge_candidates(best_indices, best_sims, rows, cols, values, k):
-    """Merges sparse candidates `(rows, cols, values)` into the running top-k of those rows.
-
-    The candidates come from a later tile (higher indices) and beat the current k-th value, so
-    each affected row's new top-k is the best k of its old k entries and its candidates,
-    ordered by (-similarity, index).
-    """
+    """Merges a later tile's sparse candidates `(rows, cols, values)` into the running top-k."""
     affected = np.unique(rows)
     old_rows = np.repeat(affected, k)
     all_rows = np.concatenate([old_rows, rows])

@@ -22,12 +22,7 @@ def _nonzero_2d(mask):
 
 
 def _sorted_by_row_score_index(rows, cols, values):
-    """`(rows, cols, values)` sorted by row, then decreasing value, then increasing column.
-
-    When row, 32 value bits and column fit in 64 bits, the three keys are packed into one
-    uint64 (the float bits mapped to an order-preserving unsigned integer) and sorted with
-    `np.sort`, which measured ~60x faster than the equivalent `np.lexsort` on 120,000 entries.
-    """
+    """`(rows, cols, values)` by row, decreasing value, increasing column (one uint64 sort)."""
     rows = np.asarray(rows, dtype=np.int64)
     cols = np.asarray(cols, dtype=np.int64)
     values = np.asarray(values, dtype=np.float32)
@@ -51,13 +46,7 @@ def _sorted_by_row_score_index(rows, cols, values):
 
 
 def sorted_within_rows(cols, values):
-    """Each row of `(cols, values)` [c, k] by decreasing value, then increasing column.
-
-    One uint64 key per entry (the value's order-preserving bits, then the column) sorted with
-    `np.sort`: on 1,000 x 7,000 (the top-R lists of MAP@R with classes of 7,000 images) it took
-    0.07 s against 0.59 s for a stable `np.argsort` and the two gathers it needs. Columns must be
-    non-negative; above 32 bits the stable argsort is used.
-    """
+    """Each row of `(cols, values)` [c, k] by decreasing value, then increasing column."""
     cols = np.asarray(cols, dtype=np.int64)
     values = np.asarray(values, dtype=np.float32)
     if cols.size == 0:
@@ -75,8 +64,7 @@ def sorted_within_rows(cols, values):
 
 
 def _decreasing_keys(values):
-    """uint32 keys whose increasing order is the decreasing order of the float32 `values`
-    (-0.0 and +0.0, equal floats, get equal keys)."""
+    """uint32 keys whose increasing order is the decreasing order of float32 `values`."""
     bits = (values + np.float32(0.0)).view(np.uint32)
     increasing = np.where(bits >> 31, ~bits, bits | np.uint32(1 << 31))
     return ~increasing

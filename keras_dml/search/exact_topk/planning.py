@@ -5,7 +5,7 @@ BLOCK_ELEMENTS = 2**25
 # Fewest queries per block before the references are tiled as well.
 MIN_CHUNK = 256
 # References per tile when tiling: blocks of 2,048 queries x 16,384 references measured the
-# fastest float32 matmul of the block shapes tried (benchmarks/evaluation_scale.py machine).
+# fastest float32 matmul of the block shapes tried (benchmarks/speed/evaluation_scale.py machine).
 TILE = 16384
 
 

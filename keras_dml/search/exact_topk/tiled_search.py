@@ -11,11 +11,9 @@ from .planning import plan_blocks
 def similarity_block(
     queries, references, start, chunk_size, exclude_self=False, ref_start=0, out=None
 ):
-    """Similarities [c, t] of queries `start..start+chunk_size` to `references` (a tile).
+    """Similarities [c, t] of queries `start..start+chunk_size` to a tile of references.
 
-    With `exclude_self`, the queries are the references and each query's own entry (global
-    index `start + row`, found in this tile when `ref_start <= start + row < ref_start + t`) is
-    set to -inf. `out` (float32, at least [c, t]) is reused instead of a new block.
+    With `exclude_self` each query's own entry is -inf; `out` is reused when given.
     """
     chunk = np.asarray(queries[start : start + chunk_size], dtype=np.float32)
     tile = np.asarray(references, dtype=np.float32)
@@ -32,16 +30,7 @@ def similarity_block(
 
 
 def search_chunk(queries, references, start, k, chunk_size, tile_size, exclude_self=False):
-    """Exact top-k of queries `start..start+chunk_size` over `references`, tile by tile.
-
-    After the first tiles fill each row's top-k, a later tile contributes only its elements
-    strictly above the row's current k-th similarity (an equal one has a higher index and loses
-    the tie), found in one comparison pass, so the work per tile beyond the matmul is a pass
-    over the block plus a small merge.
-
-    Returns:
-        `(indices, sims)`: int64 / float32 [c, k] sorted by (-similarity, index).
-    """
+    """Exact top-k `(indices, sims)` [c, k] of a chunk of queries, the references tile by tile."""
     num_refs = references.shape[0]
     best_indices = best_sims = None
     rows_count = min(chunk_size, queries.shape[0] - start)
@@ -80,8 +69,8 @@ def iter_search(queries, references, k, exclude_self=False, chunk_size=None, til
         references: float32 array [N, D]. The queries themselves when `exclude_self=True`.
         k: int in [1, N] ([1, N - 1] with `exclude_self`).
         exclude_self: bool. Remove query i from its own neighbours (by index).
-        chunk_size: int or None. Queries per block; None keeps a block near 128 MB.
-        tile_size: int or None. References per block; None tiles only when N is large.
+        chunk_size: int or None. Queries per block. Defaults to `None` (about 128 MB a block).
+        tile_size: int or None. References per block. Defaults to `None` (tiles when N is large).
     """
     available = references.shape[0] - (1 if exclude_self else 0)
     if not 1 <= k <= available:

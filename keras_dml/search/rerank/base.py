@@ -1,8 +1,4 @@
-"""`Reranker`: one re-ranking method's checked parameters; `rerank_search` runs it over queries.
-
-A `Reranker` prepares the gallery once; `rerank_search` re-ranks many queries with the prepared
-object, a bounded chunk at a time.
-"""
+"""`Reranker`: one re-ranking method's checked parameters; `rerank_search` runs it over queries."""
 
 import numbers
 
@@ -18,9 +14,8 @@ DEFAULT_CHUNK = 4096
 class Reranker:
     """One re-ranking method with its parameters (subclasses set `name` and `defaults`).
 
-    A subclass implements `prepare(searcher, gallery)`, which does the gallery-side work once
-    and returns an object whose `search(vectors, k, self_rows=None)` gives the re-ranked top-k
-    `(indices, scores)` of a chunk of query vectors (see `keras_dml.search.rerank`).
+    `prepare(searcher, gallery)` does the gallery-side work once; the prepared object's
+    `search(vectors, k, self_rows=None)` re-ranks a chunk of queries.
 
     Args:
         **params: the method's parameters; unknown or invalid ones are refused in one line.
@@ -81,17 +76,9 @@ class Reranker:
 
 
 def rerank_search(reranker, prepared, vectors, k, self_rows=None):
-    """Re-ranked top-k `(indices, scores)` of `vectors` `[Q, D]`, chunk by chunk.
+    """Re-ranked top-k `(indices, scores)` `[Q, k]` of query `vectors`, chunk by chunk.
 
-    Args:
-        reranker: the `Reranker` (its name picks the chunk size).
-        prepared: `reranker.prepare(searcher, gallery)`.
-        vectors: float32 `[Q, D]` query vectors.
-        k: int. Neighbours per query (at most the gallery size, minus 1 with `self_rows`).
-        self_rows: int64 `[Q]` gallery rows of the queries (leave-one-out) or `None`.
-
-    Returns:
-        int64 `[Q, k]` gallery rows and float32 `[Q, k]` scores, best first.
+    `self_rows` are the queries' gallery rows (leave-one-out) or `None`.
     """
     chunk = CHUNKS.get(reranker.name, DEFAULT_CHUNK)
     parts = []
@@ -105,16 +92,7 @@ def rerank_search(reranker, prepared, vectors, k, self_rows=None):
 
 
 def prepared_for(searcher, reranker):
-    """`reranker.prepare` over `searcher`'s gallery, kept on the searcher until it changes.
-
-    Args:
-        searcher: an `EmbeddingIndex` or `ShardedIndex` (its `embeddings`, `search_embeddings`
-            and `index_like`).
-        reranker: the `Reranker`.
-
-    Returns:
-        The prepared object `rerank_search` takes.
-    """
+    """`reranker.prepare` over `searcher`'s gallery, kept on the searcher until it changes."""
     reranker.check_gallery(len(searcher))
     key = (repr(reranker.get_config()), len(searcher))
     cache = searcher.__dict__.setdefault("_rerank_cache", {})
@@ -127,17 +105,8 @@ def prepared_for(searcher, reranker):
 def top_k(searcher, vectors, k, learner=None, reranker=None):
     """`(indices, scores)` `[Q, k]` of query vectors: the plain search, or re-ranked.
 
-    The one search behind `EmbeddingIndex.search` and `ShardedIndex.search`.
-
-    Args:
-        searcher: an `EmbeddingIndex` or `ShardedIndex`.
-        vectors: float32 `[Q, D]` query vectors.
-        k: int. Neighbours per query.
-        learner: int or None. A learner's embedding slice (plain search only).
-        reranker: a `Reranker` or `None`.
-
-    Returns:
-        int64 `[Q, k]` gallery rows and float32 `[Q, k]` scores, best first.
+    The one search behind `EmbeddingIndex.search` and `ShardedIndex.search`; `learner` picks a
+    learner's embedding slice (plain search only).
     """
     if reranker is None:
         return searcher.search_embeddings(vectors, k, learner=learner)

@@ -13,21 +13,14 @@ from keras_dml.search.rerank.registry import register_reranker
 
 @register_reranker
 class DatabaseAugmentation(Reranker):
-    """Database-side augmentation, `rerank="dba"`.
+    """Database-side augmentation, `rerank="dba"`: each gallery vector averaged with its neighbours.
 
-    Before searching, every gallery vector `g` is replaced by
-    `normalise(g + sum_{j=1..n} max(s_j, 0) ** alpha g_j)` over its top-n other gallery rows
-    (`alpha=0`: the plain average of Arandjelovic and Zisserman); the queries, unchanged, are then
-    searched in the augmented gallery. The augmented gallery is `[N, D]` (one copy of the
-    gallery), built from a chunked gallery self-search, never an `[N, N]` matrix.
-
-    Leave-one-out (the queries are gallery rows): the query keeps its own, unaugmented vector
-    and its own row is left out of the results by index (its row does take part in its
-    neighbours' augmentation, as every gallery row does).
+    Each gallery vector `g` becomes `normalise(g + sum_j max(s_j, 0) ** alpha g_j)` over its
+    top-n other gallery rows, and the unchanged queries search that gallery.
 
     Args:
         top_n: int >= 1. Gallery neighbours averaged into each gallery vector. Defaults to `10`.
-        alpha: float >= 0. Weight exponent. Defaults to `3`.
+        alpha: float >= 0. Weight exponent (`0`: the plain average). Defaults to `3`.
 
     Examples:
     >>> from keras_dml.search import EmbeddingIndex
@@ -47,15 +40,7 @@ class DatabaseAugmentation(Reranker):
     defaults = {"top_n": 10, "alpha": 3.0}
 
     def prepare(self, searcher, gallery):
-        """Augments the gallery (chunked) and indexes it with the searcher's kind of backend.
-
-        Args:
-            searcher: an `EmbeddingIndex` or `ShardedIndex` over `gallery` (it has `index_like`).
-            gallery: float32 `[N, D]` gallery embeddings.
-
-        Returns:
-            The augmented gallery's searcher (`search(vectors, k, self_rows)`).
-        """
+        """Augments the gallery (chunked) and indexes it like `searcher` (`index_like`)."""
         augmented = augment_gallery(searcher, gallery, self.params["top_n"], self.params["alpha"])
         return _AugmentedSearch(searcher.index_like(augmented))
 

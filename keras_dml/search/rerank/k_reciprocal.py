@@ -10,39 +10,16 @@ from keras_dml.search.rerank.registry import register_reranker
 
 @register_reranker
 class KReciprocal(Reranker):
-    """k-reciprocal re-ranking with Jaccard distance, `rerank="k_reciprocal"`.
+    """k-reciprocal re-ranking with Jaccard distance, bounded to each query's top candidates.
 
-    For a query p and a gallery item g: the k-reciprocal sets R(x, k1), expanded by the
-    R(q, k1/2) of their members that share at least 2/3 of them to R*(x, k1); encoded
-    as `V[x, y] = exp(-d(x, y))` over R* and normalised; averaged over the k2 nearest
-    (local query expansion); `d_J = 1 - |min(V_p, V_g)| / |max(V_p, V_g)|`;
-    final distance `d* = (1 - lambda) d_J + lambda d`, with `d = 2 - 2 s` the squared
-    Euclidean distance of unit vectors (no column-max rescaling, which needs all pairs). The
-    returned scores are `1 - d* / 2` (the similarity when lambda = 1), best first.
-
-    Bounded: the gallery's k1 nearest lists `[N, k1]` and its sparse encodings (at most
-    `N x |R*|` entries) are built once, chunked; then only each query's top `candidates` gallery
-    items (at least the k asked) are re-ranked, and a query is re-ranked on its own. Items past
-    the candidates keep no place in the list (it holds `max(k, candidates)` at most, of which
-    the top k are returned). The result equals the all-pairs algorithm whenever every gallery
-    item whose encoding overlaps the query's is among its candidates (then every other item has
-    `d_J = 1` and `d` no smaller than a candidate's, so it cannot enter the top k); raise
-    `candidates` until the lists stop changing to check a gallery.
-
-    Protocols. Leave-one-out (the queries are gallery rows): everything is the gallery's own
-    all-pairs algorithm; the query is itself in N(p, k) once (as in the paper) and is left out
-    of its results by index. Query/gallery: the gallery's sets are the gallery's alone; the
-    query p joins only its own: a gallery item g counts p among its k nearest when p's
-    similarity beats g's k-th neighbour's. Other queries never take part, so a query's result
-    does not depend on the batch it is searched with.
+    The final distance is `(1 - lambda) d_J + lambda (2 - 2 s)`, returned as the score
+    `1 - d / 2`; docs/search.md describes the bound and the two protocols.
 
     Args:
         k1: int >= 1. k of the k-reciprocal sets. Defaults to `20`.
-        k2: int in [1, k1 + 1]. Neighbours (the item included) of the local query expansion.
-            Defaults to `6`.
+        k2: int in [1, k1 + 1]. Neighbours of the local query expansion. Defaults to `6`.
         lambda: float in [0, 1]. Weight of the original distance. Defaults to `0.3`.
-        candidates: int >= 1. Gallery items re-ranked per query (at least k). Defaults to
-            `100`.
+        candidates: int >= 1. Gallery items re-ranked per query (at least k). Defaults to `100`.
 
     Examples:
     >>> from keras_dml.search import EmbeddingIndex
@@ -54,8 +31,7 @@ class KReciprocal(Reranker):
 
     References:
         Zhong, Zheng, Cao and Li, "Re-ranking Person Re-identification with k-reciprocal
-        Encoding", CVPR 2017, Sec. 3 (equation numbers are not cited: the paper's text was not
-        at hand to check them).
+        Encoding", CVPR 2017, Sec. 3.
     """
 
     name = "k_reciprocal"

@@ -1,9 +1,7 @@
-"""The sparse k-reciprocal encoding of Zhong et al. (2017) from neighbour lists.
+"""The sparse k-reciprocal encoding of Zhong et al. (2017), read from gallery neighbour lists.
 
-Items are gallery rows `0..N-1`; a query that is not a gallery row (query/gallery protocol) is
-the virtual item `N`. `N(x, k)` is `x` followed by its k nearest other items (ties by index);
-`R(x, k) = {y in N(x, k) : x in N(y, k)}`. Every set is read from the gallery's
-neighbour lists `lists` (`[N, k1]`, each row's k1 nearest other rows), so nothing is `[N, N]`.
+Items are gallery rows `0..N-1`; a query outside the gallery is the virtual item `N`.
+`N(x, k)` is `x` and its k nearest other items; `R(x, k) = {y in N(x, k) : x in N(y, k)}`.
 """
 
 import numpy as np
@@ -27,11 +25,7 @@ def gallery_reciprocal(owners, lists, k):
 
 
 def query_reciprocal(neighbors, scores, lists, list_scores, k, virtual):
-    """`N(p, k)` `[b, k+1]` of queries outside the gallery and the reciprocity of each member.
-
-    A gallery member g has p in `N(g, k)` when p would enter g's list: its similarity to g beats
-    g's k-th other neighbour's (strictly: p comes after the gallery rows in the tie order).
-    """
+    """`N(p, k)` `[b, k+1]` of queries outside the gallery and which members are reciprocal."""
     own = np.full((neighbors.shape[0], 1), virtual, np.int64)
     members = np.concatenate([own, neighbors[:, :k]], axis=1)
     if k == 0:
@@ -41,20 +35,10 @@ def query_reciprocal(neighbors, scores, lists, list_scores, k, virtual):
 
 
 def expanded_sets(members, reciprocal, own_half, own_half_reciprocal, lists, k1, virtual):
-    """`R*(x, k1)` of each owner as `(rows, items)` pairs, sorted, without repeats.
+    """`R*(x, k1)` of each owner as sorted `(rows, items)` pairs, without repeats.
 
     `R*(x, k1) = R(x, k1) U R(q, k1/2)` for every `q in R(x, k1)` with
     `|R(x, k1) n R(q, k1/2)| >= 2/3 |R(q, k1/2)|`.
-
-    Args:
-        members, reciprocal: `N(x, k1)` `[b, k1+1]` (column 0 the owner) and its reciprocity mask.
-        own_half, own_half_reciprocal: `N(x, k1/2)` `[b, h+1]` of the owner and its mask.
-        lists: int64 `[N, >=k1]` gallery neighbour lists.
-        k1: int.
-        virtual: int. The id of a query outside the gallery (`N`), the key width minus 1.
-
-    Returns:
-        `(rows, items)`: int64 arrays, owner row (0..b-1) and item of every entry of R*.
     """
     h = half_size(k1)
     rows = np.arange(members.shape[0])
@@ -76,20 +60,9 @@ def expanded_sets(members, reciprocal, own_half, own_half_reciprocal, lists, k1,
 
 
 def encoding(rows, items, similarities, owners, count, width):
-    """The encoding normalised: `V[x, g] = exp(-d(x, g)) / sum_g exp(-d(x, g))` over R*(x, k1).
+    """The normalised encoding `V[x, g] = exp(-d(x, g)) / sum_g exp(-d(x, g))` over R*(x, k1).
 
-    `d(x, g) = 2 - 2 s(x, g)`, the squared Euclidean distance of unit vectors (0 for x itself).
-    Each row sums to 1, so the paper's union is `2 - |min|` (as in the authors' code).
-
-    Args:
-        rows, items: the entries of R* (`expanded_sets`).
-        similarities: float `[entries]` s(owner, item).
-        owners: int64 `[count]` item id of each row (its own entry gets d = 0).
-        count: int. Rows.
-        width: int. Columns (N + 1).
-
-    Returns:
-        `scipy.sparse.csr_matrix` float64 `[count, width]`.
+    `d = 2 - 2 s` (0 for x itself); each csr row `[count, width]` sums to 1.
     """
     distance = np.where(items == owners[rows], 0.0, 2.0 - 2.0 * similarities.astype(np.float64))
     weights = np.exp(-distance)
@@ -130,17 +103,7 @@ def gallery_encoding(gallery, lists, k1):
 
 
 def local_expansion(own_rows, neighbor_rows, gallery_codes, k2):
-    """`V_qe(x) = mean of V over N(x, k2 - 1)`, x's own row and its k2 - 1 nearest.
-
-    Args:
-        own_rows: csr `[b, N + 1]`. V of the owners.
-        neighbor_rows: int64 `[b, >= k2 - 1]` their nearest gallery rows.
-        gallery_codes: csr `[N, N + 1]`. V of the gallery.
-        k2: int >= 1.
-
-    Returns:
-        csr `[b, N + 1]`.
-    """
+    """`V_qe(x)`: the mean of V over x's own row and its k2 - 1 nearest gallery rows (csr)."""
     count = own_rows.shape[0]
     if k2 == 1:
         return own_rows
@@ -155,17 +118,8 @@ def local_expansion(own_rows, neighbor_rows, gallery_codes, k2):
 def jaccard_distance(query_codes, candidate_codes, per_query):
     """`d_J = 1 - |min(V_p, V_g)| / |max(V_p, V_g)|` of each query and its candidates.
 
-    `|min|` is summed over the candidates' entries, each looked up in its query's row: the
-    queries' rows are held dense over the columns they use (at most `c x |V_p|` columns); rows
-    sum to 1, so `|max| = 2 - |min|`.
-
-    Args:
-        query_codes: csr `[c, N + 1]`.
-        candidate_codes: csr `[c * per_query, N + 1]`, query-major.
-        per_query: int.
-
-    Returns:
-        float64 `[c, per_query]`.
+    `candidate_codes` holds `per_query` rows per query, query-major; rows sum to 1, so
+    `|max| = 2 - |min|`. Returns float64 `[c, per_query]`.
     """
     query = query_codes.tocoo()
     columns, local = np.unique(query.col, return_inverse=True)

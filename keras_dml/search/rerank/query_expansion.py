@@ -7,14 +7,7 @@ from keras_dml.search.rerank.registry import register_reranker
 
 @register_reranker
 class AverageQueryExpansion(Reranker):
-    """Average query expansion, `rerank="aqe"`.
-
-    Each query `q` is replaced by `normalise(q + sum_{j=1..n} g_j)`, its top-n gallery neighbours
-    `g_j` averaged with it (weight 1 each), and the gallery is searched again with it. The whole
-    returned list comes from the second search, so it is as long as asked.
-
-    Leave-one-out (the queries are gallery rows): the query's own row is left out of its top-n
-    (the query already has weight 1) and out of the second search's results, by index.
+    """Average query expansion, `rerank="aqe"`: search again with `normalise(q + sum_j g_j)`.
 
     Args:
         top_n: int >= 1. Neighbours averaged into the query. Defaults to `10`.
@@ -29,8 +22,7 @@ class AverageQueryExpansion(Reranker):
 
     References:
         Chum, Philbin, Sivic, Isard and Zisserman, "Total Recall: Automatic Query Expansion
-        with a Generative Feature Model for Object Retrieval", ICCV 2007 (average query
-        expansion).
+        with a Generative Feature Model for Object Retrieval", ICCV 2007.
     """
 
     name = "aqe"
@@ -47,10 +39,7 @@ class AverageQueryExpansion(Reranker):
 
 @register_reranker
 class AlphaQueryExpansion(AverageQueryExpansion):
-    """Alpha-weighted query expansion, `rerank="alpha_qe"`.
-
-    As `aqe`, with neighbour j weighted `max(s_j, 0) ** alpha` (s_j its similarity to the query;
-    the query itself weight 1): `q' = normalise(q + sum_j s_j^alpha g_j)`, then a new search.
+    """Alpha-weighted query expansion, `rerank="alpha_qe"`: neighbour j weighs `max(s_j, 0)**alpha`.
 
     Args:
         top_n: int >= 1. Neighbours in the expansion. Defaults to `10`.
@@ -58,7 +47,7 @@ class AlphaQueryExpansion(AverageQueryExpansion):
 
     References:
         Radenovic, Tolias and Chum, "Fine-tuning CNN Image Retrieval with No Human Annotation",
-        TPAMI 2018, Sec. 5 (alpha-weighted query expansion).
+        TPAMI 2018, Sec. 5.
     """
 
     name = "alpha_qe"

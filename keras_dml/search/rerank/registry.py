@@ -12,14 +12,7 @@ def register_reranker(cls):
 
 
 def resolve_rerank(rerank):
-    """The `Reranker` a `rerank=` argument names, or `None` for no re-ranking.
-
-    Args:
-        rerank: `None`, a name (`"aqe"`, `"alpha_qe"`, `"dba"`, `"k_reciprocal"`), a dict
-            `{"name": ..., **params}` or a `Reranker`.
-
-    Returns:
-        `Reranker` or `None`.
+    """The `Reranker` a `rerank=` argument (name, `{"name": ..., **params}` dict, object) names.
 
     Raises:
         ValueError: an unknown name (with the closest one) or parameter, or a bad value.
@@ -27,8 +20,6 @@ def resolve_rerank(rerank):
     Examples:
     >>> resolve_rerank({"name": "alpha_qe", "top_n": 2}).get_config()
     {'name': 'alpha_qe', 'top_n': 2, 'alpha': 3.0}
-    >>> resolve_rerank(None) is None
-    True
     """
     if rerank is None or isinstance(rerank, Reranker):
         return rerank
@@ -45,14 +36,7 @@ def resolve_rerank(rerank):
 
 
 def parse_rerank_options(name, options):
-    """The `rerank=` dict of a CLI `--rerank NAME` with `--rerank-option KEY=VALUE` entries.
-
-    Args:
-        name: str or `None`. The `--rerank` value.
-        options: list of `"key=value"` strings (numbers), possibly empty.
-
-    Returns:
-        dict `{"name": name, key: number, ...}`, or `None` without a name.
+    """The `rerank=` dict of the CLI's `--rerank NAME` and `--rerank-option KEY=VALUE` entries.
 
     Examples:
     >>> parse_rerank_options("k_reciprocal", ["k1=10", "lambda=0.5"])

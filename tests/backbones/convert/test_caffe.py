@@ -1,4 +1,4 @@
-"""The original Caffe GoogLeNet converts from its `.caffemodel` exactly (issue 28, item 1).
+"""The original Caffe GoogLeNet converts from its `.caffemodel` exactly.
 
 A seeded random `CaffeGoogLeNet` (tests/support/torch_reference_backbones.py: conv + ReLU, ceil-mode
 max pooling, Caffe's LRN) is written as a V1 `.caffemodel` with legacy 4-D blob shapes, as

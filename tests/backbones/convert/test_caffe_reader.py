@@ -1,4 +1,4 @@
-"""The `.caffemodel` reader decodes the protobuf wire format without Caffe (issue 28, item 1).
+"""The `.caffemodel` reader decodes the protobuf wire format without Caffe.
 
 Files come from the test-side encoder (tests/support/caffemodel_encoder.py): floats packed and
 unpacked, `shape` and the legacy 4-D fields, new-style `layer` and V1 `layers` must all read

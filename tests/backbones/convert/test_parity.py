@@ -1,4 +1,4 @@
-"""Converted PyTorch weights give the PyTorch module's final feature map (issue 28, item 1).
+"""Converted PyTorch weights give the PyTorch module's final feature map.
 
 Each source's module (tests/support/torch_reference_backbones.py: torchvision's GoogLeNet and
 ResNet-50, the `bninception` port) is random-initialised with a seed, its BatchNorm statistics

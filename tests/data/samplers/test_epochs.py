@@ -1,8 +1,8 @@
 """An epoch's batches and crops are a function of (seed, epoch[, step]), not of the run's past.
 
-Issue 29: the samplers advanced one generator through the run and the pipeline's augmentation
-seeds came from a `tf.data` generator re-randomised every epoch, so a run resumed at epoch e
-(a new process) drew epoch 0's batches and crops again. These tests draw epoch e after epochs
+A sampler that advanced one generator through the run, or augmentation seeds from a `tf.data`
+generator re-randomised every epoch, would make a run resumed at epoch e (a new process) draw
+epoch 0's batches and crops again. These tests draw epoch e after epochs
 0..e-1 and directly (as a resumed run does) and ask for the same result.
 """
 

@@ -220,24 +220,25 @@ def test_argument_errors():
 
 
 def test_build_bier_from_the_fashion_mnist_config_with_the_real_convnet():
+    from keras_dml import backbones
     from keras_dml.methods import get_method
-    from keras_dml.methods.bier.spec import build_bier
-    from keras_dml.training import load_config
+    from tests.support.configs import config_file_dict
 
-    config = load_config("training/configs/bier_fashion_mnist.json")
-    model = build_bier(config)
+    spec = get_method("bier")
+    config = config_file_dict("recipes/configs/bier_fashion_mnist.json")
+    size = config["image_size"]
+    backbone = backbones.get(config["backbone"]["name"], input_shape=(size, size, 3))
+    model = spec.build(config, backbone, {})
+    spec.compile(config, model)
     assert isinstance(model, BIER) and model.diversity == "adversarial"
-    assert (
-        model.learner_dims == (22, 42, 64)
-        and get_method("bier").build.__name__ == "build_bier_model"
-    )
+    assert model.learner_dims == (22, 42, 64)
     history = model.fit(tiny_images(8), tiny_labels(8), batch_size=8, verbose=0).history
     assert np.isfinite(history["loss"][0])
     for name in ("cub200", "cars196", "sop"):
-        gpu = load_config(f"training/configs/bier_{name}.json")
+        gpu = config_file_dict(f"recipes/configs/bier_{name}.json")
         assert gpu["model"]["group_sizes"] == [96, 160, 256] and gpu["batch_size"] == 128
     with pytest.raises(ValueError, match="method_options"):
-        build_bier({**config, "method_options": {"lr": 1}})
+        spec.compile({**config, "method_options": {"lr": 1}}, model)
 
 
 def test_a_compiled_loss_replaces_boosting_by_one_loss_per_group():

@@ -8,12 +8,12 @@ import pytest
 from keras_dml import backbones
 from keras_dml.methods import get_method
 from keras_dml.models.dcml import DCML
-from keras_dml.training.run_config import load_config
+from tests.support.configs import config_file_dict
 from tests.support.helpers import tiny_images, tiny_labels
 from tests.support.paths import REPO_ROOT
 
 DCML_SPEC = get_method("dcml")
-CONFIG_DIR = os.path.join(REPO_ROOT, "training", "configs")
+CONFIG_DIR = os.path.join(REPO_ROOT, "recipes", "configs")
 CONFIGS = sorted(glob.glob(os.path.join(CONFIG_DIR, "dcml_*.json")))
 
 
@@ -25,7 +25,7 @@ def test_every_paper_dataset_has_a_config():
 
 @pytest.mark.parametrize("path", CONFIGS, ids=os.path.basename)
 def test_configs_build_the_model_they_describe(path):
-    config = load_config(path)
+    config = config_file_dict(path)
     assert config["method"] == DCML_SPEC.name == "dcml"
     backbone = backbones.get("convnet", input_shape=(32, 32, 3))  # the model part, CPU-sized
     model = DCML_SPEC.build(config, backbone, {})
@@ -42,7 +42,7 @@ def test_configs_build_the_model_they_describe(path):
 
 
 def test_fashion_mnist_recipe_compiles_and_trains_one_step():
-    config = load_config(os.path.join(CONFIG_DIR, "dcml_fashion_mnist.json"))
+    config = config_file_dict(os.path.join(CONFIG_DIR, "dcml_fashion_mnist.json"))
     size = config["image_size"]
     keras.utils.set_random_seed(0)
     model = DCML_SPEC.build(config, backbones.get("convnet", input_shape=(size, size, 3)), {})
@@ -52,7 +52,7 @@ def test_fashion_mnist_recipe_compiles_and_trains_one_step():
 
 
 def test_compile_hook_rejects_method_options():
-    config = load_config(os.path.join(CONFIG_DIR, "dcml_fashion_mnist.json"))
+    config = config_file_dict(os.path.join(CONFIG_DIR, "dcml_fashion_mnist.json"))
     config["method_options"] = {"unknown": 1}
     model = DCML_SPEC.build(config, backbones.get("convnet", input_shape=(32, 32, 3)), {})
     with pytest.raises(ValueError, match="method_options"):

@@ -1,16 +1,18 @@
+import sys
+
 import numpy as np
 import pytest
 
+from keras_dml.evaluation.clustering import cluster_nmi
+from keras_dml.methods.division.class_fallback import kmeans_by_class
 from keras_dml.methods.division.clustering import (
     ClusteringError,
-    cluster_nmi,
     cluster_sizes,
     kmeans,
     match_clusters,
     matching_permutation,
     usable_classes_per_cluster,
 )
-from keras_dml.utils import is_available
 
 
 def blobs(k=3, per=20, seed=0):
@@ -20,14 +22,24 @@ def blobs(k=3, per=20, seed=0):
     return x, np.repeat(np.arange(k), per)
 
 
-@pytest.mark.parametrize("backend", ["sklearn", "faiss"])
-def test_kmeans_recovers_blobs(backend):
-    if backend == "faiss" and not is_available("faiss"):
-        pytest.skip("faiss not installed")
+def test_kmeans_recovers_blobs():
     x, truth = blobs()
-    assignment = kmeans(x, 3, niter=20, nredo=2, seed=1, backend=backend)
+    assignment = kmeans(x, 3, niter=20, nredo=2, seed=1)
     assert assignment.dtype == np.int64 and assignment.shape == truth.shape
     assert cluster_nmi(truth, assignment) == pytest.approx(1.0)
+
+
+def test_division_kmeans_is_the_same_with_and_without_faiss(monkeypatch):
+    """The division does not depend on the installed extras: one NumPy k-means."""
+    pytest.importorskip("faiss")
+    x, labels = blobs(k=4, per=30, seed=3)
+    x = x + np.random.default_rng(1).normal(scale=15.0, size=x.shape).astype("float32")
+    with_faiss = kmeans(x, 4, niter=30, nredo=3, seed=5)
+    by_class = kmeans_by_class(x, labels, 2, seed=5, nredo=2)
+    monkeypatch.setitem(sys.modules, "faiss", None)  # `import faiss` now raises ImportError
+    monkeypatch.setitem(sys.modules, "sklearn.cluster", None)
+    np.testing.assert_array_equal(with_faiss, kmeans(x, 4, niter=30, nredo=3, seed=5))
+    np.testing.assert_array_equal(by_class, kmeans_by_class(x, labels, 2, seed=5, nredo=2))
 
 
 def test_kmeans_errors_and_retry():
@@ -36,8 +48,6 @@ def test_kmeans_errors_and_retry():
         kmeans(x[:2], 3)
     with pytest.raises(ValueError, match="2-D"):
         kmeans(x[0], 2)
-    with pytest.raises(ValueError, match="backend"):
-        kmeans(x, 2, backend="gpu")
     calls = []
 
     def reject(assignment):

@@ -9,7 +9,7 @@ from keras_dml.methods.divide_and_conquer.chief_division import cluster_division
 from keras_dml.methods.division.class_fallback import divide_samples, kmeans_by_class
 from keras_dml.methods.hierarchical_divide_and_conquer.division import recluster, split_clusters
 
-KMEANS = {"backend": "sklearn", "nredo": 2, "niter": 50}
+KMEANS = {"nredo": 2, "niter": 50}
 
 
 def lopsided_pairs(positions=(0.0, 1.0, 2.0, 10.0), seed=0):

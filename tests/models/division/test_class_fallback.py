@@ -14,7 +14,7 @@ from keras_dml.methods.division.clustering import (
 )
 from keras_dml.methods.hierarchical_divide_and_conquer.division import recluster, split_clusters
 
-KMEANS = {"backend": "sklearn", "nredo": 2, "niter": 50}
+KMEANS = {"nredo": 5, "niter": 50}  # the best of 5 runs finds the split along x
 
 
 def split_pairs(num_classes=8, seed=0):

@@ -23,7 +23,7 @@ def hdc_fit(model, data, epochs, initial_epoch=0, extra_callbacks=(), **kwargs):
         data.labels, np.zeros(len(data.labels), int), m=2, batch_size=8, seed=0, epoch_length=3
     )
     dataset = data.as_tf_dataset(training=True, batch_size=8, sampler=sampler, with_clusters=True)
-    kwargs = {"division_every": 1, "niter": 10, "nredo": 1, "kmeans_backend": "sklearn", **kwargs}
+    kwargs = {"division_every": 1, "niter": 10, "nredo": 1, **kwargs}
     callback = HierarchicalDivideAndConquerCallback(data, data.labels, sampler, **kwargs)
     history = model.fit(
         dataset,

@@ -24,7 +24,7 @@ ROOT = REPO_ROOT
 
 def test_the_default_does_not_freeze_and_the_paper_recipes_do():
     assert get_method("hdc").parse_options({}).freeze_backbone is False
-    recipes = glob.glob(os.path.join(ROOT, "training", "configs", "hdc_*.json"))
+    recipes = glob.glob(os.path.join(ROOT, "recipes", "configs", "hdc_*.json"))
     assert recipes
     for path in recipes:
         with open(path) as f:

@@ -6,10 +6,10 @@ import pytest
 
 from keras_dml.methods.hierarchical_divide_and_conquer.division import recluster, split_clusters
 from keras_dml.methods.hierarchical_divide_and_conquer.presets import list_presets, preset_config
-from keras_dml.training.run_config import resolve_config
+from tests.support.configs import config_dict
 from tests.support.paths import REPO_ROOT
 
-KMEANS = {"niter": 20, "nredo": 1, "backend": "sklearn"}
+KMEANS = {"niter": 20, "nredo": 1}
 
 
 def blobs(num_blobs, classes_per_blob=2, per_class=3, seed=0):
@@ -70,8 +70,8 @@ def test_identical_points_are_split_by_whole_classes():
 
 @pytest.mark.parametrize("name", list_presets())
 def test_preset_configs_match_json(name):
-    path = os.path.join(REPO_ROOT, "training", "configs", f"hdc_{name}.json")
+    path = os.path.join(REPO_ROOT, "recipes", "configs", f"hdc_{name}.json")
     with open(path) as f:
         stored = json.load(f)
     assert stored == preset_config(name)
-    resolve_config(stored)
+    config_dict(stored)

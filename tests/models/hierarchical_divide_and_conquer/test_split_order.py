@@ -7,7 +7,7 @@ import numpy as np
 
 from keras_dml.methods.hierarchical_divide_and_conquer.division import split_clusters
 
-KMEANS = {"niter": 20, "nredo": 1, "backend": "sklearn"}
+KMEANS = {"niter": 20, "nredo": 1}
 
 
 def test_budget_of_one_split_goes_to_the_largest_cluster_whatever_its_id():

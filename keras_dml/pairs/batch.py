@@ -1,0 +1,36 @@
+"""A batch as pair losses and miners see it: its `[B, B]` matrix and its pair masks."""
+
+from keras_dml.pairs.distances import (
+    cosine_similarity_matrix,
+    inner_products,
+    l2_normalize,
+    pairwise_distances,
+    pairwise_squared_distances,
+    prepare_inputs,
+)
+from keras_dml.pairs.selected_pairs import selected_pair_masks
+
+MATRICES = {
+    "cosine": cosine_similarity_matrix,
+    "euclidean": pairwise_distances,
+    "squared_euclidean": pairwise_squared_distances,
+    "inner_product": inner_products,
+}
+
+
+def pair_batch(labels, embeddings, matrix="cosine", pair_mask=None, normalize_embeddings=False):
+    """`(embeddings, matrix, positives, negatives)`: float32 `[B, D]`, `[B, B]`; bool `[B, B]`.
+
+    Args:
+        labels: int tensor with `B` elements.
+        embeddings: float tensor `[B, D]`.
+        matrix: a name in `MATRICES` or a callable `embeddings -> [B, B]`. Defaults to `"cosine"`.
+        pair_mask: optional bool tensor `[B, B]`: the pairs to keep.
+        normalize_embeddings: bool. L2-normalise the embeddings first. Defaults to `False`.
+    """
+    labels, embeddings = prepare_inputs(labels, embeddings)
+    if normalize_embeddings:
+        embeddings = l2_normalize(embeddings)
+    positives, negatives = selected_pair_masks(labels, pair_mask)
+    values = MATRICES[matrix](embeddings) if isinstance(matrix, str) else matrix(embeddings)
+    return embeddings, values, positives, negatives
