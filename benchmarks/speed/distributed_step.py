@@ -81,7 +81,7 @@ def main(argv=None):
         config = config.to_dict()
         keras.utils.set_random_seed(0)
         backbone = backbones.get(args.backbone, input_shape=(size, size, 3))
-        model = spec.tiny(backbone)
+        model = spec.tiny_model(backbone)
         (spec.compile or compile_with_config)(config, model)
         return model
 

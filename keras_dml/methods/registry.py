@@ -27,7 +27,7 @@ class MethodSpec:
         uses_state_dir: bool. It saves state in `method_options.state_dir`. Defaults to `False`.
         model: type or `None`. The architecture `build` makes: its constructor arguments are the
             `model` entry's keys, and its learner-count default is the one `train` fits.
-        tiny: callable `(backbone) -> keras.Model`. A small model the tests build.
+        tiny: dict. The `model` arguments of a small model the tests build (`tiny_model`).
         training_only_weights: callable `(model) -> list`, or `None`. Weights export leaves out.
         default_loss: dict or `None`. The `loss` when none is set. Defaults to the margin loss.
         learners_option: str. The `model` argument of `--num-learners`. Defaults to `num_learners`.
@@ -44,13 +44,17 @@ class MethodSpec:
     options: type = NoOptions
     uses_state_dir: bool = False
     model: type = None
-    tiny: object = None
+    tiny: dict = None
     training_only_weights: object = None
     default_loss: dict = dataclasses.field(default_factory=lambda: {"name": "margin"})
     learners_option: str = "num_learners"
     classes_per_learner: int = 0
     title: str = None
     demo: dict = None
+
+    def tiny_model(self, backbone):
+        """The method's small test model on `backbone` (its `tiny` arguments)."""
+        return self.model(backbone, **self.tiny)
 
     def parse_options(self, config):
         """The method's options from `config["method_options"]`; unknown keys raise `ValueError`."""
@@ -120,6 +124,12 @@ def register_method(name_or_spec=None, /, *, description="", overwrite=False, **
 def _add(spec, overwrite):
     if not spec.description:
         raise ValueError(f"Method {spec.name!r} needs a one-line `description` for --help.")
+    if spec.tiny is not None and not (isinstance(spec.tiny, dict) and spec.model is not None):
+        raise ValueError(
+            f"`tiny` of method {spec.name!r} is the `model` arguments of a small test model (a "
+            f"dict), and needs `model=` (the architecture class). Received: tiny={spec.tiny!r}, "
+            f"model={spec.model!r}"
+        )
     if not (dataclasses.is_dataclass(spec.options) and isinstance(spec.options, type)):
         raise ValueError(
             f"`options` of method {spec.name!r} must be a dataclass type. "

@@ -46,7 +46,7 @@ def method_model(name, policy, seed=0):
     """
     with precision_policy(policy):
         keras.utils.set_random_seed(seed)
-        model = get_method(name).tiny(backbones.get("convnet", input_shape=IMAGE_SHAPE))
+        model = get_method(name).tiny_model(backbones.get("convnet", input_shape=IMAGE_SHAPE))
     if name == "hdc":
         model.split_learners([0, 0])
     rng = np.random.default_rng(seed)
@@ -64,7 +64,7 @@ def method_model(name, policy, seed=0):
 def float32_reference(name, model):
     """The same method built under float32, with `model`'s weights: Keras' own float32 inference."""
     with precision_policy("float32"):
-        reference = get_method(name).tiny(backbones.get("convnet", input_shape=IMAGE_SHAPE))
+        reference = get_method(name).tiny_model(backbones.get("convnet", input_shape=IMAGE_SHAPE))
     if name == "hdc":
         reference.split_learners([0, 0])
     reference.set_weights(model.get_weights())

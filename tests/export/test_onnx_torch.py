@@ -26,7 +26,7 @@ TORCH_EXPORT_RUN = CLI_RUNNER + textwrap.dedent(
 
 
     root = tempfile.mkdtemp()
-    built = get_method("bier").tiny(backbones.get("convnet", input_shape=(32, 32, 3)))
+    built = get_method("bier").tiny_model(backbones.get("convnet", input_shape=(32, 32, 3)))
     model_path = os.path.join(root, "model.keras")
     built.save(model_path)
     model = keras.saving.load_model(model_path)
@@ -104,7 +104,7 @@ JAX_REFUSAL_RUN = textwrap.dedent(
     from keras_dml.export import ExportError, export_onnx, export_saved_model
     from keras_dml.methods import get_method
 
-    model = get_method("baseline").tiny(backbones.get("convnet", input_shape=(32, 32, 3)))
+    model = get_method("baseline").tiny_model(backbones.get("convnet", input_shape=(32, 32, 3)))
     root = tempfile.mkdtemp()
     for export, target, start in (
         (export_onnx, "model.onnx", "ONNX export runs on the PyTorch or TensorFlow backend"),

@@ -67,7 +67,7 @@ def embeddings(path, images):
 @pytest.mark.slow
 @pytest.mark.tf_only("exports the reference ONNX graphs through tf2onnx")
 def test_torch_and_tensorflow_onnx_graphs_share_the_contract(tmp_path):
-    model = get_method("bier").tiny(backbones.get("convnet", input_shape=(32, 32, 3)))
+    model = get_method("bier").tiny_model(backbones.get("convnet", input_shape=(32, 32, 3)))
     model.save(tmp_path / "model.keras")
     tf_paths = {dtype: str(tmp_path / f"tf_{dtype}.onnx") for dtype in DTYPES}
     torch_paths = {dtype: str(tmp_path / f"torch_{dtype}.onnx") for dtype in DTYPES}

@@ -70,7 +70,7 @@ def convnet():
 def method_family(spec):
     """Builds the registered method's tiny model on `convnet` (or its default build)."""
     if spec.tiny is not None:
-        return spec.tiny(convnet())
+        return spec.tiny_model(convnet())
     config = config_dict({"method": spec.name, "dataset": "digits"})
     return spec.build(config, convnet(), {})
 

@@ -42,15 +42,8 @@ LOSS_FAMILIES = {
 # The margin loss (a pair loss with its own sampling) is the core; a class loss with every method
 # is the default suite's `test_every_method_trains_with_a_class_loss_and_saves_it` (ProxyAnchor).
 CORE_FAMILIES = ("margin",)
-METHOD_MODELS = {
-    "baseline": {"embedding_dim": 16},
-    "dc": {"embedding_dim": 16, "num_learners": 2},
-    "hdc": {"embedding_dim": 16, "max_learners": 2},
-    "bier": {"embedding_dim": 24, "num_learners": 3},
-    "abe": {"embedding_dim": 16, "num_learners": 2},
-    "mheads": {"embedding_dim": 16, "num_learners": 2},
-    "dcml": {"num_learners": 2, "learner_dim": 8, "num_compositors": 3},
-}
+# Each method's small test model (its `MethodSpec.tiny` arguments).
+METHOD_MODELS = {name: dict(get_method(name).tiny) for name in list_methods()}
 
 
 @pytest.fixture(scope="module")

@@ -24,14 +24,11 @@ SCRIPT = textwrap.dedent(
     import keras
 
     from keras_dml import backbones, losses
-    from keras_dml.models import get_method, list_methods
+    from keras_dml.methods import get_method, list_methods
     from tests.support.configs import config_dict
     from keras_dml.methods.defaults import compile_with_config
 
     XBM = {"name": "cross_batch_memory", "loss": {"name": "contrastive"}, "memory_size": 12}
-    MODELS = {"dc": {"num_learners": 2}, "bier": {"num_learners": 3, "embedding_dim": 24},
-              "abe": {"num_learners": 2}, "mheads": {"num_learners": 2},
-              "dcml": {"num_learners": 2, "learner_dim": 8, "num_compositors": 3}}
     CLUSTERED = {"dc": 1, "hdc": 1}
 
 
@@ -39,7 +36,7 @@ SCRIPT = textwrap.dedent(
         spec = get_method(name)
         config = config_dict({
             "method": name, "dataset": "digits", "loss": XBM,
-            "model": {"embedding_dim": 16, **MODELS.get(name, {})},
+            "model": dict(spec.tiny),  # the method's small test model
             # SGD: the update is proportional to the gradient, so a wrong scale shows.
             "optimizer": {"name": "sgd", "learning_rate": 0.5},
         })
@@ -47,7 +44,7 @@ SCRIPT = textwrap.dedent(
         # No BatchNorm: batch statistics of a replica's half batch would differ by design.
         backbone = backbones.get("convnet", input_shape=(32, 32, 3), batchnorm=False)
         if name == "hdc":  # its build reads the training split; the tiny model has 2 masks
-            model = spec.tiny(backbone)
+            model = spec.tiny_model(backbone)
             model.split_learners([0, 0])
         else:
             model = spec.build(config, backbone, {})

@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent(
     import keras
 
     from keras_dml import backbones
-    from keras_dml.models import get_method, list_methods
+    from keras_dml.methods import get_method, list_methods
     from tests.support.configs import config_dict
     from keras_dml.methods.defaults import compile_with_config
 
@@ -44,7 +44,7 @@ SCRIPT = textwrap.dedent(
         keras.utils.set_random_seed(0)
         # No BatchNorm: batch statistics of a replica's half batch would differ by design.
         backbone = backbones.get("convnet", input_shape=(32, 32, 3), batchnorm=False)
-        model = spec.tiny(backbone)
+        model = spec.tiny_model(backbone)
         if name == "dcml":  # its tiny model's J_dis samples pairs at random: use the config's
             model = spec.build(config, backbone, {})
         if name == "hdc":
@@ -119,8 +119,8 @@ DEFAULT_LOSS_SCRIPT = textwrap.dedent(
     import keras
 
     from keras_dml import backbones
-    from keras_dml.models import get_method, list_methods
-    from tests.support.configs import config_dict
+    from keras_dml.methods import get_method, list_methods
+    from tests.support.configs import resolved_dict
     from keras_dml.methods.defaults import compile_with_config
 
     rng = np.random.default_rng(0)
@@ -129,9 +129,10 @@ DEFAULT_LOSS_SCRIPT = textwrap.dedent(
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     for name in list_methods():
         spec = get_method(name)
-        config = config_dict({"method": name, "dataset": "digits"})
+        # The method's default loss, as `train` resolves it (4 classes).
+        config = resolved_dict({"method": name, "dataset": "digits", "model": dict(spec.tiny)})
         with strategy.scope():
-            model = spec.tiny(backbones.get("convnet", input_shape=(32, 32, 3), width=4))
+            model = spec.tiny_model(backbones.get("convnet", input_shape=(32, 32, 3), width=4))
             (spec.compile or compile_with_config)(config, model)
         targets = labels
         if name in ("dc", "hdc"):

@@ -49,7 +49,8 @@ TOY_MODULE = textwrap.dedent(
         "toy_linear",
         description="toy: one linear embedding (a plug-in written in a test)",
         options=ToyOptions,
-        tiny=lambda backbone: EmbeddingModel(backbone, embedding_dim=6),
+        model=EmbeddingModel,
+        tiny={"embedding_dim": 6},
     )
     def build(config, backbone, splits):
         return build_toy(config, backbone, splits)
@@ -105,7 +106,7 @@ def test_import_keras_dml_registers_every_method_and_loads_every_model_file(tmp_
     from keras_dml.models import DivideAndConquer
 
     backbone = keras_dml.backbones.get("convnet", input_shape=(32, 32, 3))
-    get_method("dc").tiny(backbone).save(tmp_path / "dc.keras")
+    get_method("dc").tiny_model(backbone).save(tmp_path / "dc.keras")
     script = (
         "import sys, keras, keras_dml\n"
         f"model = keras.saving.load_model({str(tmp_path / 'dc.keras')!r}, safe_mode=True)\n"

@@ -53,7 +53,7 @@ UNIT_WARNING = r"look scaled to \[0, 1\].* expect raw pixels in \[0, 255\]"
 
 @pytest.fixture(scope="module")
 def model():
-    return get_method("baseline").tiny(convnet())
+    return get_method("baseline").tiny_model(convnet())
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +123,7 @@ def test_search_result_of_a_resized_copy_is_the_original(index):
 @pytest.mark.parametrize("method", list_methods())
 def test_every_method_returns_nan_rows_for_nonfinite_images(method):
     """Each model family's `call` marks the row (ABE, BIER and H-D&C have their own `call`)."""
-    model = get_method(method).tiny(convnet())
+    model = get_method(method).tiny_model(convnet())
     images = bad_inputs()["inf"]
     output = model.predict(images, verbose=0)
     assert np.isnan(output[0]).all() and np.isfinite(output[1]).all()
@@ -246,7 +246,7 @@ def test_search_cli_as_a_process_refuses_a_nan_file_in_one_line(cli_gallery):
 def test_a_refused_predict_leaves_the_model_intact(name):
     """Keras' JAX `predict` lifts the weights out of the model before tracing `call`: a
     refusal raised there used to leave a model that could not predict again."""
-    fresh = get_method("baseline").tiny(convnet())
+    fresh = get_method("baseline").tiny_model(convnet())
     good = digit_images(2)
     before = fresh.predict(good, verbose=0)
     with pytest.raises(InputContractError):

@@ -40,7 +40,7 @@ GRAPH_REFUSALS = {
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     root = tmp_path_factory.mktemp("contract")
-    model = get_method("baseline").tiny(convnet())
+    model = get_method("baseline").tiny_model(convnet())
     export_saved_model(model, str(root / "saved_model"), input_dtype="both")
     export_onnx(model, str(root / "model.onnx"))
     return model, root

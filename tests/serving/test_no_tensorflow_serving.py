@@ -35,7 +35,7 @@ SERVING_RUN = CLI_RUNNER + textwrap.dedent(
 
 
     root = tempfile.mkdtemp()
-    built = get_method("baseline").tiny(backbones.get("convnet", input_shape=(32, 32, 3)))
+    built = get_method("baseline").tiny_model(backbones.get("convnet", input_shape=(32, 32, 3)))
     model_path = os.path.join(root, "model.keras")
     built.save(model_path)
     model = keras.saving.load_model(model_path)

@@ -20,7 +20,7 @@ def make_gallery(root, per_class=5):
     os.makedirs(root, exist_ok=True)
     for name, seed in (("model", 0), ("other", 1)):
         keras.utils.set_random_seed(seed)
-        model = get_method("baseline").tiny(backbones.get("convnet", input_shape=(32, 32, 3)))
+        model = get_method("baseline").tiny_model(backbones.get("convnet", input_shape=(32, 32, 3)))
         model.save(os.path.join(root, f"{name}.keras"))
     rng = np.random.default_rng(0)
     for name, colour in COLOURS.items():

@@ -39,7 +39,7 @@ def main(out_dir):
             }
         )
         keras.utils.set_random_seed(0)
-        model = spec.tiny(backbones.get("convnet", input_shape=(32, 32, 3)))
+        model = spec.tiny_model(backbones.get("convnet", input_shape=(32, 32, 3)))
         (spec.compile or compile_with_config)(config, model)
         targets = {"labels": labels, "clusters": np.full((16,), 1, "int32")}
         if name not in ("dc", "hdc"):

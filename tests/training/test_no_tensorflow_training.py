@@ -112,7 +112,7 @@ EVERY_METHOD_RUN = textwrap.dedent(
     import numpy as np
     import keras
     from keras_dml.data import from_arrays
-    from keras_dml.methods import list_methods
+    from keras_dml.methods import get_method, list_methods
     from keras_dml.training import train
 
     rng = np.random.default_rng(0)
@@ -126,7 +126,7 @@ EVERY_METHOD_RUN = textwrap.dedent(
     chosen = os.environ.get("BLOCKED_TEST_METHODS")
     for method in chosen.split(",") if chosen else list_methods():
         config = {"method": method, "dataset": "arrays", "epochs": 2, "image_size": 32,
-                  "backbone": {"name": "convnet"}, "model": {"embedding_dim": 16},
+                  "backbone": {"name": "convnet"}, "model": dict(get_method(method).tiny),
                   "batch_size": 16, "m_per_class": 4}
         output = os.path.join(root, method)
         result = train(config, output, verbose=0, splits=splits)

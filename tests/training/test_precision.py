@@ -35,7 +35,7 @@ def fit_under(policy, name, steps=2):
         spec = get_method(name)
         config = resolved_dict({"method": name, "dataset": "digits", "precision": policy})
         keras.utils.set_random_seed(0)
-        model = spec.tiny(backbones.get("convnet", input_shape=(32, 32, 3)))
+        model = spec.tiny_model(backbones.get("convnet", input_shape=(32, 32, 3)))
         (spec.compile or compile_with_config)(config, model)
         if name == "hdc":
             model.split_learners([0, 0])

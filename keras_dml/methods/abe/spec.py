@@ -24,7 +24,7 @@ def model_options(config):
     compile=compile_optimizer_only,
     default_loss=None,  # the model's own contrastive loss (Eq. 10)
     model=ABE,
-    tiny=lambda backbone: ABE(backbone, num_learners=2, embedding_dim=16),
+    tiny={"num_learners": 2, "embedding_dim": 16},
     title="ABE, attention-based ensemble (ECCV 2018)",
     demo={"model": {"embedding_dim": 64, "num_learners": 2}},
 )
@@ -40,7 +40,7 @@ def build_abe(config, backbone, splits=None):
     compile=compile_optimizer_only,
     default_loss=None,  # the model's own contrastive loss (Eq. 10)
     model=MHeads,
-    tiny=lambda backbone: MHeads(backbone, num_learners=2, embedding_dim=16),
+    tiny={"num_learners": 2, "embedding_dim": 16},
     title="M-heads (ABE's baseline, ECCV 2018)",
 )
 def build_mheads(config, backbone, splits=None):

@@ -8,7 +8,7 @@ from keras_dml.models.embedding_model import EmbeddingModel
     "baseline",
     description="single embedding: backbone, pooling, linear layer, L2 (the reference point)",
     model=EmbeddingModel,
-    tiny=lambda backbone: EmbeddingModel(backbone, embedding_dim=16, num_learners=2),
+    tiny={"embedding_dim": 16, "num_learners": 2},
     # Normalised softmax (Zhai & Wu, BMVC 2019) is the strongest of the common recipes in the
     # many-class comparison of `benchmarks/accuracy/run.py` and in pytorch-metric-learning's own
     # runs on the same data; the margin loss it replaces as the default trailed it by far in MAP@R.

@@ -37,20 +37,19 @@ def compile_bier(config, model):
     )
 
 
-def tiny_bier(backbone):
-    """A small A-BIER (adversarial diversity with a training-only regressor) for tests."""
-    return BIER(
-        backbone, embedding_dim=24, num_learners=3, diversity="adversarial", regressor_units=8
-    )
-
-
 @register_method(
     "bier",
     description="BIER / A-BIER: online gradient boosting over embedding groups (+ diversity loss)",
     compile=compile_bier,
     options=BIEROptions,
     model=BIER,
-    tiny=tiny_bier,
+    # A small A-BIER (adversarial diversity with a training-only regressor).
+    tiny={
+        "embedding_dim": 24,
+        "num_learners": 3,
+        "diversity": "adversarial",
+        "regressor_units": 8,
+    },
     training_only_weights=lambda model: model.diversity_layer.weights,
     default_loss={"name": "binomial_deviance"},
     title="BIER / A-BIER (TPAMI 2020)",

@@ -10,7 +10,7 @@ from keras_dml.models.dcml import DCML
     description="DCML: K learners, M learnable compositors, self-reinforced loss (CVPR 2021)",
     compile=compile_optimizer_only,
     model=DCML,
-    tiny=lambda backbone: DCML(backbone, num_learners=2, learner_dim=8, num_compositors=3),
+    tiny={"num_learners": 2, "learner_dim": 8, "num_compositors": 3},
     training_only_weights=lambda model: model.compositor.weights,
     title="DCML, deep compositional metric learning (CVPR 2021)",
     demo={"model": {"num_learners": 4, "learner_dim": 16, "num_compositors": 4}},

@@ -99,7 +99,7 @@ def training_only_weights(model):
     uses_state_dir=True,
     classes_per_learner=2,
     model=DivideAndConquer,
-    tiny=lambda backbone: DivideAndConquer(backbone, embedding_dim=16),
+    tiny={"embedding_dim": 16, "num_learners": 2},
     training_only_weights=training_only_weights,
     title="Divide & Conquer (CVPR 2019)",
     demo={

@@ -77,7 +77,7 @@ def training_only_weights(model):
     learners_option="max_learners",
     classes_per_learner=2,
     model=HierarchicalDivideAndConquer,
-    tiny=lambda backbone: HierarchicalDivideAndConquer(backbone, embedding_dim=16, max_learners=2),
+    tiny={"embedding_dim": 16, "max_learners": 2},
     training_only_weights=training_only_weights,
     title="Hierarchical Divide & Conquer with learned soft masks (TPAMI)",
     demo={

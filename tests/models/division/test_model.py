@@ -5,20 +5,23 @@ import numpy as np
 import pytest
 
 from keras_dml.losses import ContrastiveLoss, MarginLoss, ProxyAnchorLoss
-from keras_dml.models.divide_and_conquer import DivideAndConquer
+from keras_dml.methods import get_method, list_methods
 from keras_dml.models.division.model import DivisionModel, batch_cluster
-from keras_dml.models.hierarchical_divide_and_conquer import HierarchicalDivideAndConquer
 from tests.models.divide_and_conquer.test_model import tiny_backbone
 
-MODELS = {
-    "dc": lambda: DivideAndConquer(tiny_backbone(), embedding_dim=16, num_learners=2),
-    "hdc": lambda: HierarchicalDivideAndConquer(tiny_backbone(), embedding_dim=16, max_learners=2),
-}
+# The methods whose architecture divides the embedding, each built from its `MethodSpec.tiny`.
+DIVISION_METHODS = [
+    name for name in list_methods() if issubclass(get_method(name).model, DivisionModel)
+]
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+def build(name):
+    return get_method(name).tiny_model(tiny_backbone())
+
+
+@pytest.mark.parametrize("name", DIVISION_METHODS)
 def test_compile_defaults_to_the_papers_margin_loss_and_builds_the_optimizer(name):
-    model = MODELS[name]()
+    model = build(name)
     assert isinstance(model, DivisionModel)
     model.compile(optimizer="adam")
     assert isinstance(model.loss, MarginLoss)
@@ -34,9 +37,9 @@ def test_compile_defaults_to_the_papers_margin_loss_and_builds_the_optimizer(nam
     assert isinstance(model.loss, ContrastiveLoss)
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", DIVISION_METHODS)
 def test_compile_keeps_an_owned_loss_layer(name):
-    model = MODELS[name]()
+    model = build(name)
     model.compile(optimizer="adam", loss=ProxyAnchorLoss(num_classes=3, embedding_dim=16))
     model.compile(optimizer="adam")  # loss=None keeps the owned layer, adds no margin loss
     assert isinstance(model.loss_layer, ProxyAnchorLoss)
