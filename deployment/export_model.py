@@ -7,7 +7,7 @@ reports (shapes, input dtypes, variable counts, parity). Exits non-zero on any f
 Examples:
     python deployment/export_model.py runs/cub/model.keras --output-dir dist/cub
     python deployment/export_model.py digits_dc_convnet --output-dir dist --formats onnx \\
-        --input-dtype uint8 --opset 17
+        --input-dtype uint8 --opset 18
 
 Writes `dist/cub/saved_model/`, `dist/cub/model.onnx` and `dist/cub/export_manifest.json`.
 """
@@ -36,7 +36,7 @@ def build_parser():
         help="`images` dtype; `both` gives the SavedModel two signatures and writes two ONNX "
         "files (model.onnx float32, model_uint8.onnx)",
     )
-    parser.add_argument("--opset", type=int, default=17, help="ONNX opset (default 17)")
+    parser.add_argument("--opset", type=int, default=18, help="ONNX opset (default 18)")
     parser.add_argument("--image-size", type=int, nargs="+", metavar="SIZE", help="HEIGHT [WIDTH]")
     parser.add_argument("--atol", type=float, default=1e-5, help="parity tolerance (1e-5)")
     parser.add_argument("--no-verify", action="store_true", help="skip parity checks")

@@ -159,11 +159,8 @@ class EmbeddingClient:
                     "list for single images."
                 )
             batch = self.checked(images, contract)
-        elif len(images) == 0:
-            raise ClientError(
-                "Empty batch: pass at least one image (a list of images or an [N, H, W, C] "
-                "array with N >= 1)."
-            )
+        elif len(images) == 0:  # an empty batch gives `[0, D]`, as on every keras-dml path
+            batch = np.zeros((0, self.height, self.width, self.channels), self.input_dtype)
         else:
             batch = np.stack([self.prepare(image, contract) for image in images])
         (embeddings,) = self.session.run([self.output_name], {self.input_name: batch})

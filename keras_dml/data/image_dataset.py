@@ -24,6 +24,8 @@ class ImageDataset(FileVerification, InputPipelines):
         verify: bool. Check every file now with `verify()`. Defaults to `False`.
         augmentation: str or callable. Default training augmentation. Defaults to `None`
             (`"crop_flip"` for files, `"none"` in memory).
+        strict_files: bool. `verify()` raises on an unreadable file instead of skipping it.
+            Defaults to `False`.
 
     Examples:
     >>> ds = ImageDataset(labels=[0, 1], images=np.zeros((2, 8, 8, 3), np.uint8), image_size=8)
@@ -43,6 +45,7 @@ class ImageDataset(FileVerification, InputPipelines):
         resize_size=None,
         verify=False,
         augmentation=None,
+        strict_files=False,
     ):
         if (paths is None) == (images is None):
             raise ValueError(
@@ -94,6 +97,7 @@ class ImageDataset(FileVerification, InputPipelines):
             augmentation = "none" if self.in_memory else "crop_flip"
         self.augmentation = check_augmentation(augmentation)
         self.skipped_files = []
+        self.strict_files = bool(strict_files)
         self._verified = paths is None
         if verify:
             self.verify()
@@ -132,6 +136,7 @@ class ImageDataset(FileVerification, InputPipelines):
             image_size=self.image_size,
             resize_size=self.resize_size,
             augmentation=self.augmentation,
+            strict_files=self.strict_files,
             **kwargs,
         )
         out._verified = self._verified

@@ -5,6 +5,9 @@ import keras
 from keras_dml.export.contract import ExportError
 
 ONNX_BACKENDS = ("tensorflow", "torch")
+# The lowest opset each backend's exporter writes: torch.onnx's dynamo exporter writes 18 when
+# asked for less; tf2onnx and ONNX Runtime go down to 13.
+MIN_OPSETS = {"tensorflow": 13, "torch": 18}
 
 
 def check_onnx_backend(backend=None):
@@ -34,3 +37,19 @@ def check_saved_model_backend(backend=None):
             '"keras-dml[tensorflow]" and set KERAS_BACKEND=tensorflow, or export ONNX with '
             "format='onnx'."
         )
+
+
+def check_onnx_opset(opset, backend=None):
+    """Returns `opset` as an int if the backend's (default: running) exporter writes it.
+
+    Raises:
+        ExportError: `opset` is below what the backend's ONNX exporter writes.
+    """
+    backend = backend or keras.backend.backend()
+    lowest = MIN_OPSETS.get(backend, 13)
+    if int(opset) < lowest:
+        raise ExportError(
+            f"`opset` must be >= {lowest} for ONNX export on the {backend} backend. Received: "
+            f"opset={opset}; pass opset={lowest} or later (CLI: --opset {lowest})."
+        )
+    return int(opset)

@@ -4,7 +4,7 @@ import os
 
 import keras
 
-from keras_dml.export.backend_support import check_onnx_backend
+from keras_dml.export.backend_support import check_onnx_backend, check_onnx_opset
 from keras_dml.export.contract import (
     INPUT_NAME,
     OUTPUT_NAME,
@@ -22,7 +22,7 @@ from keras_dml.export.report import ExportReport, check_parity
 from keras_dml.utils import optional_import
 from keras_dml.utils.version import __version__
 
-DEFAULT_OPSET = 17
+DEFAULT_OPSET = 18  # the lowest the PyTorch exporter writes
 
 # Keras backend -> `(model, image_shape, dtype, opset) -> (proto, num_variables, excluded)`.
 CONVERTERS = {"tensorflow": tensorflow_onnx_graph, "torch": torch_onnx_graph}
@@ -43,7 +43,7 @@ def export_onnx(
     Args:
         model: `keras.Model`. A built keras_dml model whose `call(images)` returns `[N, D]`.
         path: str or path-like. The `.onnx` file to write (parent folders are created).
-        opset: int. ONNX opset version. Defaults to `17`.
+        opset: int. ONNX opset version (18 or later on PyTorch). Defaults to `18`.
         input_dtype: str. `"float32"` or `"uint8"`. Defaults to `"float32"`.
         image_size: int or `(height, width)`. Only for a model that accepts any size. Defaults to
             `None`.
@@ -55,9 +55,10 @@ def export_onnx(
         `ExportReport`.
 
     Raises:
-        ExportError: the model is not built, its input size is unknown, `input_dtype` is bad,
-            or the backend is JAX.
-        MissingDependencyError: onnx, tf2onnx or onnxruntime is missing (`keras-dml[onnx]`).
+        ExportError: the model is not built, its input size is unknown, `input_dtype` or
+            `opset` is bad, or the backend is JAX.
+        MissingDependencyError: onnx, onnxruntime or onnxscript (`keras-dml[onnx]`) or tf2onnx
+            (`keras-dml[onnx-tensorflow]`) is missing.
         ExportParityError: `verify=True` and onnxruntime's output differs from Keras.
         OSError: `path` cannot be written, raised before any work on the model.
 
@@ -68,18 +69,16 @@ def export_onnx(
     >>> report = keras_dml.export.export_onnx(model, "/tmp/emb.onnx", input_dtype="uint8")
     """
     check_output_path(path, "file")  # before any work on the model
-    converter = CONVERTERS[check_onnx_backend()]
+    backend = check_onnx_backend()
+    opset = check_onnx_opset(opset, backend)
     onnx = optional_import("onnx", feature="ONNX export")
     check_exportable(model)
     (dtype,) = check_input_dtype(input_dtype)
     image_shape = resolve_image_shape(model, image_size)
-    opset = int(opset)
-    if opset < 13:
-        raise ValueError(f"`opset` must be >= 13 (the converters, ONNX Runtime). Received: {opset}")
     path = os.fspath(path)
 
     source, (model, policy) = model, float32_inference_model(model)
-    proto, num_variables, excluded = converter(model, image_shape, dtype, opset)
+    proto, num_variables, excluded = CONVERTERS[backend](model, image_shape, dtype, opset)
     _name_io(proto)
     _add_metadata(onnx, proto, model, image_shape, policy)
     onnx.checker.check_model(proto)

@@ -16,7 +16,7 @@ def tensorflow_onnx_graph(model, image_shape, dtype, opset):
         MissingDependencyError: tf2onnx is not installed.
     """
     tf2onnx = optional_import("tf2onnx", feature="ONNX export")
-    function = serving_function(model, image_shape, dtype)
+    function = serving_function(model, image_shape, dtype, empty_batches=False)
     variables = captured_variables([function])
     _patch_tf2onnx(tf2onnx)
     # Our traced function, as keras.Model.export does (from_keras is unreliable with Keras 3).

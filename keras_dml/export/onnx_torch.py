@@ -1,26 +1,16 @@
-"""ONNX from the PyTorch backend, without TensorFlow: `torch.onnx.export` of a serving module."""
+"""ONNX from the PyTorch backend, without TensorFlow: the dynamo exporter on a serving module."""
 
-import io
+import logging
 import warnings
 
 from keras_dml.export.contract import INPUT_NAME, OUTPUT_NAME, ExportError, sample_images
-from keras_dml.serving.input_contract import nan_rows_for_nonfinite_images
+from keras_dml.serving.input_contract import nan_rows_for_invalid_images
 from keras_dml.utils import optional_import
 
 BATCH_DIM_NAME = "batch"
-TRACE_BATCH = 2  # not 1: a traced batch of 1 may be specialised into the graph's shapes
-
-# TorchScript tracing warnings about Python values taken from tensors (shapes, checks) in
-# Keras' layers: the values are fixed by the export's input shape, so the trace is exact.
-QUIET_TRACER_MESSAGES = (
-    r".*Converting a tensor to a Python.*",
-    r".*Iterating over a tensor.*",
-    r".*Using len to get tensor shape.*",
-    r".*results are registered as constants in the trace.*",
-    r".*export will treat it as a constant.*",
-    # The TorchScript exporter is the one that keeps the batch dynamic (module docstring).
-    r".*legacy TorchScript-based ONNX export.*",
-)
+TRACE_BATCH = 2  # not 0 or 1: torch.export specialises those sizes into the graph
+# Loggers of torch.onnx and onnxscript that report what they skip (torchvision's operators).
+QUIET_LOGGERS = ("torch.onnx", "onnxscript")
 
 
 def serving_module(model, dtype="float32"):
@@ -46,7 +36,7 @@ def serving_module(model, dtype="float32"):
                     f"belong in `compute_loss`. Received: {embedding!r}"
                 )
             # The input contract (keras_dml.serving): NaN rows for images with NaN / Inf pixels.
-            return nan_rows_for_nonfinite_images(images, embedding.to(torch.float32))
+            return nan_rows_for_invalid_images(images, embedding.to(torch.float32))
 
     return ServingModule().eval()
 
@@ -76,30 +66,34 @@ def torch_onnx_graph(model, image_shape, dtype, opset):
     """`(proto, num_variables, excluded_weights)` of `model`'s serving module for one dtype.
 
     Raises:
-        MissingDependencyError: onnx is not installed.
+        MissingDependencyError: onnx or onnxscript is not installed.
     """
     import torch
 
-    onnx = optional_import("onnx", feature="ONNX export")
+    optional_import("onnx", feature="ONNX export")
+    optional_import("onnxscript", feature="ONNX export on PyTorch")
     module = serving_module(model, dtype)
     images = torch.from_numpy(sample_images(image_shape, TRACE_BATCH, dtype))
     read = read_weights(module, model, images)
-    buffer = io.BytesIO()
+    loggers = [logging.getLogger(name) for name in QUIET_LOGGERS]
+    levels = [logger.level for logger in loggers]
     with warnings.catch_warnings(), torch.no_grad():
-        for message in QUIET_TRACER_MESSAGES:
-            warnings.filterwarnings("ignore", message=message)
-        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torch\.onnx")
-        torch.onnx.export(
-            module,
-            (images,),
-            buffer,
-            input_names=[INPUT_NAME],
-            output_names=[OUTPUT_NAME],
-            dynamic_axes={INPUT_NAME: {0: BATCH_DIM_NAME}, OUTPUT_NAME: {0: BATCH_DIM_NAME}},
-            opset_version=opset,
-            do_constant_folding=True,
-            dynamo=False,  # the dynamo exporter needs onnxscript and static shapes
-        )
-    proto = onnx.load_from_string(buffer.getvalue())
+        warnings.simplefilter("ignore", (DeprecationWarning, FutureWarning))
+        for logger in loggers:
+            logger.setLevel(logging.ERROR)
+        try:
+            program = torch.onnx.export(
+                module,
+                (images,),
+                input_names=[INPUT_NAME],
+                output_names=[OUTPUT_NAME],
+                dynamic_shapes=({0: torch.export.Dim(BATCH_DIM_NAME)},),
+                opset_version=opset,
+                dynamo=True,
+                verbose=False,
+            )
+        finally:
+            for logger, level in zip(loggers, levels):
+                logger.setLevel(level)
     used = {id(w) for w in read}
-    return proto, len(read), [w.path for w in model.weights if id(w) not in used]
+    return program.model_proto, len(read), [w.path for w in model.weights if id(w) not in used]

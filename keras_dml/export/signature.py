@@ -15,7 +15,7 @@ from keras_dml.export.contract import (
     resolve_image_shape,
     sample_images,
 )
-from keras_dml.serving.input_contract import nan_rows_for_nonfinite_images
+from keras_dml.serving.input_contract import nan_rows_for_invalid_images
 
 __all__ = [
     "INPUT_DTYPES",
@@ -42,8 +42,15 @@ def input_spec(image_shape, dtype):
     return tf.TensorSpec((None, *image_shape), tf.as_dtype(dtype), name=INPUT_NAME)
 
 
-def serving_function(model, image_shape, dtype="float32"):
+def serving_function(model, image_shape, dtype="float32", empty_batches=True):
     """Traced `tf.function` for one input dtype: `images` -> `{"embedding": [N, D] float32}`.
+
+    Args:
+        model: `keras.Model`. Returns `[N, D]` from `call(images)`.
+        image_shape: `(H, W, C)` of the input.
+        dtype: str. `"float32"` or `"uint8"`. Defaults to `"float32"`.
+        empty_batches: bool. Serve an empty batch as `[0, D]` in the graph (ONNX runtimes do it
+            themselves). Defaults to `True`.
 
     Raises:
         ExportError: the model does not return one `[N, D]` tensor.
@@ -56,16 +63,22 @@ def serving_function(model, image_shape, dtype="float32"):
     @tf.function(input_signature=[spec], autograph=False)
     def serve(images):
         images = tf.cast(checked_images(images, image_shape), tf.float32)
-        embedding = model(images, training=False)
+        if empty_batches:
+            # TensorFlow's convolutions fail on an empty batch: one blank image stands in.
+            count = tf.shape(images)[0]
+            batch = tf.cond(count > 0, lambda: images, lambda: tf.zeros((1, *image_shape)))
+            embedding = model(batch, training=False)[:count]
+        else:
+            embedding = model(images, training=False)
         if isinstance(embedding, (list, tuple, dict)) or len(embedding.shape) != 2:
             raise ExportError(
                 f"Model '{model.name}' must return ONE embedding tensor [N, D] from "
                 "`call(images)` (the keras_dml model contract); training-only outputs belong "
                 f"in `train_step`/`compute_loss`. Received: {embedding!r}"
             )
-        # The input contract (keras_dml.serving): a NaN row for an image with a NaN / Inf pixel,
-        # for any model (keras-dml models already do it in `call`; twice changes nothing).
-        embedding = nan_rows_for_nonfinite_images(images, tf.cast(embedding, tf.float32))
+        # The input contract (keras_dml.serving): a NaN row for an image with a NaN, Inf or
+        # out-of-range pixel, for any model (keras-dml models do it in `call` already).
+        embedding = nan_rows_for_invalid_images(images, tf.cast(embedding, tf.float32))
         return {OUTPUT_NAME: embedding}
 
     serve.get_concrete_function()
@@ -79,22 +92,16 @@ def checked_images(images, image_shape):
     expected = tf.constant(image_shape, tf.int32)
     shape = tf.shape(images)
     padded = tf.concat([shape, tf.fill([4], -1)], axis=0)
-    valid = tf.reduce_all(
-        tf.stack(
-            [
-                tf.equal(tf.size(shape), 4),
-                tf.reduce_all(tf.equal(padded[1:4], expected)),
-                tf.greater(padded[0], 0),
-            ]
-        )
+    valid = tf.logical_and(
+        tf.equal(tf.size(shape), 4), tf.reduce_all(tf.equal(padded[1:4], expected))
     )
     height, width, channels = image_shape
     check = tf.debugging.Assert(
         valid,
         [
             f"keras_dml export: `images` must have shape [N, {height}, {width}, {channels}] "
-            "with N >= 1 (raw pixels in [0, 255], the size the model was exported at; resize "
-            "before serving). Received shape:",
+            "(raw pixels in [0, 255], the size the model was exported at; resize before "
+            "serving). Received shape:",
             shape,
         ],
         summarize=8,

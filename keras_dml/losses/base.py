@@ -7,6 +7,7 @@ import keras
 from keras_dml.miners.base import PairMiner
 from keras_dml.miners.registry import get as get_miner
 from keras_dml.pairs.reduction import propagate_nonfinite
+from keras_dml.pairs.references import with_pairs
 from keras_dml.utils.argument_config import ArgumentConfig
 
 REDUCTION = "sum_over_batch_size"  # Keras' default: the scalar loss unchanged
@@ -49,15 +50,16 @@ class MetricLoss(ArgumentConfig, keras.losses.Loss):
         """`fn` on the batch: the loss, or `(loss, num_valid)` with `return_count`.
 
         Args:
-            pair_mask: optional bool tensor `[B, B]`: the pairs allowed; a pair miner chooses among
-                them.
+            pair_mask: optional bool tensor `[B, B]` or `ReferenceBlock`: the pairs allowed; a pair
+                miner chooses among them.
             miner: optional miner for this call, in place of the one `fn` takes.
         """
         kwargs = dict(self._fn_kwargs)
         if miner is not None:
             kwargs["miner"] = miner
         if self._mines_pairs:
-            pair_mask = self.miner(y_pred, y_true, pair_mask=pair_mask).pair_mask()
+            mined = self.miner(y_pred, y_true, pair_mask=pair_mask).pair_mask()
+            pair_mask = with_pairs(pair_mask, mined)
         if pair_mask is not None:
             kwargs["pair_mask"] = pair_mask
         return self.fn(y_true, y_pred, return_count=return_count, **kwargs)

@@ -9,6 +9,7 @@ from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.log_sum_exp import masked_logsumexp
 from keras_dml.pairs.masks import LARGE_VALUE
 from keras_dml.pairs.reduction import mean_over_positive_pairs
+from keras_dml.pairs.references import ReferenceBlock
 
 
 def lifted_structure_loss(
@@ -36,8 +37,11 @@ def lifted_structure_loss(
         has_negative = ops.any(neg_mask, axis=1)
         negatives = masked_logsumexp(margin - distances, neg_mask, axis=1)
         negatives = ops.where(has_negative, negatives, -LARGE_VALUE)
-        # log(sum over N(i) + sum over N(j)) = logaddexp of the two rows' log-sum-exps.
-        both = ops.logaddexp(ops.expand_dims(negatives, 1), ops.expand_dims(negatives, 0))
+        # log(sum over N(i) + sum over N(j)) = logaddexp of the two rows' log-sum-exps; a
+        # reference (a memory slot) is no anchor: N(j) is empty.
+        reference = isinstance(pair_mask, ReferenceBlock)
+        others = -LARGE_VALUE if reference else ops.expand_dims(negatives, 0)
+        both = ops.logaddexp(ops.expand_dims(negatives, 1), others)
         pair_losses = ops.where(pos_mask, ops.square(ops.relu(both + distances)) / 2.0, 0.0)
         return mean_over_positive_pairs(pair_losses, pos_mask, neg_mask)
 

@@ -6,10 +6,9 @@ from keras import ops
 from keras_dml.losses.base import REDUCTION, MetricLoss
 from keras_dml.losses.registry import register_loss
 from keras_dml.miners.aliases import margin_miner
-from keras_dml.pairs.distances import l2_normalize, pairwise_distances, prepare_inputs
+from keras_dml.pairs.batch import pair_batch
 from keras_dml.pairs.masks import count_true
 from keras_dml.pairs.reduction import check_choice, finish
-from keras_dml.pairs.selected_pairs import selected_pair_masks
 
 NORMALIZATIONS = ("nonzero", "pairs")
 
@@ -79,12 +78,10 @@ def margin_loss(
     """
     miner = margin_miner(sampling, cutoff, nonzero_loss_cutoff, miner)
     check_choice("normalize_by", normalize_by, NORMALIZATIONS)
-    labels, embeddings = prepare_inputs(labels, embeddings)
+    embeddings, distances, pos_mask, neg_mask = pair_batch(
+        labels, embeddings, "euclidean", pair_mask, normalize_embeddings
+    )
     embedding_dim = embeddings.shape[-1]
-    if normalize_embeddings:
-        embeddings = l2_normalize(embeddings)
-    distances = pairwise_distances(embeddings)
-    pos_mask, neg_mask = selected_pair_masks(labels, pair_mask)
     batch_size = ops.shape(distances)[0]
     beta = _per_anchor_beta(beta, batch_size)
 

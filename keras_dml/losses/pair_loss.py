@@ -19,13 +19,14 @@ def pair_loss(
     """A pair loss: `formula(matrix, positives, negatives) -> (loss, count)` on a batch.
 
     Every pair loss function is one such call, and takes `labels` (int `[B]`), `embeddings`
-    (float `[B, D]`), `pair_mask` (bool `[B, B]`, the pairs to use) and `return_count`; it returns
-    the float32 loss, or `(loss, count)`, 0.0 when nothing is valid and NaN for NaN or Inf
-    embeddings.
+    (float `[B, D]`), `pair_mask` (bool `[B, B]` or a `ReferenceBlock`, the pairs to use) and
+    `return_count`; it returns the float32 loss, or `(loss, count)`, 0.0 when nothing is valid and
+    NaN for NaN or Inf embeddings.
 
     Args:
-        formula: callable. The loss on the `[B, B]` matrix and the two bool pair masks.
-        matrix: a name in `keras_dml.pairs.MATRICES` or a callable `embeddings -> [B, B]`.
+        formula: callable. The loss on the `[B, B]` (or `[B, M]`) matrix and its two pair masks.
+        matrix: a name in `keras_dml.pairs.MATRICES` or a callable `(embeddings,
+            references=None) -> [B, B]` (or `[B, M]`).
         normalize_embeddings: bool. L2-normalise the embeddings first. Defaults to `False`.
         regularizer: optional callable `embeddings -> scalar`, added when the count is not 0.
 

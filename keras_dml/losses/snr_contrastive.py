@@ -6,6 +6,7 @@ from keras import ops
 from keras_dml.losses.base import REDUCTION, MetricLoss
 from keras_dml.losses.pair_loss import pair_loss
 from keras_dml.losses.registry import register_loss
+from keras_dml.pairs.distances import pairwise_squared_distances
 from keras_dml.pairs.masks import count_true
 from keras_dml.pairs.reduction import check_choice, masked_mean
 
@@ -13,16 +14,24 @@ NORMALIZATIONS = ("nonzero", "pairs")
 _VARIANCE_EPSILON = 1e-12
 
 
-def snr_distances(embeddings):
-    """SNR distances `[B, B]`, `var(h_j - h_i) / var(h_i)` over the features (not symmetric).
+def snr_distances(embeddings, references=None):
+    """SNR distances `[B, B]` (or `[B, M]` to `references`), `var(h_j - h_i) / var(h_i)` over the
+    features (not symmetric).
 
     References:
         Yuan et al., "Signal-to-Noise Ratio: A Robust Distance Metric for Deep Metric
         Learning", CVPR 2019, Sec. 3.
     """
     embeddings = ops.cast(embeddings, "float32")
-    differences = ops.expand_dims(embeddings, 0) - ops.expand_dims(embeddings, 1)  # [i, j]
-    noise = ops.var(differences, axis=-1)
+    if references is None:
+        differences = ops.expand_dims(embeddings, 0) - ops.expand_dims(embeddings, 1)  # [i, j]
+        noise = ops.var(differences, axis=-1)
+    else:  # var(r - h) = |r~ - h~|^2 / D with centred rows: no [B, M, D] tensor
+        centred = embeddings - ops.mean(embeddings, axis=-1, keepdims=True)
+        references = ops.cast(references, "float32")
+        others = references - ops.mean(references, axis=-1, keepdims=True)
+        width = ops.cast(ops.shape(embeddings)[-1], "float32")
+        noise = pairwise_squared_distances(centred, references=others) / width
     signal = ops.var(embeddings, axis=-1, keepdims=True)
     return noise / ops.maximum(signal, _VARIANCE_EPSILON)
 

@@ -7,9 +7,8 @@ from keras_dml.losses.base import REDUCTION, MetricLoss
 from keras_dml.losses.registry import register_loss
 from keras_dml.miners.aliases import TRIPLET_MINING, triplet_miner
 from keras_dml.miners.distance_weighted import DistanceWeightedMiner
-from keras_dml.pairs.distances import pairwise_distances, prepare_inputs
+from keras_dml.pairs.batch import pair_batch
 from keras_dml.pairs.reduction import finish, masked_mean
-from keras_dml.pairs.selected_pairs import selected_pair_masks
 
 MINING_STRATEGIES = tuple(TRIPLET_MINING)  # the options of `mining=`
 
@@ -63,9 +62,9 @@ def triplet_loss(
             "Distance-weighted sampling reads distances on the unit sphere, not squared ones: "
             "use squared=False with DistanceWeightedMiner."
         )
-    labels, embeddings = prepare_inputs(labels, embeddings)
-    distances = pairwise_distances(embeddings, squared=squared)
-    positives, negatives = selected_pair_masks(labels, pair_mask)
+    embeddings, distances, positives, negatives = pair_batch(
+        labels, embeddings, "squared_euclidean" if squared else "euclidean", pair_mask
+    )
     selection = miner.mine(
         distances, positives, negatives, embedding_dim=embeddings.shape[-1], seed=seed
     )

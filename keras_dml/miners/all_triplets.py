@@ -12,5 +12,7 @@ from keras_dml.pairs.selections import TripletSelection
 class AllTripletsMiner(TripletMiner):
     """Every triplet `(a, p, n)` of the allowed pairs (`negative_index=None`)."""
 
+    scores_every_triplet = True  # builds `[B, M, M]`: (anchor, positive, negative)
+
     def mine(self, matrix, positives, negatives, embedding_dim=None, seed=None):
         return TripletSelection(positives, None)

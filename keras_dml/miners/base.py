@@ -46,6 +46,9 @@ class Miner(ArgumentConfig):
 class TripletMiner(Miner):
     """A miner that returns a `TripletSelection`: one negative per (anchor, positive) slot."""
 
+    # True for a miner that scores every (anchor, positive, negative): `[B, M, M]` tensors.
+    scores_every_triplet = False
+
 
 class PairMiner(Miner):
     """A miner that returns a `PairSelection`: positive and negative pairs."""

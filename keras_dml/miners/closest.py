@@ -21,9 +21,9 @@ def closest_negatives(distances, pos_mask, neg_mask, cutoff=0.5):
     eligible = ops.logical_and(neg_mask, ops.greater_equal(distances, cutoff))
     order = ops.argsort(ops.where(eligible, distances, LARGE_VALUE), axis=1)
     rank = ops.cast(ops.cumsum(ops.cast(pos_mask, "int32"), axis=1) - 1, "int32")
-    batch_size = ops.shape(distances)[0]
+    num_columns = ops.shape(distances)[1]
     indices = ops.take_along_axis(
-        ops.cast(order, "int32"), ops.clip(rank, 0, batch_size - 1), axis=1
+        ops.cast(order, "int32"), ops.clip(rank, 0, num_columns - 1), axis=1
     )
     num_eligible = ops.cast(count_true(eligible, axis=1), "int32")
     valid = ops.less(rank, ops.expand_dims(num_eligible, 1))

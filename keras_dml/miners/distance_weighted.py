@@ -44,8 +44,8 @@ def sample_negatives(probabilities, seed=None):
     """`(indices, valid)` `[B, B]`: one negative per slot `(i, j)` drawn from row `i`."""
     probabilities = ops.cast(probabilities, "float32")
     logits = ops.where(probabilities > 0.0, ops.log(ops.maximum(probabilities, _TINY)), -1e4)
-    batch_size = ops.shape(probabilities)[0]
-    indices = keras.random.categorical(logits, batch_size, dtype="int32", seed=seed)
+    num_columns = ops.shape(probabilities)[1]
+    indices = keras.random.categorical(logits, num_columns, dtype="int32", seed=seed)
     has_negative = ops.sum(probabilities, axis=1, keepdims=True) > 0.0
     return indices, ops.logical_and(has_negative, ops.ones_like(indices, dtype="bool"))
 

@@ -13,9 +13,11 @@ from keras_dml.pairs.selections import TripletSelection
 class RandomNegativeMiner(TripletMiner):
     """For each positive pair `(a, p)`, a negative of `a` drawn uniformly (with the loss's seed)."""
 
+    scores_every_triplet = True  # builds `[B, M, M]`: (anchor, positive, negative)
+
     def mine(self, matrix, positives, negatives, embedding_dim=None, seed=None):
-        batch_size = ops.shape(matrix)[0]
-        scores = keras.random.uniform((batch_size, batch_size, batch_size), seed=seed)
+        rows, columns = ops.shape(matrix)[0], ops.shape(matrix)[1]
+        scores = keras.random.uniform((rows, columns, columns), seed=seed)
         scores = ops.where(ops.expand_dims(negatives, 1), scores, -1.0)
         index = ops.cast(ops.argmax(scores, axis=-1), "int32")  # [a, p]
         valid = ops.logical_and(positives, ops.any(negatives, axis=1, keepdims=True))

@@ -19,6 +19,8 @@ class SemiHardMiner(TripletMiner):
         Schroff et al., "FaceNet", CVPR 2015, Sec. 3.2 (semi-hard negatives).
     """
 
+    scores_every_triplet = True  # builds `[B, M, M]`: (anchor, positive, negative)
+
     def mine(self, matrix, positives, negatives, embedding_dim=None, seed=None):
         d_ap = ops.expand_dims(matrix, 2)  # [a, p, 1]
         d_an = ops.expand_dims(matrix, 1)  # [a, 1, n]

@@ -124,7 +124,8 @@ class ABE(SplitEnsembleBase):
     def raw_learner_embeddings(self, images, training=False):
         """Learner embeddings before normalisation, `[N, M, d]`, with one batched call of G."""
         attended = self.attention(list(self.attention_inputs(images, training=training)))
-        height, width, channels = attended.shape[2:]
+        # Run-time h and w: a model built at (None, None, 3) takes any image size.
+        _, _, height, width, channels = ops.shape(attended)
         stacked = ops.reshape(attended, (-1, height, width, channels))  # [N * M, h, w, c]
         pooled = self.pool(self.global_extractor(stacked, training=training))
         pooled = self.dropout_layer(pooled, training=training)
@@ -153,10 +154,10 @@ class ABE(SplitEnsembleBase):
                 raise ValueError(
                     f"Channel indices must be in [0, {channels}). Received: reduce={reduce!r}"
                 )
-        height, width = self.image_shape[:2]
         batches = []
         for start in range(0, len(images), batch_size):
             batch = ops.convert_to_tensor(images[start : start + batch_size], "float32")
+            height, width = batch.shape[1:3]
             masks = self.attention(self.attention_inputs(batch)[1])  # [n, M, h, w, c]
             masks = masks[..., None] if index is None else ops.take(masks, index, axis=-1)
             if index is None:

@@ -138,9 +138,8 @@ class BIER(BIERObjective, EmbeddingModel):
         """The weighted, normalised groups, concatenated; training keeps the diversity loss too."""
         images = self.checked_images(images)
         features = self.dropout_layer(self.features(images, training=training), training=training)
-        output = self.served(
-            images, self.combine([l2_normalize(head(features)) for head in self.heads])
-        )
+        embeddings = self.combine([l2_normalize(head(features)) for head in self.heads])
+        output = self.served(images, embeddings, training)
         if training and self.diversity_layer is not None:
             fixed = ops.cast(ops.stop_gradient(features), "float32")
             kernels = [head.kernel for head in self.heads]

@@ -1,11 +1,19 @@
 """`EnsembleModel`: the base of every keras-dml model (backbone, learners, one embedding)."""
 
+import warnings
+
 import keras
+import numpy as np
 from keras import ops
 
 from keras_dml.models.random_state import SeedStateSaving
 from keras_dml.pairs.distances import l2_normalize
-from keras_dml.serving.input_contract import check_image_tensor, nan_rows_for_nonfinite_images
+from keras_dml.serving.input_contract import (
+    check_image_tensor,
+    looks_unit_scaled,
+    nan_rows_for_invalid_images,
+    unit_scale_message,
+)
 
 POOLINGS = ("avg", "max", "avgmax")
 
@@ -112,24 +120,46 @@ class EnsembleModel(SeedStateSaving, keras.Model):
             return learner_embeddings[0]
         return ops.concatenate(learner_embeddings, axis=-1)
 
+    def __call__(self, *args, **kwargs):
+        images = args[0] if args else kwargs.get("images")
+        if _is_empty_batch(images):  # TensorFlow's convolutions fail on an empty batch
+            self.checked_images(images)
+            return ops.zeros((0, self.embedding_dim), "float32")
+        return super().__call__(*args, **kwargs)
+
     def call(self, images, training=False):
         images = self.checked_images(images)
-        return self.served(images, self.combine(self.learner_embeddings(images, training=training)))
+        embeddings = self.combine(self.learner_embeddings(images, training=training))
+        return self.served(images, embeddings, training)
 
     def predict(self, x, *args, **kwargs):
-        """`keras.Model.predict`, with the input contract's static checks run first on arrays."""
+        """`keras.Model.predict`; on arrays, the input contract's static checks run first.
+
+        An empty batch gives an empty `[0, D]` result; float pixels in [0, 1] are warned about.
+        """
         # Before Keras starts: JAX's `predict` loses the weights when tracing `call` raises.
         if hasattr(x, "shape") and hasattr(x, "dtype"):
             check_image_tensor(x, self.image_shape)
+            if _is_empty_batch(x):
+                return np.zeros((0, self.embedding_dim), np.float32)
+            if isinstance(x, np.ndarray) and looks_unit_scaled(float(np.max(x)), x.dtype):
+                warnings.warn(unit_scale_message(float(np.min(x)), float(np.max(x))), stacklevel=2)
         return super().predict(x, *args, **kwargs)
+
+    def predict_on_batch(self, x):
+        """`keras.Model.predict_on_batch`; an empty batch gives an empty `[0, D]` result."""
+        if _is_empty_batch(x):
+            check_image_tensor(x, self.image_shape)
+            return np.zeros((0, self.embedding_dim), np.float32)
+        return super().predict_on_batch(x)
 
     def checked_images(self, images):
         """`images`, once their static shape and dtype fit `image_shape` (refused otherwise)."""
         return check_image_tensor(images, self.image_shape)
 
-    def served(self, images, embeddings):
-        """`embeddings` with a NaN row for each image that has a NaN or Inf pixel."""
-        return nan_rows_for_nonfinite_images(images, embeddings)
+    def served(self, images, embeddings, training=False):
+        """`embeddings` with NaN rows for NaN / Inf images and, in inference, out-of-range ones."""
+        return nan_rows_for_invalid_images(images, embeddings, pixel_range=not training)
 
     def compute_output_shape(self, input_shape):
         return (input_shape[0], self.embedding_dim)
@@ -151,6 +181,13 @@ class EnsembleModel(SeedStateSaving, keras.Model):
         config = dict(config)
         config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
         return cls(**config)
+
+
+def _is_empty_batch(images):
+    """Whether `images` is a batch whose static size is 0 (`[0, H, W, C]`)."""
+    shape = getattr(images, "shape", None)
+    # Plain ints only: comparing torch.export's symbolic batch size would fix it in the graph.
+    return shape is not None and len(shape) > 0 and isinstance(shape[0], int) and shape[0] == 0
 
 
 def check_backbone(backbone):

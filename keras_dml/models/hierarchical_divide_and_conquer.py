@@ -103,7 +103,7 @@ class HierarchicalDivideAndConquer(DivisionStateMixin, DivisionModel):
     def call(self, images, training=False):
         images = self.checked_images(images)
         raw = self.raw_embedding(images, training)
-        output = self.served(images, self.soft_mask.combine(raw, self.num_active))
+        output = self.served(images, self.soft_mask.combine(raw, self.num_active), training)
         if training:
             # `compute_loss` of the same step embeds a divide-stage batch in its subspace from
             # `f(x)`; the pair is used only when it receives exactly this output tensor.

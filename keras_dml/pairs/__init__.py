@@ -31,6 +31,7 @@ from keras_dml.pairs.reduction import (
     propagate_nonfinite,
     reduce_pair_losses,
 )
+from keras_dml.pairs.references import ReferenceBlock, with_pairs
 from keras_dml.pairs.selected_pairs import selected_pair_masks
 from keras_dml.pairs.selections import PairSelection, TripletSelection
 
@@ -38,6 +39,7 @@ __all__ = [
     "LARGE_VALUE",
     "MATRICES",
     "PairSelection",
+    "ReferenceBlock",
     "TripletSelection",
     "cosine_similarity_matrix",
     "count_true",
@@ -64,4 +66,5 @@ __all__ = [
     "safe_sqrt",
     "selected_pair_masks",
     "triplet_mask",
+    "with_pairs",
 ]

@@ -68,36 +68,44 @@ def diagonal_mask(batch_size):
     return ops.equal(ops.expand_dims(index, 1), ops.expand_dims(index, 0))
 
 
-def pairwise_squared_distances(embeddings):
-    """Squared Euclidean distances `[B, B]` between the rows of `[B, D]`, 0 on the diagonal."""
+def pairwise_squared_distances(embeddings, references=None):
+    """Squared Euclidean distances `[B, B]` between the rows of `[B, D]`, 0 on the diagonal, or
+    `[B, M]` from them to the rows of `references [M, D]`."""
     embeddings = ops.cast(embeddings, "float32")
+    others = embeddings if references is None else ops.cast(references, "float32")
     squared_norms = ops.sum(ops.square(embeddings), axis=1)
-    dot = ops.matmul(embeddings, ops.transpose(embeddings))
-    distances = ops.expand_dims(squared_norms, 1) - 2.0 * dot + ops.expand_dims(squared_norms, 0)
+    other_norms = squared_norms if references is None else ops.sum(ops.square(others), axis=1)
+    dot = ops.matmul(embeddings, ops.transpose(others))
+    distances = ops.expand_dims(squared_norms, 1) - 2.0 * dot + ops.expand_dims(other_norms, 0)
     distances = ops.maximum(distances, 0.0)  # round-off
+    if references is not None:
+        return distances
     off_diagonal = ops.logical_not(diagonal_mask(ops.shape(embeddings)[0]))
     return distances * ops.cast(off_diagonal, "float32")
 
 
-def pairwise_distances(embeddings, squared=False):
-    """Euclidean (`squared=True`: squared) distances `[B, B]`, finite gradients at 0."""
-    squared_distances = pairwise_squared_distances(embeddings)
+def pairwise_distances(embeddings, squared=False, references=None):
+    """Euclidean (`squared=True`: squared) distances `[B, B]` (or `[B, M]` to `references`),
+    finite gradients at 0."""
+    squared_distances = pairwise_squared_distances(embeddings, references)
     if squared:
         return squared_distances
     return safe_sqrt(squared_distances)
 
 
-def cosine_similarity_matrix(embeddings):
-    """Cosine similarities `[B, B]` between the rows of `[B, D]`.
+def cosine_similarity_matrix(embeddings, references=None):
+    """Cosine similarities `[B, B]` between the rows of `[B, D]` (or `[B, M]` to `references`).
 
     References:
         Opitz et al., "Deep Metric Learning with BIER", TPAMI 2018, Eq. (1).
     """
     normalized = l2_normalize(embeddings)
-    return ops.matmul(normalized, ops.transpose(normalized))
+    others = normalized if references is None else l2_normalize(references)
+    return ops.matmul(normalized, ops.transpose(others))
 
 
-def inner_products(embeddings):
-    """Raw inner products `[B, B]` between the rows of `[B, D]`."""
+def inner_products(embeddings, references=None):
+    """Raw inner products `[B, B]` between the rows of `[B, D]` (or `[B, M]` to `references`)."""
     embeddings = ops.cast(embeddings, "float32")
-    return ops.matmul(embeddings, ops.transpose(embeddings))
+    others = embeddings if references is None else ops.cast(references, "float32")
+    return ops.matmul(embeddings, ops.transpose(others))

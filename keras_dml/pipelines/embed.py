@@ -12,7 +12,12 @@ from keras_dml.pipelines.beam_api import (
     require_beam,
 )
 from keras_dml.pipelines.decode import DecodeFiles
-from keras_dml.pipelines.image_files import file_pattern, file_record, is_image
+from keras_dml.pipelines.image_files import (
+    ImageFilesOnly,
+    file_pattern,
+    file_record,
+    report_files,
+)
 from keras_dml.pipelines.model_handler import EmbedderHandler, local_model
 from keras_dml.pipelines.progress import Progress, summary
 from keras_dml.pipelines.sinks import WriteToStore, to_row, write_parquet
@@ -49,7 +54,7 @@ class EmbedImages(PTransform):
             begin
             | "Match" >> fileio.MatchFiles(pattern, empty_match_treatment="DISALLOW")
             | "Paths" >> beam.Map(lambda found: found.path)
-            | "Images" >> beam.Filter(is_image)
+            | "Images" >> beam.ParDo(ImageFilesOnly())
             | "Records" >> beam.Map(file_record, root)
             | "Decode" >> beam.ParDo(DecodeFiles(self.image_shape))
             | "Embed" >> RunInference(handler)
@@ -92,6 +97,7 @@ def embed_images(
     beam_args=(),
     batch_size=64,
     onnx_path=None,
+    strict_files=False,
 ):
     """Embeds image files on Apache Beam into a vector store (keyed by path) and/or Parquet.
 
@@ -108,11 +114,15 @@ def embed_images(
         batch_size: int. Most images per model call. Defaults to `64`.
         onnx_path: str or None. Export a `.keras` model there first, so the workers run ONNX
             without TensorFlow. Defaults to `None`.
+        strict_files: bool. Fail (after the run) when a file could not be read. Defaults to
+            `False`: bad files are skipped and named in a warning.
 
     Returns:
-        dict: the counters `files`, `bad_files`, `embedded`, `written` and `bad_file_names`.
+        dict: the counters `files`, `bad_files`, `non_image_files`, `embedded`, `written`,
+            `bad_file_names` and `non_image_file_names`.
 
     Raises:
+        UnreadableFilesError: a file could not be read and `strict_files` is true.
         MissingDependencyError: Apache Beam (or pymilvus for a store) is not installed.
         ModelMismatchError: the store's collection holds another model's embeddings.
     """
@@ -133,4 +143,6 @@ def embed_images(
         write_parquet(rows, output)
     result = pipeline.run()
     result.wait_until_finish()
-    return summary(result)
+    counts = summary(result)
+    report_files(counts, f"embed {os.fspath(images)!r}", strict_files)
+    return counts

@@ -5,6 +5,9 @@ import os
 
 from PIL import Image, UnidentifiedImageError
 
+from keras_dml.data.file_report import report_ignored, report_unreadable
+from keras_dml.pipelines.beam_api import DoFn, Metrics
+from keras_dml.pipelines.progress import NAMESPACE, NON_IMAGE_NAMES, counter
 from keras_dml.search.gallery import IMAGE_SUFFIXES
 from keras_dml.serving.input_contract import ImageContract, decode_image
 
@@ -33,6 +36,35 @@ def file_pattern(images):
 def is_image(path):
     """Whether `path` has an image suffix (the suffixes `EmbeddingIndex` reads from a folder)."""
     return os.path.splitext(path)[1].lower() in IMAGE_SUFFIXES
+
+
+class ImageFilesOnly(DoFn):
+    """Paths -> the image paths; any other file is counted (`non_image_files`) and named."""
+
+    def setup(self):
+        self.others = counter("non_image_files")
+        self.other_names = Metrics.string_set(NAMESPACE, NON_IMAGE_NAMES)
+
+    def process(self, path):
+        if is_image(path):
+            yield path
+        else:
+            self.others.inc()
+            self.other_names.add(path)
+
+
+def report_files(counts, where, strict_files=False):
+    """Names the run's ignored non-image files and skipped bad files (a warning), or raises.
+
+    `counts` is `embed_images`'s summary; `strict_files` makes a bad file an error.
+
+    Raises:
+        UnreadableFilesError: a file could not be read and `strict_files` is true.
+    """
+    others = counts.get(NON_IMAGE_NAMES, [])
+    report_ignored(where, others, f"not {' '.join(IMAGE_SUFFIXES)}")
+    skipped = [(name, None) for name in counts["bad_file_names"]]  # already "path (reason)"
+    report_unreadable(where, skipped, counts["files"], strict_files)
 
 
 def file_record(path, root):

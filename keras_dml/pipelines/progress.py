@@ -6,8 +6,9 @@ import time
 from keras_dml.pipelines.beam_api import DoFn, Metrics, MetricsFilter
 
 NAMESPACE = "keras_dml"
-COUNTERS = ("files", "bad_files", "embedded", "written")
+COUNTERS = ("files", "bad_files", "non_image_files", "embedded", "written")
 BAD_FILE_NAMES = "bad_file_names"
+NON_IMAGE_NAMES = "non_image_file_names"
 
 
 def counter(name):
@@ -41,13 +42,13 @@ class Progress(DoFn):
 
 
 def summary(result):
-    """`{"files", "bad_files", "embedded", "written", "bad_file_names"}` of a finished run."""
+    """The `COUNTERS`, `bad_file_names` and `non_image_file_names` of a finished run."""
     found = result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))
     values = {name: 0 for name in COUNTERS}
     for entry in found["counters"]:
         values[entry.key.metric.name] += int(entry.committed or 0)
-    names = set()
+    names = {BAD_FILE_NAMES: set(), NON_IMAGE_NAMES: set()}
     for entry in found.get("string_sets", []):
-        names |= set(entry.committed or ())
-    values[BAD_FILE_NAMES] = sorted(names)
+        names[entry.key.metric.name] |= set(entry.committed or ())
+    values.update({key: sorted(found_names) for key, found_names in names.items()})
     return values

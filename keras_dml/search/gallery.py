@@ -6,27 +6,34 @@ from pathlib import Path
 import numpy as np
 
 from keras_dml.data.batch_streams import is_batch_stream
+from keras_dml.data.file_report import error_reason, report_ignored, report_unreadable
 from keras_dml.serving.embed import embed
 from keras_dml.serving.input_contract import ImageContract, decode_image
 
-# The same list as deployment/onnx_client.py's (a test holds them equal): TIFF galleries, float ones
-# included, are read and checked by the input contract, not skipped.
+# The same list as deployment/onnx_client.py's (a test holds them equal): TIFF files, float ones
+# included, are images too, each checked by the input contract.
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 
 
 def list_image_folder(folder):
-    """`(paths, labels, class_names)` of the images under `folder` (labels from `<class>/`)."""
+    """`(paths, labels, class_names)` of the images under `folder` (labels from `<class>/`).
+
+    Files without an image suffix are named in a warning.
+    """
     root = Path(folder)
     if not root.is_dir():
         raise FileNotFoundError(
             f"The gallery folder does not exist. Received: {os.fspath(folder)!r}"
         )
-    paths = sorted(p for p in root.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    paths = [p for p in files if p.suffix.lower() in IMAGE_SUFFIXES]
     if not paths:
         raise ValueError(
             f"No images ({', '.join(IMAGE_SUFFIXES)}) under {os.fspath(folder)!r}; put image "
             "files in it (optionally in one sub-folder per class)."
         )
+    others = [str(p) for p in files if p.suffix.lower() not in IMAGE_SUFFIXES]
+    report_ignored(os.fspath(folder), others, f"not {' '.join(IMAGE_SUFFIXES)}")
     classes = sorted(
         {p.relative_to(root).parts[0] for p in paths if len(p.relative_to(root).parts) > 1}
     )
@@ -37,17 +44,26 @@ def list_image_folder(folder):
     return [str(p) for p in paths], labels, classes
 
 
-def read_images(paths, image_size):
-    """Reads image files (serving input contract) as float32 RGB `[N, H, W, 3]` at `image_size`."""
+def bad_file_errors():
+    """What reading a bad image file raises: unreadable (OSError), bad pixels, too many pixels."""
     from PIL import Image
 
-    images = []
-    for path in paths:
-        try:
-            with Image.open(path) as image:
-                images.append(decode_image(image, image_size).astype(np.float32))
-        except OSError as error:
-            raise ValueError(f"Cannot read the image {path}: {error}. Remove or fix it.") from error
+    return (OSError, ValueError, Image.DecompressionBombError)
+
+
+def read_image(path, image_size, contract=None):
+    """One image file as float32 RGB `[H, W, 3]` at `image_size`, checked by `contract`."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        pixels = decode_image(image, image_size).astype(np.float32)
+    if contract is not None:
+        contract.check(pixels[None])
+    return pixels
+
+
+def stack_images(images, image_size):
+    """`np.stack(images)`, refusing images of several sizes for a model of any size."""
     if image_size is None and len({image.shape for image in images}) > 1:
         raise ValueError(
             "The images have different sizes and the model has no fixed input size; resize them "
@@ -56,14 +72,41 @@ def read_images(paths, image_size):
     return np.stack(images)
 
 
+def read_images(paths, image_size):
+    """Reads image files (serving input contract) as float32 RGB `[N, H, W, 3]` at `image_size`."""
+    images = []
+    for path in paths:
+        try:
+            images.append(read_image(path, image_size))
+        except OSError as error:
+            raise ValueError(f"Cannot read the image {path}: {error}. Remove or fix it.") from error
+    return stack_images(images, image_size)
+
+
+def read_folder_images(paths, image_size, contract=None):
+    """`(images, kept, skipped)`: the readable files' pixels, their positions, `(path, reason)`s."""
+    images, kept, skipped = [], [], []
+    for position, path in enumerate(paths):
+        try:
+            images.append(read_image(path, image_size, contract))
+            kept.append(position)
+        except bad_file_errors() as error:
+            skipped.append((path, error_reason(error)))
+    return images, kept, skipped
+
+
+def readable_files(paths, image_size, where, strict_files=False):
+    """The files of `paths` that read as images; the others are skipped and named (or fatal)."""
+    _, kept, skipped = read_folder_images(paths, image_size)
+    report_unreadable(where, skipped, len(paths), strict_files)
+    return [paths[i] for i in kept]
+
+
 def embed_images(embedder, images, batch_size=64):
     """Embeds an array of images `[N, H, W, 3]` in batches -> float32 `[N, D]`."""
     contract = ImageContract(embedder.image_shape)
-    if len(images) == 0:
-        contract.check(images)  # refuses the empty batch with the contract's message
-    parts = [
-        embedder(images[s : s + batch_size], contract) for s in range(0, len(images), batch_size)
-    ]
+    starts = range(0, max(len(images), 1), batch_size)  # an empty array: one `[0, D]` batch
+    parts = [embedder(images[s : s + batch_size], contract) for s in starts]
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 
@@ -77,24 +120,52 @@ def embed_paths(embedder, paths, batch_size=64):
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 
-def resolve_gallery(data, embedder, batch_size=64):
+def embed_folder(embedder, paths, batch_size=64, where="", strict_files=False):
+    """`(embeddings [N, D], kept)` of a folder's files; unreadable ones are skipped and named.
+
+    Raises:
+        UnreadableFilesError: a file cannot be read and `strict_files` is true.
+    """
+    contract = ImageContract(embedder.image_shape)
+    parts, kept, skipped = [], [], []
+    for start in range(0, len(paths), batch_size):
+        batch = paths[start : start + batch_size]
+        images, good, bad = read_folder_images(batch, embedder.image_size, contract)
+        kept += [start + i for i in good]
+        skipped += bad
+        if bad and strict_files:  # stop at the first batch holding an unreadable file
+            report_unreadable(where, skipped, len(paths), strict_files=True)
+        if images:
+            parts.append(embedder(stack_images(images, embedder.image_size), contract))
+    report_unreadable(where, skipped, len(paths))
+    if not parts:
+        raise ValueError(f"{where}: none of the {len(paths)} image files can be read.")
+    return np.concatenate(parts).astype(np.float32, copy=False), kept
+
+
+def resolve_gallery(data, embedder, batch_size=64, strict_files=False):
     """Turns a gallery or query input into `(embeddings, labels, ids, class_names)`.
 
     `data` is embeddings `[N, D]`, raw pixels `[N, H, W, C]`, an `ImageDataset`, a batched
     dataset of `(images, labels)`, a folder, an image file or a list of files; all but embeddings
-    need `embedder`. Missing parts are `None`.
+    need `embedder`. Missing parts are `None`. Unreadable files of a folder are skipped and named
+    in a warning, or raise `UnreadableFilesError` with `strict_files`.
     """
     if isinstance(data, (str, os.PathLike)) or (
         isinstance(data, (list, tuple)) and data and isinstance(data[0], (str, os.PathLike))
     ):
         _need_model(embedder, "image files")
         if isinstance(data, (list, tuple)):
-            paths, labels, classes = [os.fspath(p) for p in data], None, None
+            paths = [os.fspath(p) for p in data]
         elif os.path.isfile(data):
-            paths, labels, classes = [os.fspath(data)], None, None
+            paths = [os.fspath(data)]
         else:
             paths, labels, classes = list_image_folder(data)
-        return embed_paths(embedder, paths, batch_size), labels, paths, classes
+            where = f"folder {os.fspath(data)!r}"
+            embeddings, kept = embed_folder(embedder, paths, batch_size, where, strict_files)
+            labels = None if labels is None else labels[kept]
+            return embeddings, labels, [paths[i] for i in kept], classes
+        return embed_paths(embedder, paths, batch_size), None, paths, None
     if hasattr(data, "as_dataset") or hasattr(data, "as_tf_dataset"):
         _need_model(embedder, "an ImageDataset")
         embeddings, labels = embed(embedder, data, batch_size=batch_size, verbose=False)

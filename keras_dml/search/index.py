@@ -96,7 +96,7 @@ class EmbeddingIndex(IndexSearch, IndexMatching):
             embeddings, backend=self.backend_name, **self.backend_options
         )
 
-    def add(self, data, labels=None, ids=None, class_names=None, batch_size=64):
+    def add(self, data, labels=None, ids=None, class_names=None, batch_size=64, strict_files=False):
         """Adds gallery items: embeddings `[N, D]`, images, an `ImageDataset` or a folder.
 
         Args:
@@ -105,12 +105,14 @@ class EmbeddingIndex(IndexSearch, IndexMatching):
             ids: sequence [N] or None. File paths or your own ids.
             class_names: list of str naming the labels, or None.
             batch_size: int. Images per model call. Defaults to `64`.
+            strict_files: bool. Raise on an unreadable file of a folder instead of skipping it.
+                Defaults to `False`.
 
         Returns:
             `self`.
         """
         embeddings, found_labels, found_ids, found_names = resolve_gallery(
-            data, self.embedder, batch_size
+            data, self.embedder, batch_size, strict_files
         )
         labels = found_labels if labels is None else np.asarray(labels)
         ids = found_ids if ids is None else list(ids)

@@ -6,7 +6,7 @@ from keras_dml.serving.input_contract import (
     check_embeddings,
     check_image_tensor,
     decode_image,
-    nan_rows_for_nonfinite_images,
+    nan_rows_for_invalid_images,
 )
 
 __all__ = [
@@ -15,5 +15,5 @@ __all__ = [
     "check_embeddings",
     "check_image_tensor",
     "decode_image",
-    "nan_rows_for_nonfinite_images",
+    "nan_rows_for_invalid_images",
 ]

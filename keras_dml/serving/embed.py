@@ -58,7 +58,8 @@ def _batches(data, batch_size):
         raise ValueError(
             f"`embed` needs a batch of inputs [N, ...]. Received shape {images.shape}."
         )
-    starts = range(0, images.shape[0], batch_size)
+    # An empty array is one empty batch: the model's `[0, D]` answer, as on every path.
+    starts = range(0, max(images.shape[0], 1), batch_size)
     return (
         (
             (images[s : s + batch_size], None if labels is None else labels[s : s + batch_size])
@@ -175,6 +176,23 @@ def _predict_function(model):
     return lambda images: forward(tf.convert_to_tensor(images))
 
 
+def _empty_embeddings(predict, contract, image_shape):
+    """The `[0, D]` answer for data that yielded no batch (an empty dataset)."""
+    if image_shape is None or None in image_shape:
+        raise ValueError(
+            "`embed` received an empty dataset and the model's input size is not fixed, so the "
+            "embedding size is unknown; pass at least one image."
+        )
+    images = np.zeros((0, *image_shape), np.float32)
+    output = np.asarray(predict(images if contract is None else contract.check(images)))
+    return _rows(output.astype(np.float32))
+
+
+def _rows(output):
+    """`output` as `[N, D]` rows (an empty batch keeps its `D`)."""
+    return output.reshape(output.shape[0], int(np.prod(output.shape[1:])))
+
+
 def embed(model, data, batch_size=256, verbose=True, out_path=None):
     """Computes the embeddings of `data` with `model` (inference mode) and collects the labels.
 
@@ -225,12 +243,15 @@ def embed(model, data, batch_size=256, verbose=True, out_path=None):
             if writer is None:
                 embeddings.append(output)
             else:
-                writer.write(output.reshape(output.shape[0], -1))
+                writer.write(_rows(output))
                 embeddings.append(None)
             if batch_labels is not None:
                 labels.append(np.asarray(batch_labels).reshape(-1))
         if not embeddings:
-            raise ValueError("`embed` received no data: the dataset or array is empty.")
+            embeddings.append(_empty_embeddings(predict, contract, _image_shape(model)))
+            if writer is not None:
+                writer.write(embeddings.pop())
+                embeddings.append(None)
         if labels and len(labels) != len(embeddings):
             raise ValueError("Some dataset elements carry labels and others do not.")
         if writer is not None:

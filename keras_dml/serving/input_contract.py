@@ -59,9 +59,11 @@ class ImageContract:
     def check(self, images):
         """Returns `images` as a NumPy array (uint8 / float32 kept, other reals cast to float32).
 
+        An empty batch `[0, H, W, C]` passes: every path embeds it as an empty `[0, D]` result.
+
         Raises:
-            InputContractError: wrong rank, channel count, size or dtype; an empty batch; pixels
-                outside [0, 255]; NaN or Inf pixels.
+            InputContractError: wrong rank, channel count, size or dtype; pixels outside
+                [0, 255]; NaN or Inf pixels.
         """
         images = np.asarray(images)
         dtype = images.dtype
@@ -85,10 +87,10 @@ class ImageContract:
                 f"Images must be {shape} raw pixels (the model's input size); got shape "
                 f"{images.shape}. Arrays are never resized: {RESIZE_HINT}."
             )
-        if images.shape[0] == 0:
-            raise InputContractError(f"Empty batch: pass at least one image {shape}.")
         if dtype == np.uint8:
             return images
+        if images.shape[0] == 0:
+            return images.astype(np.float32)
         low, high = float(images.min()), float(images.max())  # NaN and Inf propagate to these
         if not (np.isfinite(low) and np.isfinite(high)):
             finite = np.isfinite(images).reshape(images.shape[0], -1).all(axis=1)
@@ -185,13 +187,26 @@ def _tf_runtime_shape_check(images, expected):
     return images
 
 
-def nan_rows_for_nonfinite_images(images, embeddings):
-    """`embeddings` `[N, D]` with the rows of images with a NaN / Inf pixel set to NaN, in-graph."""
+def nan_rows_for_invalid_images(images, embeddings, pixel_range=True):
+    """`embeddings` `[N, D]` with a NaN row for each image with a NaN or Inf pixel, in-graph.
+
+    Args:
+        images: tensor `[N, H, W, C]`. The model's input.
+        embeddings: tensor `[N, D]`. The model's output.
+        pixel_range: bool. Also a NaN row for a pixel outside [0, 255] (inference and exported
+            graphs; not training, whose augmentation may leave the range). Defaults to `True`.
+    """
     from keras import backend, ops
 
-    if not backend.standardize_dtype(images.dtype).startswith(("float", "bfloat")):
+    dtype = backend.standardize_dtype(images.dtype)
+    if dtype in ("uint8", "bool"):
+        return embeddings  # uint8 is always in range; bool was refused before
+    if pixel_range:
+        valid = ops.logical_and(images >= PIXEL_RANGE[0], images <= PIXEL_RANGE[1])  # NaN: False
+    elif dtype.startswith(("float", "bfloat")):
+        # Needed: graph-mode max pooling turns NaN into the lowest float, a finite embedding.
+        valid = ops.isfinite(images)
+    else:
         return embeddings
-    # Needed: graph-mode max pooling turns NaN into the lowest float, a finite embedding.
-    finite = ops.all(ops.isfinite(images), axis=(1, 2, 3))
-    factor = ops.cast(ops.where(finite, 1.0, float("nan")), embeddings.dtype)
-    return embeddings * factor[:, None]
+    factor = ops.where(ops.all(valid, axis=(1, 2, 3)), 1.0, float("nan"))
+    return embeddings * ops.cast(factor, embeddings.dtype)[:, None]

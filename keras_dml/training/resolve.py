@@ -6,6 +6,7 @@ import warnings
 
 from keras_dml import backbones
 from keras_dml.losses.class_weights import with_class_arguments, with_recommended_lr_multipliers
+from keras_dml.losses.cross_batch_memory.footprint import check_memory_entry
 from keras_dml.methods import get_method
 from keras_dml.methods.batch_composition import fit_batch_composition, usable_classes
 from keras_dml.methods.defaults import accepted_arguments, check_loss_entry
@@ -49,6 +50,8 @@ def resolve_run(config, splits):
     if loss is not None:
         check_loss_entry(loss)
         loss = with_class_arguments(loss, num_classes=splits["train"].num_classes)
+        if loss["name"] == "cross_batch_memory" and "memory_size" in loss:
+            check_memory_entry(loss, values["batch_size"])
     values["loss"] = loss
     values["optimizer"] = with_recommended_lr_multipliers(values["optimizer"], loss)
     values["method_options"] = dataclasses.asdict(options)

@@ -20,6 +20,7 @@ from keras_dml.training.resolve import resolve_run
 from keras_dml.training.resumable import BestCheckpoint, HistoryFile, warn_inexact_resume
 from keras_dml.training.run_config import RunConfig
 from keras_dml.training.strategy import (
+    check_no_caller_scope,
     check_strategy,
     is_chief,
     make_strategy,
@@ -52,6 +53,7 @@ def train(config, output_dir, verbose=1, extra_callbacks=(), splits=None, report
     if not isinstance(config, RunConfig):
         config = RunConfig.from_dict(config)
     check_strategy(config.strategy)
+    check_no_caller_scope(config.strategy)
     # A multi-worker strategy must exist before TensorFlow runs its first op (data loading).
     strategy = make_strategy(config.strategy)
     with worker_output_dir(output_dir, strategy) as run_dir:

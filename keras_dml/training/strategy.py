@@ -4,6 +4,7 @@ import contextlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 
 import keras
@@ -45,6 +46,27 @@ def check_strategy(name, backend=None):
             "devices, TensorFlow) or 'multi_worker' (TF_CONFIG, TensorFlow). "
             f"Received: strategy={name!r}"
         )
+
+
+def check_no_caller_scope(name):
+    """Refuses to start `train()` inside a caller's `tf.distribute` strategy scope.
+
+    Args:
+        name: str. The run's `strategy` setting, named in the message.
+
+    Raises:
+        ValueError: when a `tf.distribute` strategy scope is open.
+    """
+    tf = sys.modules.get("tensorflow")  # no scope can be open if TensorFlow was never imported
+    if tf is None or not tf.distribute.has_strategy():
+        return
+    # One rule for every strategy: the run's config.json must say how it trained, and two
+    # MirroredStrategy objects in one process reuse collective keys (a shape-mismatch abort).
+    raise ValueError(
+        'train() builds its own strategy from the run configuration\'s "strategy" key '
+        f"({name!r}); call it outside your {type(tf.distribute.get_strategy()).__name__} scope "
+        'and set "strategy": "mirrored" (local devices) or "multi_worker" (TF_CONFIG).'
+    )
 
 
 def _tensorflow():
@@ -121,7 +143,7 @@ def make_strategy(name):
     if name == "data_parallel":
         return keras.distribution.DataParallel()
     if name == "default":
-        return None  # no scope of its own: a caller's `strategy.scope()` still applies
+        return None
     key = (name, os.environ.get("TF_CONFIG") if name == "multi_worker" else None)
     if key not in _PROCESS_STRATEGIES:
         if name == "mirrored":

@@ -6,8 +6,9 @@ import importlib
 _EXTRAS = {
     "faiss": ("faiss", "faiss-cpu"),
     "onnx": ("onnx", "onnx"),
-    "tf2onnx": ("onnx", "tf2onnx"),
+    "tf2onnx": ("onnx-tensorflow", "tf2onnx"),
     "onnxruntime": ("onnx", "onnxruntime"),
+    "onnxscript": ("onnx", "onnxscript"),
     "matplotlib": ("vis", "matplotlib"),
     "matplotlib.pyplot": ("vis", "matplotlib"),
     "tf_keras_vis": ("vis", "tf-keras-vis"),

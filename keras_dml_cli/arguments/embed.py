@@ -24,6 +24,10 @@ OPTIONS = {
     },
     "--runner": {"default": "DirectRunner", "help": "Beam runner (default DirectRunner)"},
     "--batch-size": {"type": int, "default": 64, "help": "images per model call"},
+    "--strict-files": {
+        "action": "store_true",
+        "help": "fail the run when a file cannot be read (default: skip it and name it)",
+    },
     "--onnx": {
         "metavar": "FILE",
         "help": "export the .keras model to this ONNX file first: workers then need no TensorFlow",

@@ -15,7 +15,7 @@ def add_export_arguments(parser):
         "--output", required=True, help="SavedModel directory or .onnx file to write"
     )
     parser.add_argument(
-        "--opset", type=int, default=17, help="ONNX opset version (onnx only, default: 17)"
+        "--opset", type=int, default=18, help="ONNX opset version (onnx only, default: 18)"
     )
     parser.add_argument(
         "--image-size",
@@ -47,7 +47,7 @@ def add_export_parser(subparsers):
     >>> parser = argparse.ArgumentParser(prog="keras-dml")
     >>> _ = add_export_parser(parser.add_subparsers(dest="command"))
     >>> parser.parse_args(["export", "m.keras", "--format", "onnx", "--output", "m.onnx"]).opset
-    17
+    18
     """
     parser = subparsers.add_parser(
         "export",

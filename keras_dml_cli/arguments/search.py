@@ -35,5 +35,10 @@ def add_search_parser(subparsers):
     parser.add_argument("--save-index", metavar="DIR", help="save the gallery index to DIR")
     parser.add_argument("--plot", metavar="PNG", help="draw each query and its neighbours")
     parser.add_argument("--batch-size", type=int, default=64, help="images per model call")
+    parser.add_argument(
+        "--strict-files",
+        action="store_true",
+        help="stop at an unreadable image of a folder (default: skip it with a warning)",
+    )
     add_rerank_arguments(parser)
     return parser

@@ -43,6 +43,11 @@ def add_train_parser(subparsers, plugins=()):
     )
     parser.add_argument("--data-dir", help="folder holding the dataset in its official layout")
     parser.add_argument(
+        "--strict-files",
+        action="store_true",
+        help="stop at an unreadable image of a folder dataset (default: skip it with a warning)",
+    )
+    parser.add_argument(
         "--backbone",
         help=(
             "backbone name (default vgg_small; convnet is cheaper per step; resnet50, "

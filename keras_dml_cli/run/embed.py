@@ -7,7 +7,7 @@ __all__ = ["run_embed"]
 
 def run_embed(args):
     """Runs `keras-dml embed`; prints the counts, where the rows went, and each bad file."""
-    names = ("store", "output", "collection", "index", "runner", "batch_size")
+    names = ("store", "output", "collection", "index", "runner", "batch_size", "strict_files")
     options = {name: getattr(args, name) for name in names}
     counts = embed_images(
         args.model, args.images, beam_args=args.beam_options, onnx_path=args.onnx, **options

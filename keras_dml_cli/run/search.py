@@ -2,7 +2,7 @@
 
 import os
 
-from keras_dml.search.gallery import list_image_folder
+from keras_dml.search.gallery import list_image_folder, readable_files
 from keras_dml.search.index import EmbeddingIndex
 from keras_dml.search.plot import plot_neighbors
 from keras_dml.stores.index import StoreIndex
@@ -11,11 +11,14 @@ from keras_dml_cli.run.rerank import rerank_from_args
 __all__ = ["run_search"]
 
 
-def _query_paths(queries):
+def _query_paths(queries, index, strict_files=False):
     paths = []
+    embedder = getattr(index, "embedder", None)
+    image_size = None if embedder is None else embedder.image_size
     for query in queries:
         if os.path.isdir(query):
-            paths.extend(list_image_folder(query)[0])
+            found = list_image_folder(query)[0]
+            paths.extend(readable_files(found, image_size, f"folder {query!r}", strict_files))
         elif os.path.isfile(query):
             paths.append(query)
         else:
@@ -34,11 +37,11 @@ def run_search(args):
         index = EmbeddingIndex.load(args.load_index, model=args.model)
     else:
         index = EmbeddingIndex(backend=args.index, model=args.model)
-        index.add(args.gallery, batch_size=args.batch_size)
+        index.add(args.gallery, batch_size=args.batch_size, strict_files=args.strict_files)
     if args.save_index:
         index.save(args.save_index)
         print(f"saved the index ({len(index)} images) to {args.save_index}")
-    queries = _query_paths(args.query)
+    queries = _query_paths(args.query, index, args.strict_files)
     result = index.search(
         queries, k=args.k, learner=args.learner, batch_size=args.batch_size, rerank=rerank
     )

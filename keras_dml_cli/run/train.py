@@ -49,6 +49,8 @@ def config_from_args(args):
     for (entry, key), value in nested.items():
         if value is not None:
             overrides.setdefault(entry, {})[key] = value
+    if args.strict_files:
+        overrides.setdefault("dataset_options", {})["strict_files"] = True
     if args.num_learners is not None:
         if not (args.config or args.method):
             raise ValueError("--num-learners needs --method or --config.")

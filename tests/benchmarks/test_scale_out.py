@@ -13,6 +13,7 @@ from tests.support.paths import REPO_ROOT
 RECORDS = {
     "scale_out.beam_embed": "scale_out_beam_embed.json",
     "scale_out.milvus_search": "scale_out_milvus_1000000.json",
+    "scale_out.memory_loss": "scale_out_memory_loss.json",
 }
 
 
@@ -33,6 +34,21 @@ TINY = {
         ["--num-samples", "3000", "--num-queries", "50"],
     ),
     "scale_out.beam_embed": (("apache_beam", "pymilvus"), ["--num-images", "40", "--classes", "4"]),
+    "scale_out.memory_loss": (
+        (),
+        [
+            "--sizes",
+            "256",
+            "--batch-size",
+            "16",
+            "--warmup",
+            "1",
+            "--steps",
+            "1",
+            "--backends",
+            "tensorflow",
+        ],
+    ),
 }
 
 
@@ -43,7 +59,10 @@ def test_each_script_at_a_tiny_size(script, tmp_path):
     measured = benchmark_script(script).main([*argv, "--record", str(tmp_path / "r.json")])[
         "measured"
     ]
-    if script == "scale_out.milvus_search":  # exact top-10 of clustered data: all found
+    if script == "scale_out.memory_loss":  # the plain loss and the memory
+        for rows in measured["backends"].values():
+            assert set(rows) == {"plain", "256"} and rows["256"]["step_seconds"] > 0
+    elif script == "scale_out.milvus_search":  # exact top-10 of clustered data: all found
         assert measured["milvus_search"]["recall"] == measured["faiss_flat_search"]["recall"] == 1
     else:  # every image embedded three ways
         rows = [measured[key]["rows"] for key in ("embed", "beam_milvus", "beam_parquet")]

@@ -87,7 +87,7 @@ def test_cub200_protocol_val_holdout_and_broken_files(tmp_path):
 
 
 def test_val_classes_change_with_seed_and_are_stable_per_seed(tmp_path):
-    names = make_image_folder(str(tmp_path), num_classes=20, per_class=1)
+    names = make_image_folder(str(tmp_path), num_classes=20, per_class=2)
     assert len(names) == 20
     vals = [
         _raw_classes(load_dataset("image_folder", "val", data_dir=str(tmp_path), seed=s))

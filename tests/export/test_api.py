@@ -128,7 +128,7 @@ def test_parity_failure_raises(model, tmp_path, monkeypatch):
 
 def test_missing_onnx_dependency_names_the_extra(model, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "tf2onnx", None)
-    with pytest.raises(MissingDependencyError, match=r"keras-dml\[onnx\]"):
+    with pytest.raises(MissingDependencyError, match=r"keras-dml\[onnx-tensorflow\]"):
         export_onnx(model, tmp_path / "m.onnx")
 
 

@@ -1,11 +1,12 @@
 """ONNX export from the PyTorch backend without TensorFlow: the TensorFlow export's contract.
 
-A `.keras` model loaded on PyTorch, with `import tensorflow` blocked
-(`tests.support.no_tensorflow`), exports ONNX through `torch.onnx.export`
+A `.keras` model loaded on PyTorch, with `import tensorflow` and `import tf2onnx` blocked
+(`tests.support.no_tensorflow`), exports ONNX through `torch.onnx`'s dynamo exporter
 (`keras_dml.export.onnx_torch`) with the input `images` (float32 or uint8, dynamic batch, fixed
 `H, W, C`), the output `embedding` (concatenated per-learner L2-normalised embeddings), NaN rows
-for non-finite images, and onnxruntime parity <= 1e-5 with the Keras model; SavedModel export
-and ONNX export on JAX are refused in one line naming the fix.
+for non-finite images, and onnxruntime parity <= 1e-5 with the Keras model; an opset below 18,
+a missing onnxscript, SavedModel export and ONNX export on JAX are refused in one line naming
+the fix.
 """
 
 import textwrap
@@ -16,6 +17,7 @@ TORCH_EXPORT_RUN = CLI_RUNNER + textwrap.dedent(
     """
     import contextlib, io, os, runpy, sys, tempfile
     import numpy as np
+    sys.modules["tf2onnx"] = None  # the `onnx` extra brings no tf2onnx
     import keras
     import onnx
     import onnxruntime
@@ -23,6 +25,7 @@ TORCH_EXPORT_RUN = CLI_RUNNER + textwrap.dedent(
     from keras_dml.export import ExportError, export_onnx, export_saved_model
     from keras_dml.methods import get_method
     from keras_dml.search import EmbeddingIndex
+    from keras_dml.utils import MissingDependencyError
 
 
     root = tempfile.mkdtemp()
@@ -33,10 +36,31 @@ TORCH_EXPORT_RUN = CLI_RUNNER + textwrap.dedent(
     rng = np.random.default_rng(1)
     pixels = rng.integers(0, 256, (5, 32, 32, 3))  # 5 rows: not the traced batch size
 
+    # Refused in one line before anything is written: an opset the dynamo exporter does not
+    # write (it would write 18 instead), and a missing onnxscript (the exporter needs it).
+    try:
+        export_onnx(model, os.path.join(root, "old.onnx"), opset=17)
+        raise AssertionError("opset 17 was accepted on PyTorch")
+    except ExportError as error:
+        assert "opset=18" in str(error) and "\\n" not in str(error), error
+    saved, sys.modules["onnxscript"] = sys.modules.get("onnxscript"), None
+    try:
+        export_onnx(model, os.path.join(root, "no_onnxscript.onnx"))
+        raise AssertionError("exported without onnxscript")
+    except MissingDependencyError as error:
+        assert 'pip install "keras-dml[onnx]"' in str(error) and "\\n" not in str(error), error
+    finally:
+        sys.modules.pop("onnxscript")
+        if saved is not None:
+            sys.modules["onnxscript"] = saved
+    assert sorted(os.listdir(root)) == ["model.keras"], os.listdir(root)
+
     for dtype, onnx_type in (("float32", "tensor(float)"), ("uint8", "tensor(uint8)")):
         path = os.path.join(root, f"model_{dtype}.onnx")
         report = export_onnx(model, path, input_dtype=dtype)
         assert report.max_abs_diff[dtype] <= 1e-5, report
+        opsets = {o.domain: o.version for o in onnx.load(path).opset_import}
+        assert report.opset == 18 and opsets[""] == 18, (report.opset, opsets)
         assert report.excluded_weights and all("regressor" in w for w in report.excluded_weights)
         session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
         (graph_input,), (graph_output,) = session.get_inputs(), session.get_outputs()
@@ -51,6 +75,9 @@ TORCH_EXPORT_RUN = CLI_RUNNER + textwrap.dedent(
         expected = keras.ops.convert_to_numpy(model(images.astype("float32"), training=False))
         difference = float(np.abs(exported - expected).max())
         assert difference <= 1e-5, difference
+        # A batch of one: a size torch.export specialises when it is the traced one.
+        (single,) = session.run(["embedding"], {"images": images[:1]})
+        assert float(np.abs(single - expected[:1]).max()) <= 1e-5
         # BIER's embedding: each learner's group L2-normalised, times its fixed scale.
         for (start, stop), scale in zip(model.learner_slices(), model.learner_weights):
             norms = np.linalg.norm(exported[:, start:stop], axis=1)
@@ -84,8 +111,12 @@ TORCH_EXPORT_RUN = CLI_RUNNER + textwrap.dedent(
     output = os.path.join(root, "cli.onnx")
     code, out, err = cli("export", model_path, "--format", "onnx", "--output", output)
     assert code == 0 and os.path.isfile(output), err
-    assert "parity (float32 input)" in out, out
+    assert "parity (float32 input)" in out and "opset: 18" in out, out
     onnx.checker.check_model(output)
+    code, out, err = cli(
+        "export", model_path, "--format", "onnx", "--output", output + "17", "--opset", "17"
+    )
+    assert code == 1 and len(err.splitlines()) == 1 and "--opset 18" in err, err
     code, out, err = cli(
         "export", model_path, "--format", "saved_model", "--output", os.path.join(root, "sm")
     )

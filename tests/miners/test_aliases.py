@@ -124,17 +124,18 @@ def test_a_pair_loss_with_a_pair_miner_is_the_loss_on_the_mined_pairs(name):
 def test_cross_batch_memory_mines_batch_to_memory_pairs_with_a_pair_miner():
     older, x = _batch(4, dim=6), _batch(5, dim=6)
     miner = miners.MultiSimilarityMiner(0.05)
-    xbm = losses.CrossBatchMemory("contrastive", memory_size=16, embedding_dim=6, miner=miner)
-    plain = losses.CrossBatchMemory("contrastive", memory_size=16, embedding_dim=6)
+    xbm = losses.CrossBatchMemory("contrastive", memory_size=24, embedding_dim=6, miner=miner)
+    plain = losses.CrossBatchMemory("contrastive", memory_size=24, embedding_dim=6)
     for memory in (xbm, plain):
-        memory(LABELS, older)  # slots 0..7; the batch then goes to slots 8..15
+        memory(LABELS, older)  # slots 0..7; the batch then goes to slots 8..15; 16..23 stay empty
     loss = float(xbm(LABELS, x))
-    # Rows: the batch, then the memory [older; batch]; anchors are the batch rows, references
-    # every memory slot but the anchor's own copy.
-    rows = np.concatenate([x, older, x])
-    labels = np.concatenate([LABELS, LABELS, LABELS])
-    allowed = np.zeros((24, 24), bool)
-    allowed[:8, 8:] = True
+    # Rows: the batch, then the memory [older; batch; 8 empty slots]; anchors are the batch rows,
+    # references every filled slot but the anchor's own copy.
+    empty = to_numpy(xbm.memory_embeddings)[0, 16:]
+    rows = np.concatenate([x, older, x, empty])
+    labels = np.concatenate([LABELS, LABELS, LABELS, to_numpy(xbm.memory_labels)[0, 16:]])
+    allowed = np.zeros((32, 32), bool)
+    allowed[:8, 8:24] = True
     allowed[np.arange(8), 16 + np.arange(8)] = False
     mined = to_numpy(miner(rows, labels, pair_mask=allowed).pair_mask())
     assert mined.sum() < allowed.sum() and not (mined & ~allowed).any()

@@ -105,8 +105,10 @@ def test_model_predict_gives_nan_rows_or_refuses(model, name):
         output = model.predict(images, verbose=0)
         assert np.isnan(output[0]).all()
         np.testing.assert_allclose(output[1], model.predict(images[1:], verbose=0)[0], atol=1e-6)
-    elif name == "unit_scaled":
-        assert np.isfinite(model.predict(images, verbose=0)).all()
+    elif name == "unit_scaled":  # valid pixels to the graph; the array is warned about once
+        with pytest.warns(UserWarning, match=UNIT_WARNING) as caught:
+            assert np.isfinite(model.predict(images, verbose=0)).all()
+        assert len(caught) == 1
     else:
         with pytest.raises(Exception, match=r"\[N, 32, 32, 3\]|dtype bool") as error:
             model.predict(images, verbose=0)
@@ -121,12 +123,17 @@ def test_search_result_of_a_resized_copy_is_the_original(index):
 
 
 @pytest.mark.parametrize("method", list_methods())
-def test_every_method_returns_nan_rows_for_nonfinite_images(method):
+def test_every_method_returns_nan_rows_for_nonfinite_and_out_of_range_images(method):
     """Each model family's `call` marks the row (ABE, BIER and H-D&C have their own `call`)."""
     model = get_method(method).tiny_model(convnet())
     images = bad_inputs()["inf"]
     output = model.predict(images, verbose=0)
     assert np.isnan(output[0]).all() and np.isfinite(output[1]).all()
+    for value in (255.5, -0.5):
+        images = digit_images(2)
+        images[0, 7, 2, 0] = value
+        output = model.predict(images, verbose=0)
+        assert np.isnan(output[0]).all() and np.isfinite(output[1]).all(), value
     with pytest.raises(Exception, match=r"\[N, 32, 32, 3\]") as error:
         model.predict(bad_inputs()["wrong_size"], verbose=0)
     assert has_contract_line(error.value)
@@ -252,3 +259,24 @@ def test_a_refused_predict_leaves_the_model_intact(name):
     with pytest.raises(InputContractError):
         fresh.predict(bad_inputs()[name], verbose=0)
     np.testing.assert_allclose(fresh.predict(good, verbose=0), before, atol=1e-6)
+
+
+# One method per `call` that serves the output (EnsembleModel, ABE's family, BIER, H-D&C).
+@pytest.mark.parametrize("method", ["baseline", "abe", "bier", "hdc"])
+def test_training_embeds_out_of_range_pixels_and_inference_marks_them(method):
+    """Augmentation may move pixels slightly out of [0, 255]: `fit` trains on them (finite
+    loss); only inference and the exported graphs give such an image a NaN row."""
+    from keras_dml.losses import ContrastiveLoss
+    from tests.support.helpers import tiny_labels
+
+    keras.utils.set_random_seed(0)
+    spec = get_method(method)
+    model = spec.tiny_model(convnet())
+    loss = None if method in ("abe", "hdc") else ContrastiveLoss()  # their own by default
+    model.compile(optimizer=keras.optimizers.SGD(1e-4), loss=loss)
+    images = digit_images(8)
+    images[:, 0, 0, :] = 256.0
+    images[:, 1, 1, :] = -1.0
+    history = model.fit(images, tiny_labels(8), batch_size=8, epochs=1, verbose=0).history
+    assert np.isfinite(history["loss"][0])
+    assert np.isnan(model.predict(images[:2], verbose=0)).all()

@@ -75,5 +75,5 @@ def test_dev_extra_holds_every_extra_but_gpu_and_backends():
     extras = set(re.findall(r"^([\w-]+) = \[", section, re.M))
     extras -= {"dev", "gpu", "backends", "jax", "torch", "beam"}
     dev_entry = re.search(r"^dev = \[(.*?)^\]", section, re.M | re.S).group(1)
-    dev = set(re.search(r'"keras-dml\[([\w,]+)\]"', dev_entry).group(1).split(","))
+    dev = set(re.search(r'"keras-dml\[([\w,-]+)\]"', dev_entry).group(1).split(","))
     assert dev == extras

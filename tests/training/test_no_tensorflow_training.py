@@ -101,7 +101,6 @@ def test_divide_and_conquer_crashes_and_resumes_from_the_cli_with_tensorflow_blo
 ):
     result = run_blocked(tmp_path, backend, DIVIDE_AND_CONQUER_RUN, timeout=600)
     assert "TRAINED-WITHOUT-TENSORFLOW" in result.stdout, result.stderr[-4000:]
-    assert "TensorBoard logs need TensorFlow" in result.stderr
 
 
 EVERY_METHOD_RUN = textwrap.dedent(

@@ -13,6 +13,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from keras_dml.methods import list_methods
 from keras_dml.training.run_config import PRECISIONS, STRATEGIES
 from keras_dml.training.strategy import check_strategy, check_tf_config
 from keras_dml_cli import build_parser
@@ -252,22 +253,32 @@ def test_non_chief_writes_to_a_removed_copy_of_the_chief_records(tmp_path):
     assert {"backup", "state", "best.keras", "best.keras.json", "history.json"} == set(RESUME_FILES)
 
 
-def test_default_strategy_keeps_a_callers_scope(tmp_path):
-    """`strategy="default"` opens no scope: `train()` inside a caller's scope uses that one."""
+def test_train_inside_a_callers_strategy_scope_is_refused_at_once(tmp_path):
+    """A user's `MirroredStrategy` scope, run after run, every method: refused before writing."""
     import tensorflow as tf
 
+    from keras_dml.methods import get_method
     from keras_dml.training import train
 
-    config = {
-        "method": "baseline",
-        "dataset": "arrays",
-        "epochs": 1,
-        "batch_size": 16,
-        "m_per_class": 4,
-        "model": {"embedding_dim": 8},
-        "backbone": "convnet",
-    }
-    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
-    with strategy.scope():
-        result = train(config, str(tmp_path), verbose=0, splits=tiny_splits(), report=False)
-    assert result["model"].distribute_strategy is strategy
+    for method in list_methods():
+        config = {
+            "method": method,
+            "dataset": "arrays",
+            "epochs": 1,
+            "batch_size": 16,
+            "m_per_class": 4,
+            "model": dict(get_method(method).tiny),
+            "backbone": "convnet",
+        }
+        for run in range(2):  # a new strategy object each time, as a user's loop makes them
+            folder = tmp_path / f"{method}{run}"
+            strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+            with strategy.scope(), pytest.raises(ValueError) as error:
+                train(config, str(folder), verbose=0, splits=tiny_splits(), report=False)
+            message = str(error.value)
+            assert "\n" not in message
+            assert "\"strategy\" key ('default')" in message, message
+            assert "outside your MirroredStrategy scope" in message, message
+            assert not folder.exists()
+    with tf.distribute.OneDeviceStrategy("/cpu:0").scope(), pytest.raises(ValueError):
+        train({**config, "strategy": "mirrored"}, str(tmp_path / "one"), splits=tiny_splits())

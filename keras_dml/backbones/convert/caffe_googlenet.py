@@ -49,11 +49,11 @@ def state_dict_from_layers(layers):
     return state
 
 
-def load_weights(source):
+def load_weights(source, description=DESCRIPTION):
     """The state dict of a `.caffemodel` file, or of a dict already in `.weight`/`.bias` form."""
     if isinstance(source, (str, os.PathLike)):
         return state_dict_from_layers(read_caffemodel(source))
-    return load_state_dict(source)
+    return load_state_dict(source, description)
 
 
 def plan(model):

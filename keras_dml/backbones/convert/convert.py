@@ -52,7 +52,8 @@ def convert_state_dict(backbone, source, state_dict, output=None, input_shape=_B
         The converted `keras.Model`, as `keras_dml.backbones.get` builds it.
 
     Raises:
-        ValueError: an unsupported pair, or a missing key, unexpected key or wrong shape.
+        ValueError: an unsupported pair, a file that is no state dict or `.caffemodel`, or a
+            missing key, unexpected key or wrong shape.
         ImportError: `state_dict` is a `.pth` file and torch is not installed.
 
     References:
@@ -62,7 +63,7 @@ def convert_state_dict(backbone, source, state_dict, output=None, input_shape=_B
     conversion = find_conversion(backbone, source)
     output = None if output is None else _check_output(output)
     module = SOURCE_MODULES[conversion.module]
-    weights = getattr(module, "load_weights", load_state_dict)(state_dict)
+    weights = getattr(module, "load_weights", load_state_dict)(state_dict, module.DESCRIPTION)
     model = get(backbone, input_shape=input_shape, **conversion.options)
     plan = module.plan(model)
     check_state_dict(weights, model, plan, module.IGNORED_PREFIXES, module.DESCRIPTION)

@@ -55,9 +55,11 @@ def check_state_dict(state_dict, model, plan, ignored_prefixes, source):
     expected = _expected_shapes(model, plan)
     for key, (_, layer) in expected.items():
         if key not in state_dict:
+            prefixed = [name for name in state_dict if name.endswith(f".{key}")]
+            hint = f" It holds {prefixed[0]!r}: strip that prefix." if prefixed else ""
             raise ValueError(
                 f"The state dict lacks {key!r} (weights of Keras layer {layer!r}): it is not a "
-                f"complete {source} state dict."
+                f"complete {source} state dict.{hint}"
             )
     for key in state_dict:
         known = key in expected or key.startswith(ignored_prefixes)

@@ -1,9 +1,11 @@
 """Class splits shared by every loader: train / val / trainval / test (/ query / gallery)."""
 
 import os
+import warnings
 
 import numpy as np
 
+from keras_dml.data.file_report import first_few
 from keras_dml.data.image_dataset import ImageDataset
 
 SPLITS = ("train", "val", "trainval", "test")
@@ -74,11 +76,12 @@ def make_split(
     image_size=224,
     resize_size=None,
     verify=True,
+    strict_files=False,
 ):
     """Keeps the images whose raw label is in `classes`, labels remapped to `0..len(classes)-1`.
 
     `class_names` maps (or a callable takes) a raw id to its name; `paths` or `images` hold the
-    images; `image_size`, `resize_size` and `verify` are `ImageDataset`'s.
+    images; `image_size`, `resize_size`, `verify` and `strict_files` are `ImageDataset`'s.
     """
     raw_labels = np.asarray(raw_labels)
     classes = np.asarray(classes)
@@ -102,8 +105,37 @@ def make_split(
         image_size=image_size,
         resize_size=resize_size,
         verify=verify,
+        strict_files=strict_files,
         **kwargs,
     )
+
+
+def keep_out_single_images(dataset):
+    """`dataset` without the classes (named in a warning) that unreadable files left one image.
+
+    Raises:
+        ValueError: naming the split and its classes when no class keeps 2 images.
+    """
+    counts = np.bincount(dataset.labels, minlength=dataset.num_classes)
+    single = [dataset.class_names[c] for c in np.flatnonzero(counts == 1)]
+    if not single:
+        return dataset
+    where = f"Dataset `{dataset.name}` split `{dataset.split}`"
+    if not (counts >= 2).any():
+        raise ValueError(
+            f"{where} has no class with 2 readable images (a class needs 2 to give a positive "
+            f"pair and a retrieval query); one image each: {first_few(single)}. Add images to "
+            "them or fix the unreadable files."
+        )
+    warnings.warn(
+        f"{where}: keeping out {len(single)} classes left with a single readable image (a class "
+        f"needs 2): {first_few(single)}.",
+        UserWarning,
+        stacklevel=3,
+    )
+    kept = dataset.subset(np.flatnonzero(counts[dataset.labels] >= 2))
+    kept.skipped_files = list(dataset.skipped_files)
+    return kept
 
 
 def find_root(data_dir, default_dirs, marker, name, how_to_get):

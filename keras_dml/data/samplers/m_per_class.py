@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 
+from keras_dml.data.file_report import first_few
 from keras_dml.data.samplers._class_pool import (
     ClassPool,
     group_by_class,
@@ -56,9 +57,11 @@ class MPerClassSampler:
         self.num_excluded_classes = len(groups) - len(usable)
         self.num_usable_classes = len(usable)
         if self.num_excluded_classes:
+            single = [int(c) for c, group in zip(classes, groups) if group.size < 2]
             warnings.warn(
                 f"MPerClassSampler: {self.num_excluded_classes} of {len(groups)} classes have a "
-                "single image and are excluded (a class needs 2 images to give a positive pair).",
+                "single image and are excluded (a class needs 2 images to give a positive pair): "
+                f"labels {first_few(single)}.",
                 UserWarning,
                 stacklevel=2,
             )

@@ -9,10 +9,13 @@ from keras_dml.losses.cross_batch_memory.arguments import (
     positive_int,
     wrappable_loss,
 )
+from keras_dml.losses.cross_batch_memory.footprint import check_memory_fits
 from keras_dml.losses.cross_batch_memory.memory_loss import loss_against_memory
 from keras_dml.losses.cross_batch_memory.memory_queue import MemoryQueue
+from keras_dml.losses.cross_batch_memory.pair_mask import memory_pair_mask
 from keras_dml.losses.registry import register_loss
 from keras_dml.pairs.reduction import propagate_nonfinite
+from keras_dml.pairs.references import ReferenceBlock
 from keras_dml.utils.argument_config import ArgumentConfig
 
 
@@ -70,6 +73,9 @@ class CrossBatchMemory(MemoryQueue, ArgumentConfig, keras.layers.Layer):
     def call(self, labels, embeddings, return_count=False, memory=0, update=True):
         labels = ops.cast(ops.reshape(labels, (-1,)), "int32")
         embeddings = self._padded(ops.cast(embeddings, "float32"))
+        # When traced: a block that cannot fit is refused before any step runs (an unknown batch
+        # size counts as 1, the least it can be).
+        check_memory_fits(self.inner_loss, self.miner, embeddings.shape[0] or 1, self.memory_size)
         key = ops.one_hot(ops.cast(memory, "int32"), self.num_memories, dtype="int32")
         warm = ops.sum(self.steps.value * key) >= self.warmup_steps
         update = ops.convert_to_tensor(update, "bool")
@@ -84,16 +90,10 @@ class CrossBatchMemory(MemoryQueue, ArgumentConfig, keras.layers.Layer):
         # The memory is a constant: only the batch's own (anchor) embeddings carry gradients.
         references = ops.stop_gradient(self._select(stored_embeddings, key))
         reference_labels = self._select(stored_labels, key)
+        pairs = memory_pair_mask(self.memory_size, filled, positions)
+        block = ReferenceBlock(reference_labels, references, pairs)
         memory_loss, memory_count = loss_against_memory(
-            self.inner_loss,
-            self.miner,
-            labels,
-            embeddings,
-            reference_labels,
-            references,
-            filled,
-            positions,
-            self.memory_size,
+            self.inner_loss, self.miner, labels, embeddings, block
         )
         enqueue = ops.logical_and(warm, update)
         self._commit(enqueue, key, stored_embeddings, stored_labels, start + batch_size, filled)

@@ -54,6 +54,8 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         seed: int. Division n clusters with seed `seed + 1000 * n`. Defaults to `0`.
         state_dir: str or `None`. Folder of the per-division assignments. Defaults to `None`.
         batch_size: int. Batch size of the embedding passes. Defaults to `256`.
+        image_size: int or `None`. Input size of the embedding passes, as in training.
+            Defaults to `None` (each split's own).
 
     Raises:
         ValueError: at train begin when there are fewer than 2 * K classes with 2 samples.
@@ -80,6 +82,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         seed=0,
         state_dir=None,
         batch_size=256,
+        image_size=None,
     ):
         super().__init__()
         check_callback_arguments(recluster_every, cluster_on, conquer_sampling, sampler)
@@ -96,6 +99,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
         self.seed = int(seed)
         self.state_dir = state_dir
         self.batch_size = int(batch_size)
+        self.image_size = image_size
         self.assignment = None
         self.history = []
         self._epoch_logs = {}
@@ -210,7 +214,7 @@ class DivideAndConquerCallback(keras.callbacks.Callback):
             self._forward[key] = compiled_forward(self.model, bool(features))
         if hasattr(data, "as_dataset"):  # an ImageDataset
             if id(data) not in self._inputs:
-                self._inputs[id(data)] = cached_inputs(data, self.batch_size)
+                self._inputs[id(data)] = cached_inputs(data, self.batch_size, self.image_size)
             data = self._inputs[id(data)]
         return embed_vectors(self._forward[key], data, self.batch_size, with_labels=with_labels)
 

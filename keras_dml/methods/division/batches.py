@@ -49,4 +49,5 @@ def division_options(config, options):
         "similarity": options.similarity,
         "seed": config["seed"],
         "batch_size": max(EMBEDDING_BATCH, config["batch_size"]),
+        "image_size": config["image_size"],
     }

@@ -55,13 +55,20 @@ def compiled_forward(model, features):
 CACHE_BYTES = 1 << 30
 
 
-def cached_inputs(data, batch_size, cache_bytes=CACHE_BYTES):
+def cached_inputs(data, batch_size, image_size=None, cache_bytes=CACHE_BYTES):
     """The evaluation pipeline of an `ImageDataset`, in memory up to `cache_bytes` of images.
+
+    Args:
+        data: `ImageDataset`. The split to embed.
+        batch_size: int. Images per batch.
+        image_size: int or `None`. The model's input size, as in training. Defaults to `None`
+            (the dataset's).
+        cache_bytes: int. Largest pipeline kept in memory. Defaults to `CACHE_BYTES`.
 
     Returns:
         A batched dataset of `(images, labels)` in index order, or those two arrays.
     """
-    dataset = data.as_dataset(training=False, batch_size=batch_size)
+    dataset = data.as_dataset(training=False, batch_size=batch_size, image_size=image_size)
     if isinstance(dataset, keras.utils.PyDataset):
         height, width = dataset[0][0].shape[1:3]
         if len(data) * height * width * 3 * 4 <= cache_bytes:

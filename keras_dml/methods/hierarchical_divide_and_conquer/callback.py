@@ -49,6 +49,8 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
         similarity: str. `"iou"` (Eq. 3) or `"overlap"`. Defaults to `"iou"`.
         seed: int. Re-clustering n uses seed `seed + 1000 * n`. Defaults to `0`.
         batch_size: int. Batch size of the embedding pass. Defaults to `256`.
+        image_size: int or `None`. Input size of the embedding pass, as in training. Defaults
+            to `None` (the split's own).
 
     Raises:
         ValueError: at train begin when the data cannot hold K_max clusters of 2 classes.
@@ -73,6 +75,7 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
         similarity="iou",
         seed=0,
         batch_size=256,
+        image_size=None,
     ):
         super().__init__()
         check_callback_arguments(division_every, cluster_on, split_attempts, sampler)
@@ -88,6 +91,7 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
         self.similarity = similarity
         self.seed = int(seed)
         self.batch_size = int(batch_size)
+        self.image_size = image_size
         self.assignment = None
         self.history = []
         self._epoch_logs = {}
@@ -234,5 +238,7 @@ class HierarchicalDivideAndConquerCallback(keras.callbacks.Callback):
             # Evaluation-preprocessed training images stay in memory between divisions.
             self._train_inputs = self.train_data
             if hasattr(self.train_data, "as_dataset"):  # an ImageDataset
-                self._train_inputs = cached_inputs(self.train_data, self.batch_size)
+                self._train_inputs = cached_inputs(
+                    self.train_data, self.batch_size, self.image_size
+                )
         return embed_training_set(self._forward, self._train_inputs, self.labels, self.batch_size)

@@ -125,7 +125,8 @@ class SplitEnsembleBase(EnsembleModel):
     def call(self, images, training=False):
         images = self.checked_images(images)
         normalised = l2_normalize(self.raw_learner_embeddings(images, training=training))
-        return self.served(images, ops.reshape(normalised, (-1, self.embedding_dim)))
+        embeddings = ops.reshape(normalised, (-1, self.embedding_dim))
+        return self.served(images, embeddings, training)
 
     def _gradcam_model(self, learner, target, global_part, head):
         """Grad-CAM model of one learner: `S`, `global_part(features, mark)`, pooling, `head`."""
