@@ -81,6 +81,13 @@ class RetrievalEvaluation(keras.callbacks.Callback):
         queries, query_labels = (None, None)
         if self.query_dataset is not None:
             queries, query_labels = self._embed(self.query_dataset)
+        elif len(labels) < 2:
+            classes = sorted({int(label) for label in labels})
+            raise ValueError(
+                f"The validation split ({self.prefix!r} metrics) holds {len(labels)} image(s), of "
+                f"class(es) {classes}: retrieval needs at least 2. Give it more images (a larger "
+                "val_fraction, or more images per class)."
+            )
         return evaluate(
             embeddings,
             labels,

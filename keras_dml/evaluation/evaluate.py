@@ -110,7 +110,11 @@ def evaluate(
     if retrieval:
         available = references.shape[0] - (1 if exclude_self else 0)
         if available < 1:
-            raise ValueError("Retrieval metrics need at least 2 samples (1 query + 1 reference).")
+            classes = sorted({int(label) for label in reference_labels})
+            raise ValueError(
+                "Retrieval metrics need at least 2 samples (1 query + 1 reference). Received "
+                f"{references.shape[0]} sample(s), of class(es) {classes}."
+            )
         if index is None:
             index = "flat" if resolve_backend(backend) == "faiss" else "exact"
         searcher = _make_searcher(index, shards, references)

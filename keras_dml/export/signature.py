@@ -63,19 +63,19 @@ def serving_function(model, image_shape, dtype="float32", empty_batches=True):
     @tf.function(input_signature=[spec], autograph=False)
     def serve(images):
         images = tf.cast(checked_images(images, image_shape), tf.float32)
+        count = tf.shape(images)[0]
+        batch = images
         if empty_batches:
             # TensorFlow's convolutions fail on an empty batch: one blank image stands in.
-            count = tf.shape(images)[0]
             batch = tf.cond(count > 0, lambda: images, lambda: tf.zeros((1, *image_shape)))
-            embedding = model(batch, training=False)[:count]
-        else:
-            embedding = model(images, training=False)
+        embedding = model(batch, training=False)
         if isinstance(embedding, (list, tuple, dict)) or len(embedding.shape) != 2:
             raise ExportError(
                 f"Model '{model.name}' must return ONE embedding tensor [N, D] from "
                 "`call(images)` (the keras_dml model contract); training-only outputs belong "
                 f"in `train_step`/`compute_loss`. Received: {embedding!r}"
             )
+        embedding = embedding[:count]  # the stand-in image's row goes
         # The input contract (keras_dml.serving): a NaN row for an image with a NaN, Inf or
         # out-of-range pixel, for any model (keras-dml models do it in `call` already).
         embedding = nan_rows_for_invalid_images(images, tf.cast(embedding, tf.float32))

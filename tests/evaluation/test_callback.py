@@ -100,3 +100,17 @@ def test_callback_argument_errors():
         RetrievalEvaluation((x, labels), every_n_epochs=0)
     with pytest.raises(ValueError, match="subset"):
         RetrievalEvaluation((x, labels), metrics=("accuracy",))
+
+
+def test_a_validation_split_of_one_image_is_named_with_its_class():
+    """`fit` with a validation split of one image stops in one line naming the split and class."""
+    x = np.random.default_rng(0).normal(size=(32, 8)).astype("float32")
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4)])
+    model.compile(optimizer="adam", loss="mse")
+    callback = RetrievalEvaluation((x[:1], np.array([7])), recall_at=(1,), metrics=("recall",))
+    with pytest.raises(
+        ValueError, match=r"validation split \('val_' metrics\) holds 1 image.*\[7\]"
+    ):
+        model.fit(x, np.zeros((32, 4)), epochs=1, verbose=0, callbacks=[callback])
+    with pytest.raises(ValueError, match=r"Received 1 sample\(s\), of class\(es\) \[7\]"):
+        evaluate(x[:1], np.array([7]), recall_at=(1,), metrics=("recall",))
