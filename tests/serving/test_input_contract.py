@@ -108,7 +108,8 @@ def test_model_predict_gives_nan_rows_or_refuses(model, name):
     elif name == "unit_scaled":  # valid pixels to the graph; the array is warned about once
         with pytest.warns(UserWarning, match=UNIT_WARNING) as caught:
             assert np.isfinite(model.predict(images, verbose=0)).all()
-        assert len(caught) == 1
+        # Once, whatever else the backend warns about.
+        assert sum(bool(re.search(UNIT_WARNING, str(w.message))) for w in caught) == 1
     else:
         with pytest.raises(Exception, match=r"\[N, 32, 32, 3\]|dtype bool") as error:
             model.predict(images, verbose=0)
