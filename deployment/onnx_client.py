@@ -239,19 +239,23 @@ def load_input_contract():
         return sys.modules[name]
     for path in _shared_paths("serving", INPUT_CONTRACT):
         if path.is_file():
-            spec = importlib.util.spec_from_file_location(name, path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            try:
-                spec.loader.exec_module(module)
-            except BaseException:
-                del sys.modules[name]
-                raise
-            return module
+            return _load_registered(name, importlib.util.spec_from_file_location(name, path))
     raise ClientError(
         f"keras-dml's input contract ({INPUT_CONTRACT}) was not found; copy "
         "keras_dml/serving/input_contract.py next to onnx_client.py."
     )
+
+
+def _load_registered(name, spec):
+    """Runs the module of `spec` registered as `name` (kept only if it runs)."""
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
 
 
 def load_shared_search():
@@ -268,14 +272,7 @@ def load_shared_search():
             spec = importlib.util.spec_from_file_location(
                 name, path / "__init__.py", submodule_search_locations=[str(path)]
             )
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            try:
-                spec.loader.exec_module(module)
-            except BaseException:
-                del sys.modules[name]
-                raise
-            return module
+            return _load_registered(name, spec)
     return None
 
 

@@ -13,9 +13,9 @@ import keras
 import numpy as np
 
 import keras_dml_cli.catalogue
-from keras_dml.data import from_arrays
 from keras_dml.losses import LOSSES, list_losses
 from keras_dml.training import train
+from tests.support.helpers import colour_splits
 from tests.support.paths import REPO_ROOT
 
 LOSS_MODULE = "keras_dml.losses.toy_hinge"
@@ -60,15 +60,6 @@ def recipe_loss(tmp_path):
         keras.saving.get_custom_objects().pop("keras_dml>ToyHingeLoss", None)
 
 
-def tiny_splits():
-    rng = np.random.default_rng(0)
-    labels = np.repeat(np.arange(8), 6)
-    colours = rng.integers(0, 256, size=(8, 1, 1, 3))
-    images = np.clip(colours[labels] + rng.integers(-40, 40, (48, 32, 32, 3)), 0, 255)
-    images = images.astype("uint8")
-    return {s: from_arrays(images, labels, split=s) for s in ("train", "val", "test")}
-
-
 def test_the_recipe_is_a_loss_file_and_its_test_file():
     assert sorted(recipe_files()) == [
         "keras_dml/losses/toy_hinge.py",
@@ -101,5 +92,5 @@ def train_one_epoch(tmp_path):
         "batch_size": 6,
         "m_per_class": 2,
     }
-    result = train(config, str(tmp_path / "run"), verbose=0, splits=tiny_splits(), report=False)
+    result = train(config, str(tmp_path / "run"), verbose=0, splits=colour_splits(), report=False)
     return result["history"], result["model"]

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import keras_dml_cli as cli
-from keras_dml.data import from_arrays
 from keras_dml.methods import list_methods
 from keras_dml.methods.registry import unregister_method
 from keras_dml.training import train
+from tests.support.helpers import colour_splits
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -48,15 +48,6 @@ def toy_folder(tmp_path, monkeypatch):
         unregister_method("toy")
 
 
-def tiny_splits():
-    rng = np.random.default_rng(0)
-    labels = np.repeat(np.arange(8), 6)
-    colours = rng.integers(0, 256, size=(8, 1, 1, 3))
-    images = np.clip(colours[labels] + rng.integers(-40, 40, (48, 32, 32, 3)), 0, 255)
-    images = images.astype("uint8")
-    return {s: from_arrays(images, labels, split=s) for s in ("train", "val", "test")}
-
-
 def test_the_walk_through_is_one_folder_of_three_files():
     assert sorted(method_folder_files()) == [
         "toy_method/__init__.py",
@@ -80,7 +71,7 @@ def test_the_folder_registers_on_import_and_trains_through_train(toy_folder):
         "m_per_class": 2,
     }
     run_dir = toy_folder / "run"
-    result = train(config, str(run_dir), verbose=0, splits=tiny_splits(), report=False)
+    result = train(config, str(run_dir), verbose=0, splits=colour_splits(), report=False)
     assert np.isfinite(result["history"]["loss"][0])
     assert type(result["model"]).__name__ == "ToyEnsemble"
     assert result["model"].learner_dims == (4, 4)

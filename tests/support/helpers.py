@@ -97,3 +97,15 @@ def benchmark_script(name):
     import importlib
 
     return importlib.import_module(f"benchmarks.{name}")
+
+
+def colour_splits():
+    """Train / val / test splits of 8 classes x 6 noisy flat-colour 32 x 32 images (seeded)."""
+    from keras_dml.data import from_arrays
+
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(8), 6)
+    colours = rng.integers(0, 256, size=(8, 1, 1, 3))
+    images = np.clip(colours[labels] + rng.integers(-40, 40, (48, 32, 32, 3)), 0, 255)
+    images = images.astype("uint8")
+    return {s: from_arrays(images, labels, split=s) for s in ("train", "val", "test")}

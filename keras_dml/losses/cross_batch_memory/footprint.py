@@ -7,9 +7,9 @@ from keras_dml.miners.base import TripletMiner
 
 # Bytes per (anchor, memory slot) element of the largest block the memory loss builds: its
 # float32 distances, pair masks, loss terms and their gradients, alive at once in a training step.
-# Measured on TensorFlow (CPU) by `python -m benchmarks.scale_out.memory_loss`: 0.27 GB over the
-# plain loss for a 128 x 60,000 block, i.e. about 35 bytes per element; 64 leaves room for the
-# backends' different buffers.
+# `python -m benchmarks.scale_out.memory_loss` measured +430 MiB (TensorFlow) and +254 MiB (JAX)
+# over the plain loss for a 128 x 60,000 block with 128-d slots: under 59 bytes per element with
+# the slots counted in; 64 bounds both (benchmarks/results/scale_out_memory_loss.json).
 BYTES_PER_ELEMENT = 64
 # The memory loss's own compiled step (XLA / tf.function buffers), whatever the memory's size.
 STEP_OVERHEAD_BYTES = 64 * 2**20
