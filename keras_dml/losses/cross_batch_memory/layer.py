@@ -68,14 +68,18 @@ class CrossBatchMemory(MemoryQueue, ArgumentConfig, keras.layers.Layer):
             raise ValueError(f"`warmup_steps` must be >= 0. Received: warmup_steps={warmup_steps}")
         self.miner = memory_miner(miner, self.inner_loss)
         self._add_memory_state()
+        self._checked_batch = None  # the batch size check_memory_fits passed
         self.built = True  # the state is complete; nothing depends on the input shape
 
     def call(self, labels, embeddings, return_count=False, memory=0, update=True):
         labels = ops.cast(ops.reshape(labels, (-1,)), "int32")
         embeddings = self._padded(ops.cast(embeddings, "float32"))
-        # When traced: a block that cannot fit is refused before any step runs (an unknown batch
-        # size counts as 1, the least it can be).
-        check_memory_fits(self.inner_loss, self.miner, embeddings.shape[0] or 1, self.memory_size)
+        # A block that cannot fit is refused before any step runs (an unknown batch size counts
+        # as 1, the least it can be); once per batch size, as eager backends call this each step.
+        batch = embeddings.shape[0] or 1
+        if batch != self._checked_batch:
+            check_memory_fits(self.inner_loss, self.miner, batch, self.memory_size)
+            self._checked_batch = batch
         key = ops.one_hot(ops.cast(memory, "int32"), self.num_memories, dtype="int32")
         warm = ops.sum(self.steps.value * key) >= self.warmup_steps
         update = ops.convert_to_tensor(update, "bool")
