@@ -5,6 +5,7 @@ Usage (from the repository root):
     python -m tests.mutations.run                 # the whole catalogue, 2 workers
     python -m tests.mutations.run --only bier-boosting-running-recursion dc-cluster-vectors
     python -m tests.mutations.run --jobs 1 --no-baseline
+    python -m tests.mutations.run --share 1/3     # the defining lines, a third of the rest
 
 Each mutation is applied to its own temporary COPY of the tree (the working tree is never
 written), and its tests run there with `pytest -x -q <nodes>` and `PYTHONPATH=<copy>`: in a fork of
@@ -20,6 +21,7 @@ is stale or errs (e.g. a node id pytest does not know).
 
 import argparse
 import pathlib
+import zlib
 import shutil
 import signal
 import sys
@@ -37,6 +39,35 @@ IGNORED = shutil.ignore_patterns(
 # (unknown node id), 5 no test collected.
 KILLED_CODES = (1, 2)
 POLL_SECONDS = 0.1
+# The methods' defining lines (architectures, training logic, custom layers): every share runs them.
+ALWAYS_RUN = ("keras_dml/methods/", "keras_dml/models/", "keras_dml/layers/")
+
+
+def parse_share(text):
+    """`"K/N"` -> `(K, N)` with `0 <= K < N`.
+
+    Examples:
+    >>> parse_share("1/3")
+    (1, 3)
+    """
+    index, slash, count = str(text).partition("/")
+    if not (slash and index.isdigit() and count.isdigit() and int(index) < int(count)):
+        raise argparse.ArgumentTypeError(
+            f"--share must be K/N with 0 <= K < N, e.g. 0/3. Received: {text!r}"
+        )
+    return int(index), int(count)
+
+
+def in_share(record, share):
+    """Whether `record` runs in `share` (`(K, N)`): always for a defining line, else by its id.
+
+    The id's CRC-32 picks the share, so adding an entry moves no other one; N runs with
+    K = 0 .. N-1 run every entry at least once.
+    """
+    index, count = share
+    if record["file"].startswith(ALWAYS_RUN):
+        return True
+    return zlib.crc32(record["id"].encode()) % count == index
 
 
 def copy_tree(destination):
@@ -192,6 +223,12 @@ def main(argv=None):
     parser.add_argument(
         "--catalogue", default=str(CATALOGUE), help="catalogue JSON (default: the project's)"
     )
+    parser.add_argument(
+        "--share",
+        type=parse_share,
+        metavar="K/N",
+        help="the defining lines and share K of N of the other entries (CI rotates K per run)",
+    )
     args = parser.parse_args(argv)
     records = load_catalogue(args.catalogue)
     if args.only:
@@ -199,6 +236,8 @@ def main(argv=None):
         if unknown:
             parser.error(f"unknown mutation ids {unknown}; see tests/mutations/catalogue.json")
         records = [record for record in records if record["id"] in args.only]
+    if args.share:
+        records = [record for record in records if in_share(record, args.share)]
     start = time.perf_counter()
     stale = [reason for reason in (stale_reason(r, ROOT) for r in records) if reason]
     if stale:
