@@ -21,12 +21,12 @@ is stale or errs (e.g. a node id pytest does not know).
 
 import argparse
 import pathlib
-import zlib
 import shutil
 import signal
 import sys
 import tempfile
 import time
+import zlib
 
 from tests.mutations.catalogue import CATALOGUE, load_catalogue, stale_reason
 from tests.mutations.launch import ForkedTests, SpawnedTests, can_fork, preload_heavy_modules

@@ -19,6 +19,7 @@ from keras_dml.methods import get_method, list_methods
 from keras_dml.methods.defaults import compile_with_config, m_per_class_batches
 from keras_dml.training import train
 from keras_dml_cli import main
+from tests.support.ci_rotation import rotating
 from tests.support.configs import resolved_dict
 
 
@@ -58,7 +59,7 @@ def test_train_with_in_memory_splits(method, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", list_methods())
+@pytest.mark.parametrize("method", rotating(list_methods()))
 def test_cli_defaults_train_every_method_on_digits(method, tmp_path, capsys):
     argv = ["train", "--method", method, "--dataset", "digits", "--epochs", "1"]
     assert main([*argv, "--output", str(tmp_path), "--quiet"]) == 0, capsys.readouterr().err

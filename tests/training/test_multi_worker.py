@@ -17,6 +17,7 @@ import sys
 
 import pytest
 
+from tests.support.ci_rotation import rotating
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -90,7 +91,7 @@ def records(tmp_path, index):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["baseline", "dc", "hdc"])
+@pytest.mark.parametrize("method", rotating(["baseline", "dc", "hdc"]))
 def test_two_workers_train_checkpoint_on_the_chief_and_resume(method, tmp_path):
     first = run_workers(method, tmp_path, epochs=2, stop_after=0)
     assert all("INTERRUPTED" in out for out in first)

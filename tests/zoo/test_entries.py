@@ -10,6 +10,7 @@ from keras_dml import zoo
 from keras_dml.data import load_dataset
 from keras_dml.methods import list_methods
 from keras_dml.training import evaluate_model
+from tests.support.ci_rotation import rotating
 from tests.support.paths import REPO_ROOT
 
 PUBLISHED = [m["name"] for m in zoo.list_models(status="published")]
@@ -59,6 +60,6 @@ def test_entry_loads_and_reproduces_its_metrics(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", SLOW)
+@pytest.mark.parametrize("name", rotating(SLOW))
 def test_large_entry_reproduces_its_metrics(name):
     _check_reproduces(name)
