@@ -5,6 +5,7 @@ from keras_dml.backbones import (  # noqa: F401
     bn_inception,
     convnet,
     googlenet,
+    hub,
     mobilenet_v2,
     resnet50,
     vgg_small,

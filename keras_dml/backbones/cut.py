@@ -45,6 +45,52 @@ def _output_of(model, nodes, name):
     return owned[0].outputs[0]
 
 
+def replay(end_tensor, values, start=None, end=None, model=None, wrap=None, operation_for=None):
+    """Calls again every operation between known tensors and `end_tensor` on their new values.
+
+    Args:
+        end_tensor: KerasTensor. The output to reach.
+        values: dict. `id(old tensor) -> new tensor` for the known tensors; filled in place.
+        start, end, model: what the error message names. Defaults to `None`.
+        wrap: callable `(old tensor, new tensor) -> tensor` or `None`. Replaces each new output
+            (e.g. to insert a named layer after it). Defaults to `None`.
+        operation_for: callable `(operation) -> callable` or `None`. What is called in place of
+            each operation (e.g. a serialisable wrapper of it). Defaults to `None`.
+
+    Returns:
+        `values`, with every tensor on the way to `end_tensor`.
+
+    Raises:
+        ValueError: `end_tensor` needs an input that `values` does not hold.
+    """
+    stack = [end_tensor]
+    while stack:
+        tensor = stack[-1]
+        if id(tensor) in values:
+            stack.pop()
+            continue
+        operation, node_index, _ = tensor._keras_history
+        node = operation._inbound_nodes[node_index]
+        if node.is_input:
+            raise ValueError(
+                f"`end`={end!r} is not computed from `start`={start!r} alone in model "
+                f"{getattr(model, 'name', None)!r}: the segment also needs the model input "
+                f"{tensor.name!r}. Pick a `start` upstream of `end` that every path to `end` goes "
+                "through."
+            )
+        pending = [t for t in node.arguments.keras_tensors if id(t) not in values]
+        if pending:
+            stack.extend(pending)
+            continue
+        args, kwargs = node.arguments.fill_in(values)
+        call = operation if operation_for is None else operation_for(operation)
+        outputs = keras.tree.flatten(call(*args, **kwargs))
+        for old, new in zip(node.outputs, outputs):
+            values[id(old)] = new if wrap is None else wrap(old, new)
+        stack.pop()
+    return values
+
+
 def cut(model, start=None, end=None, name=None):
     """Sub-model of a functional model from the output of `start` to the output of `end`.
 
@@ -95,30 +141,6 @@ def cut(model, start=None, end=None, name=None):
     new_input = keras.Input(
         shape=tuple(start_tensor.shape[1:]), dtype=start_tensor.dtype, name=input_name
     )
-    values = {id(start_tensor): new_input}
-    stack = [end_tensor]
-    while stack:
-        tensor = stack[-1]
-        if id(tensor) in values:
-            stack.pop()
-            continue
-        operation, node_index, _ = tensor._keras_history
-        node = operation._inbound_nodes[node_index]
-        if node.is_input:
-            raise ValueError(
-                f"`end`={end!r} is not computed from `start`={start!r} alone in model "
-                f"{model.name!r}: the segment also needs the model input {tensor.name!r}. Pick "
-                "a `start` upstream of `end` that every path to `end` goes through."
-            )
-        pending = [t for t in node.arguments.keras_tensors if id(t) not in values]
-        if pending:
-            stack.extend(pending)
-            continue
-        args, kwargs = node.arguments.fill_in(values)
-        outputs = keras.tree.flatten(operation(*args, **kwargs))
-        for old, new in zip(node.outputs, outputs):
-            values[id(old)] = new
-        stack.pop()
-
+    values = replay(end_tensor, {id(start_tensor): new_input}, start=start, end=end, model=model)
     name = name or f"{model.name}_{start or 'input'}_to_{end or 'output'}"
     return keras.Model(new_input, values[id(end_tensor)], name=name)

@@ -13,7 +13,7 @@ from keras_dml.zoo.loading import resolve_model
 
 def local_model(path):
     """`path`, or a local copy of a remote model file (`gs://`, `s3://`, ...) for the worker."""
-    if "://" not in path:
+    if "://" not in path or path.startswith(("hf://", "kaggle://")):  # The zoo fetches presets.
         return path
     local = os.path.join(tempfile.mkdtemp(prefix="keras_dml_model_"), path.rsplit("/", 1)[-1])
     with FileSystems.open(path) as source, open(local, "wb") as target:

@@ -18,6 +18,9 @@ _EXTRAS = {
     "torch": ("torch", "torch"),
     "apache_beam": ("beam", "apache-beam"),
     "pymilvus": ("milvus", "pymilvus"),
+    "keras_hub": ("hub", "keras-hub"),
+    "huggingface_hub": ("hub", "huggingface_hub"),
+    "kagglehub": ("hub", "kagglehub"),
 }
 
 

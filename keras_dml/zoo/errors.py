@@ -44,6 +44,7 @@ class IntegrityError(ZooError):
         actual_size: int. Size of the bytes received.
         origin: str. Where the bytes came from (URL or local path).
         deleted: bool. Whether the bad file was deleted. Defaults to `True`.
+        fix: str or None. What to do about it. Defaults to retrying or a trusted mirror.
     """
 
     def __init__(
@@ -55,6 +56,7 @@ class IntegrityError(ZooError):
         actual_size,
         origin,
         deleted=True,
+        fix=None,
     ):
         self.filename = filename
         self.expected_sha256 = expected_sha256
@@ -67,9 +69,12 @@ class IntegrityError(ZooError):
             f"Integrity check failed for '{filename}' from {origin}: "
             f"expected sha256 {expected_sha256} and size {expected_size} bytes, "
             f"got sha256 {actual_hash} and size {actual_size} bytes. "
-            f"{'The file was deleted and n' if deleted else 'N'}othing was loaded. If the card "
-            "is right, the source is corrupted or tampered with; retry later or set "
-            "KERAS_DML_MIRROR to a trusted mirror."
+            f"{'The file was deleted and n' if deleted else 'N'}othing was loaded. "
+            + (
+                fix
+                or "If the card is right, the source is corrupted or tampered with; retry later "
+                "or set KERAS_DML_MIRROR to a trusted mirror."
+            )
         )
 
 

@@ -9,7 +9,7 @@ from keras_dml.zoo.errors import IntegrityError
 __all__ = ["sha256_file", "verify_file"]
 
 
-def verify_file(path, sha256, size, origin=None, delete=True, filename=None):
+def verify_file(path, sha256, size, origin=None, delete=True, filename=None, fix=None):
     """Checks a file's size, then its sha256; on a mismatch, optionally deletes it and raises.
 
     Args:
@@ -20,6 +20,7 @@ def verify_file(path, sha256, size, origin=None, delete=True, filename=None):
         delete: bool. Delete the file on a mismatch (not for the user's own files). Defaults to
             `True`.
         filename: str. Name shown in the message. Defaults to the file's base name.
+        fix: str or None. The remedy the message gives. Defaults to `IntegrityError`'s.
 
     Raises:
         IntegrityError: naming expected and actual size and hash.
@@ -40,4 +41,5 @@ def verify_file(path, sha256, size, origin=None, delete=True, filename=None):
             actual_size,
             origin=origin,
             deleted=delete,
+            fix=fix,
         )

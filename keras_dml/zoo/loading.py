@@ -1,4 +1,4 @@
-"""`load`: a zoo model by name, a preset folder, a card file or a `.keras` file, never run code."""
+"""`load`: a zoo model by name, preset folder or handle, card or `.keras` file, never run code."""
 
 import os
 import zipfile
@@ -7,9 +7,11 @@ from pathlib import Path
 # Imported for their registrations: the serializable layers, losses and models a `.keras` file or
 # a card's config names.
 from keras_dml import backbones, layers, losses, models  # noqa: F401
+from keras_dml.zoo.building import build_model, read_config
 from keras_dml.zoo.cache import fetch_file, primary_filename
 from keras_dml.zoo.card import read_card
 from keras_dml.zoo.errors import UnsafeFormatError
+from keras_dml.zoo.hub_loading import load_hub_preset
 from keras_dml.zoo.registry import get_card
 
 _UNSAFE_SUFFIXES = {
@@ -80,40 +82,16 @@ def _load_keras_archive(path, compile):
     return model
 
 
-def _load_weights_only(card, weights_path):
-    import keras
-    import numpy as np
-
-    config = card.data["model"]["config"]
-    try:
-        model = keras.saving.deserialize_keras_object(config, safe_mode=True)
-    except ValueError as error:
-        if "safe_mode" in str(error):
-            raise UnsafeFormatError(
-                f"The config in card {card.source} needs code that safe_mode refuses to "
-                f"deserialize: {error}"
-            ) from error
-        raise
-    if not isinstance(model, keras.Model):
-        raise TypeError(
-            f"'model.config' of card {card.source} builds a {type(model).__name__}, "
-            "not a keras.Model."
-        )
-    if not model.built:
-        height, width = card.data["preprocessing"]["input_size"]
-        channels = card.data["preprocessing"].get("channels", 3)
-        model(np.zeros((1, height, width, channels), dtype="float32"))
-    model.load_weights(weights_path)
-    return model
-
-
 def load_card(card, compile=False, **fetch_options):
     """Loads the model of a `ModelCard` after verifying its files (see `load`)."""
     model_section = card.data.get("model")
     path = fetch_file(card, card.file_entry(primary_filename(card)), **fetch_options)
     if "file" in model_section:
         return _load_keras_archive(path, compile)
-    return _load_weights_only(card, path)
+    config = model_section["config"]
+    if isinstance(config, str):
+        config = read_config(fetch_file(card, card.file_entry(config), **fetch_options))
+    return build_model(config, path, card.data["preprocessing"], f"card {card.source}")
 
 
 def _looks_like_path(value):
@@ -126,12 +104,49 @@ def _looks_like_path(value):
     )
 
 
+def _load(name_or_path, compile, options):
+    """`(model, card)` of anything `load` takes; `card` is None for a bare `.keras` file."""
+    if not isinstance(name_or_path, str | os.PathLike):
+        raise TypeError(
+            f"`name_or_path` must be a str or path. Received: {type(name_or_path).__name__}"
+        )
+    if isinstance(name_or_path, str) and "://" in name_or_path:
+        return load_hub_preset(name_or_path)
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        _reject_unsafe(path)
+        if path.is_dir():
+            card_file = path / "card.json"
+            if not card_file.is_file() and (path / "metadata.json").is_file():
+                return load_hub_preset(path)
+            if not card_file.is_file():
+                raise FileNotFoundError(
+                    f"{path} is a directory without card.json or metadata.json; a preset "
+                    "folder is written by keras_dml.zoo.save_preset, save_hub_preset or "
+                    "`keras-dml zoo publish`."
+                )
+            card = read_card(card_file)
+        elif path.suffix.lower() == ".json":
+            card = read_card(path)
+        else:
+            return _load_keras_archive(path, compile), None
+    elif _looks_like_path(name_or_path):
+        raise FileNotFoundError(
+            f"No such file or directory: {path}. Pass an existing `.keras` file, card `.json`, "
+            "preset folder, hf:// or kaggle:// handle, or a model name from `keras-dml zoo list`."
+        )
+    else:
+        card = get_card(str(name_or_path))
+    return load_card(card, compile=compile, **options), card
+
+
 def load(name_or_path, compile=False, cache_dir=None, progress=None, **fetch_options):
     """Loads a verified zoo model.
 
     Args:
-        name_or_path: str or path. A zoo model name, a preset folder, a card file or a `.keras`
-            file.
+        name_or_path: str or path. A zoo model name, a preset folder, a card file, a `.keras`
+            file, or a hub preset handle (`hf://owner/name`,
+            `kaggle://owner/model/keras/variant`).
         compile: bool. Restore the training configuration of a `.keras` file. Defaults to
             `False`.
         cache_dir: str, path or None. Cache folder. Defaults to `None` (see `cache_root`).
@@ -152,30 +167,12 @@ def load(name_or_path, compile=False, cache_dir=None, progress=None, **fetch_opt
     >>> model = zoo.load("digits_dc_convnet")  # doctest: +SKIP
     """
     options = dict(fetch_options, cache_dir=cache_dir, progress=progress)
-    if not isinstance(name_or_path, str | os.PathLike):
-        raise TypeError(
-            f"`name_or_path` must be a str or path. Received: {type(name_or_path).__name__}"
-        )
-    path = Path(name_or_path).expanduser()
-    if path.exists():
-        _reject_unsafe(path)
-        if path.is_dir():
-            card_file = path / "card.json"
-            if not card_file.is_file():
-                raise FileNotFoundError(
-                    f"{path} is a directory without card.json; a preset directory is written "
-                    "by keras_dml.zoo.save_preset or `keras-dml zoo publish`."
-                )
-            return load_card(read_card(card_file), compile=compile, **options)
-        if path.suffix.lower() == ".json":
-            return load_card(read_card(path), compile=compile, **options)
-        return _load_keras_archive(path, compile)
-    if _looks_like_path(name_or_path):
-        raise FileNotFoundError(
-            f"No such file or directory: {path}. Pass an existing `.keras` file, card `.json`, "
-            "preset directory, or a model name from `keras-dml zoo list`."
-        )
-    return load_card(get_card(str(name_or_path)), compile=compile, **options)
+    return _load(name_or_path, compile, options)[0]
+
+
+def load_with_card(name_or_path, compile=False, **options):
+    """Like `load`, but returns `(model, card)`; `card` is a `ModelCard`, or None for a `.keras`."""
+    return _load(name_or_path, compile, options)
 
 
 def resolve_model(model):

@@ -125,14 +125,17 @@ def write_json_atomic(data, path):
 
 def default_preprocessing(model):
     """Returns `{"input_size": [H, W], "pixel_range": [0, 255], "channels": C}` of a model."""
-    shape = tuple(model.input_shape) if not isinstance(model.input_shape, list) else ()
-    if len(shape) != 4 or not all(isinstance(v, int) for v in shape[1:]):
+    image_shape = getattr(model, "image_shape", None)  # keras-dml's subclassed models.
+    try:
+        shape = tuple(image_shape) if image_shape else tuple(model.input_shape)[1:]
+    except (AttributeError, TypeError, ValueError):
+        shape = ()
+    if len(shape) != 3 or not all(isinstance(v, int) for v in shape):
         raise ValueError(
-            "Cannot infer `preprocessing` from the model's input shape "
-            f"{getattr(model, 'input_shape', None)}; pass "
+            f"Cannot infer `preprocessing` from the model's input shape {shape or None}; pass "
             "preprocessing={'input_size': [H, W], 'pixel_range': [0, 255]}."
         )
-    return {"input_size": [shape[1], shape[2]], "pixel_range": [0, 255], "channels": shape[3]}
+    return {"input_size": [shape[0], shape[1]], "pixel_range": [0, 255], "channels": shape[2]}
 
 
 def save_preset(

@@ -72,11 +72,9 @@ def _default_name(run_dir):
     return name or "model"
 
 
-def publish_run(
+def run_card_fields(
     run_dir,
-    output,
     name=None,
-    base_url=None,
     method=None,
     backbone=None,
     dataset=None,
@@ -86,29 +84,19 @@ def publish_run(
     license="Apache-2.0",
     input_size=None,
     model_file="model.keras",
-    overwrite=False,
 ):
-    """Writes `<output>/<name>.json` and `<output>/files/<name>/model.keras` from a run.
+    """The card of a training run, less its files: `(name, fields, model_path)`.
 
     Args:
         run_dir: str or path. Training run with `model.keras` and `metrics.json`.
-        output: str or path. Where the card and `files/` go (e.g. `model_zoo/`).
-        name: str or None. Model name. Defaults to `config.json`'s `name` or the folder name.
-        base_url: str or None. Upload location, for each file's `url`.
-        method, backbone, dataset, protocol, recipe: str or None. Override `config.json`.
-        metrics_command: str or None. The command that measured the metrics.
-        license: str. Licence of the weights. Defaults to `"Apache-2.0"`.
-        input_size: sequence of int or None. `[H, W]`. Defaults to the model's input.
-        model_file: str. The `.keras` file the metrics were measured on. Defaults to
-            `"model.keras"`.
-        overwrite: bool. Replace an existing card and files. Defaults to `False`.
+        name, method, backbone, dataset, protocol, recipe, metrics_command, license, input_size,
+            model_file: see `publish_run`.
 
     Returns:
-        `pathlib.Path` of the written card.
+        `(name, fields, model_path)`: `fields` are `build_card`'s keyword arguments.
 
     Raises:
         FileNotFoundError: `model.keras` or `metrics.json` is missing.
-        CardValidationError: the resulting card is invalid (names the field to supply).
     """
     run_dir = Path(run_dir)
     model_path = run_dir / model_file
@@ -156,29 +144,80 @@ def publish_run(
         "channels": shape[2] if shape else 3,
     }
     metrics = normalize_metrics(metrics_raw, dataset=dataset, command=metrics_command)
-    extra = {}
-    description = _find(config, "description")
-    if isinstance(description, str) and description:
-        extra["description"] = description
-    embedding_dim = _find(config, "embedding_dim")
-    if isinstance(embedding_dim, int):
-        extra["embedding_dim"] = embedding_dim
-
-    output = Path(output)
-    card_path = output / f"{name}.json"
-    target = output / "files" / name / "model.keras"
-    if (card_path.exists() or target.exists()) and not overwrite:
-        raise FileExistsError(f"{card_path} or {target} exists; pass --overwrite to replace.")
     fields = dict(
-        model={"file": "model.keras"},
         method=method or _find(config, "method"),
         backbone=backbone or _name_of(_find(config, "backbone")),
         preprocessing=preprocessing,
         training=training,
         metrics=metrics,
         license=license,
-        **extra,
     )
+    description = _find(config, "description")
+    if isinstance(description, str) and description:
+        fields["description"] = description
+    embedding_dim = _find(config, "embedding_dim")
+    if isinstance(embedding_dim, int):
+        fields["embedding_dim"] = embedding_dim
+    return name, fields, model_path
+
+
+def publish_run(
+    run_dir,
+    output,
+    name=None,
+    base_url=None,
+    method=None,
+    backbone=None,
+    dataset=None,
+    protocol=None,
+    recipe=None,
+    metrics_command=None,
+    license="Apache-2.0",
+    input_size=None,
+    model_file="model.keras",
+    overwrite=False,
+):
+    """Writes `<output>/<name>.json` and `<output>/files/<name>/model.keras` from a run.
+
+    Args:
+        run_dir: str or path. Training run with `model.keras` and `metrics.json`.
+        output: str or path. Where the card and `files/` go (e.g. `model_zoo/`).
+        name: str or None. Model name. Defaults to `config.json`'s `name` or the folder name.
+        base_url: str or None. Upload location, for each file's `url`.
+        method, backbone, dataset, protocol, recipe: str or None. Override `config.json`.
+        metrics_command: str or None. The command that measured the metrics.
+        license: str. Licence of the weights. Defaults to `"Apache-2.0"`.
+        input_size: sequence of int or None. `[H, W]`. Defaults to the model's input.
+        model_file: str. The `.keras` file the metrics were measured on. Defaults to
+            `"model.keras"`.
+        overwrite: bool. Replace an existing card and files. Defaults to `False`.
+
+    Returns:
+        `pathlib.Path` of the written card.
+
+    Raises:
+        FileNotFoundError: `model.keras` or `metrics.json` is missing.
+        CardValidationError: the resulting card is invalid (names the field to supply).
+    """
+    name, fields, model_path = run_card_fields(
+        run_dir,
+        name=name,
+        method=method,
+        backbone=backbone,
+        dataset=dataset,
+        protocol=protocol,
+        recipe=recipe,
+        metrics_command=metrics_command,
+        license=license,
+        input_size=input_size,
+        model_file=model_file,
+    )
+    output = Path(output)
+    card_path = output / f"{name}.json"
+    target = output / "files" / name / "model.keras"
+    if (card_path.exists() or target.exists()) and not overwrite:
+        raise FileExistsError(f"{card_path} or {target} exists; pass --overwrite to replace.")
+    fields = dict(model={"file": "model.keras"}, **fields)
     unhashed_files = [{"filename": "model.keras", "sha256": "0" * 64, "size": 0, "path": "x"}]
     build_card(name, unhashed_files, **fields)  # Fail on a missing field before copying files.
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -101,6 +101,16 @@ def _check_file_entry(entry, index, status, source):
         _fail(source, f"{where}.url", "is missing: a published file needs a 'url' or a 'path'")
 
 
+def _check_config_file(config, file_names, source):
+    if not config.endswith(".json") or config not in file_names:
+        _fail(
+            source,
+            "model.config",
+            "must be a serialized Keras object or the name of a '.json' file listed in 'files'. "
+            f"Received: {config!r}",
+        )
+
+
 def _check_model(model, file_names, source):
     _require_dict(model, source, "model")
     if "file" in model:
@@ -110,14 +120,17 @@ def _check_model(model, file_names, source):
     elif "config" in model or "weights" in model:
         if set(model) != {"config", "weights"}:
             _fail(source, "model", "with weights-only loading needs exactly 'config' and 'weights'")
-        _require_dict(model["config"], source, "model.config")
-        if "class_name" not in model["config"]:
-            _fail(
-                source,
-                "model.config",
-                "must be a serialized Keras object "
-                "(keras.saving.serialize_keras_object(model)) with a 'class_name'",
-            )
+        if isinstance(model["config"], str):  # A listed JSON file holds it (hub presets).
+            _check_config_file(model["config"], file_names, source)
+        else:
+            _require_dict(model["config"], source, "model.config")
+            if "class_name" not in model["config"]:
+                _fail(
+                    source,
+                    "model.config",
+                    "must be a serialized Keras object "
+                    "(keras.saving.serialize_keras_object(model)) with a 'class_name'",
+                )
         reference, suffix, key = model["weights"], ".weights.h5", "model.weights"
     else:
         _fail(source, "model", "needs 'file' (a .keras archive) or 'config' + 'weights'")

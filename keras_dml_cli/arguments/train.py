@@ -51,7 +51,9 @@ def add_train_parser(subparsers, plugins=()):
         "--backbone",
         help=(
             "backbone name (default vgg_small; convnet is cheaper per step; resnet50, "
-            "googlenet, bn_inception have ImageNet weights)"
+            "googlenet, bn_inception have ImageNet weights), or keras_hub:PRESET for a keras-hub "
+            "backbone (preset folder, kaggle:// or hf:// handle; --weights imagenet loads the "
+            "preset's weights)"
         ),
     )
     parser.add_argument(

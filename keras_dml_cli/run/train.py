@@ -4,6 +4,7 @@ import json
 import os
 
 from keras_dml import training
+from keras_dml.backbones.hub import parse_backbone
 from keras_dml.methods import get_method
 from keras_dml.training.run_config import merge_overrides, parse_overrides, read_config_file
 from keras_dml_cli.arguments.train import (
@@ -39,8 +40,9 @@ def config_from_args(args):
         value = getattr(args, key)
         if value is not None:
             overrides[key] = value
+    if args.backbone is not None:  # a name, or keras_hub:PRESET
+        overrides["backbone"] = parse_backbone(args.backbone)
     nested = {
-        ("backbone", "name"): args.backbone,
         ("backbone", "weights"): args.weights,
         ("loss", "name"): args.loss,
         ("model", "embedding_dim"): args.embedding_dim,

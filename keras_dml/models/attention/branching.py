@@ -23,6 +23,9 @@ DEFAULT_BRANCHES = {
     "vgg_small": ("block2", "block3"),
     # MobileNetV2: S up to stride 8, trunk = blocks 6..12; masks resized when sizes differ.
     "mobilenet_v2": ("block_5", "block_12"),
+    # keras-hub: a CNN's stride-8 and stride-16 pyramid levels (as ResNet-50's conv3 and conv4),
+    # a ViT's token maps after half and three quarters of its blocks.
+    "keras_hub": ("stage3", "stage4"),
 }
 
 _POOLINGS = (keras.layers.MaxPooling2D, keras.layers.AveragePooling2D)
@@ -44,10 +47,22 @@ def resolve_branches(backbone, branch_point=None, trunk_end=None):
     return str(branch_point), str(trunk_end)
 
 
+def _padded_to_same(layer):
+    """Whether a `valid` convolution's input comes from a `ZeroPadding2D` of `(k - 1) // 2` each
+    side (keras-hub's ResNets), which makes it `same` at stride 1."""
+    half = tuple(((k - 1) // 2, (k - 1) // 2) for k in layer.kernel_size)
+    for node in layer._inbound_nodes:
+        for tensor in node.arguments.keras_tensors:
+            source = tensor._keras_history[0]
+            if isinstance(source, keras.layers.ZeroPadding2D) and tuple(source.padding) == half:
+                return True
+    return False
+
+
 def _keeps_size(layer):
     """Whether a strided layer keeps its weights valid and the spatial size at stride 1."""
     kernel = getattr(layer, "kernel_size", (1, 1))
-    return layer.padding == "same" or all(k == 1 for k in kernel)
+    return layer.padding == "same" or all(k == 1 for k in kernel) or _padded_to_same(layer)
 
 
 def _is_downsampling(layer):
