@@ -46,3 +46,14 @@ def test_abe_trunk_on_a_resnet_runs_its_strided_stage_at_stride_1(presets):
     model = get_method("abe").tiny_model(backbone)
     # keras-hub pads explicitly before each strided 3x3 convolution: at stride 1 it is `same`.
     assert model.attention_trunk.output_shape[1:3] == model.spatial_extractor.output_shape[1:3]
+
+
+@pytest.mark.parametrize("layer", ["features", "attended"])
+def test_grad_cam_reads_a_vit_token_map(presets, layer):
+    from keras_dml.visualization.gradcam import gradcam_maps
+
+    backbone = backbones.get("keras_hub", preset=presets["vit"], input_shape=(32, 32, 3))
+    model = get_method("abe").tiny_model(backbone)
+    maps = gradcam_maps(model, IMAGES, learner=1, layer=layer)
+    assert maps.shape == (3, 32, 32) and np.isfinite(maps).all()
+    assert (maps.max(axis=(1, 2)) > maps.min(axis=(1, 2))).all()  # not a flat map
