@@ -21,10 +21,11 @@ def is_local(preset):
 
 def unavailable(preset, error):
     """The one-line error of a preset that could not be read."""
+    reason = (str(error).strip().splitlines() or [""])[0]
     if is_local(preset):
-        return ValueError(f"Cannot load the keras-hub preset folder {preset!r}: {error}")
+        return ValueError(f"Cannot load the keras-hub preset folder {preset!r}: {reason}")
     return WeightsUnavailableError(
-        f"Cannot load the keras-hub preset {preset!r} ({type(error).__name__}: {error}). "
+        f"Cannot load the keras-hub preset {preset!r} ({type(error).__name__}: {reason}). "
         "Offline, save it on a machine with network access "
         "(keras_hub.models.Backbone.from_preset(PRESET).save_to_preset(FOLDER), and the same for "
         "its keras_hub.layers.ImageConverter) and pass the folder."

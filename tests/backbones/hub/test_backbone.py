@@ -123,3 +123,21 @@ def test_the_cli_value_names_the_backbone_and_its_preset():
         "preset": "hf://org/vit",
     }
     assert parse_backbone("convnet") == {"name": "convnet"}
+
+
+def test_a_hub_handle_that_cannot_be_fetched_is_refused_in_one_line(monkeypatch):
+    from keras_hub.src.utils import preset_utils
+
+    from keras_dml.backbones import WeightsUnavailableError
+    from keras_dml.backbones.hub import preset as hub_preset
+
+    def offline(*args, **kwargs):
+        raise OSError("Could not reach the hub.\nTraceback details on a second line")
+
+    monkeypatch.setattr(preset_utils, "check_file_exists", offline)
+    monkeypatch.setattr(keras_hub.models.Backbone, "from_preset", offline)
+    hub_preset._hub_file.cache_clear()
+    handle = "kaggle://someone/vit/keras/vit_small/1"
+    with pytest.raises(WeightsUnavailableError, match="save it on a machine") as error:
+        backbones.get("keras_hub", preset=handle, input_shape=(32, 32, 3))
+    assert handle in str(error.value) and "\n" not in str(error.value)
