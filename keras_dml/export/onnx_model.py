@@ -121,19 +121,62 @@ def _name_io(proto):
             f"Expected one input and one output in the converted graph, got "
             f"{[i.name for i in graph.input]} -> {[o.name for o in graph.output]}."
         )
+    _rename_constant_named_like_the_output(graph)
     renames = {graph.input[0].name: INPUT_NAME, graph.output[0].name: OUTPUT_NAME}
     for old, new in renames.items():
-        if old == new:
-            continue
-        for node in graph.node:
-            node.input[:] = [new if name == old else name for name in node.input]
-            node.output[:] = [new if name == old else name for name in node.output]
+        if old != new and new in _value_names(graph):  # an inner value took the name
+            _rename_value(graph, new, _unused_name(graph, f"{new}_inner"))
+    for old, new in renames.items():
+        if old != new:
+            _rename_value(graph, old, new)
     graph.input[0].name = INPUT_NAME
     graph.output[0].name = OUTPUT_NAME
     for value in (graph.input[0], graph.output[0]):
         dim = value.type.tensor_type.shape.dim[0]
         if not dim.HasField("dim_value"):
             dim.dim_param = BATCH_DIM_NAME
+
+
+def _value_names(graph):
+    names = {value.name for value in (*graph.input, *graph.output, *graph.initializer)}
+    for node in graph.node:
+        names.update(node.input)
+        names.update(node.output)
+    return names
+
+
+def _unused_name(graph, name):
+    names, candidate, number = _value_names(graph), name, 0
+    while candidate in names:
+        number += 1
+        candidate = f"{name}_{number}"
+    return candidate
+
+
+def _rename_constant_named_like_the_output(graph):
+    """Renames an initializer that has the output's name (PyTorch's exporter names a folded
+    constant `embedding`, e.g. a ViT's position embeddings), with the nodes that read it: those
+    before the node that computes the output."""
+    name = graph.output[0].name
+    constants = [value for value in graph.initializer if value.name == name]
+    if not constants:
+        return
+    new = _unused_name(graph, f"{name}_constant")
+    constants[0].name = new
+    for node in graph.node:
+        if name in node.output:
+            break
+        node.input[:] = [new if value == name else value for value in node.input]
+
+
+def _rename_value(graph, old, new):
+    """Renames the value `old` to `new` wherever the graph names it."""
+    for node in graph.node:
+        node.input[:] = [new if name == old else name for name in node.input]
+        node.output[:] = [new if name == old else name for name in node.output]
+    for value in (*graph.input, *graph.output, *graph.initializer, *graph.value_info):
+        if value.name == old:
+            value.name = new
 
 
 def _add_metadata(onnx, proto, model, image_shape, policy=None):

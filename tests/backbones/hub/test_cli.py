@@ -1,5 +1,5 @@
 """`keras-dml train --backbone keras_hub:PRESET`: train, evaluate, export to ONNX with parity,
-reload; on TensorFlow here, on JAX and PyTorch in a fresh interpreter."""
+reload; on TensorFlow here, on JAX and PyTorch in a fresh interpreter (PyTorch also exports)."""
 
 import json
 import os
@@ -69,3 +69,17 @@ def test_abe_trains_on_other_backends_and_exports_on_tensorflow(backend_family, 
     )
     assert result.returncode == 0, result.stderr[-3000:]
     check_trained_exports_and_reloads(run)
+    if backend == "torch":  # PyTorch's own ONNX exporter, on the same model
+        export = ["export", str(run / "model.keras"), "--format", "onnx", "--output"]
+        result = subprocess.run(
+            [sys.executable, "-c", code, *export, str(run / "torch.onnx")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        session = ort.InferenceSession(str(run / "torch.onnx"), providers=["CPUExecutionProvider"])
+        (exported,) = session.run(None, {"images": IMAGES})
+        reloaded = keras.saving.load_model(str(run / "model.keras"), safe_mode=True)
+        np.testing.assert_allclose(exported, reloaded.predict(IMAGES, verbose=0), atol=1e-4)
