@@ -195,6 +195,7 @@ SPEED_SCRIPTS = (
     "speed.evaluation_scale",
     "speed.distributed_step",
     "speed.train_step",
+    "speed.hub_backbone_step",
     "methods.divide_and_conquer",
     "methods.abe",
     "methods.bier",

@@ -21,7 +21,10 @@ and the build replaces it with the value read from `benchmarks/results/`. The ki
   accuracy_hangul+reality_check_hangul`);
 - `reranking SAMPLES METHOD FIELD`: a field of `reranking_<SAMPLES>.json`'s row of the re-ranking
   METHOD (`none`, `aqe`, `alpha_qe`, `dba`, `k_reciprocal`), e.g. `cpu_seconds` (`13`); the field
-  `extra_peak_rss_mb` is the row's peak RSS minus the plain run's, signed (`+126`).
+  `extra_peak_rss_mb` is the row's peak RSS minus the plain run's, signed (`+126`);
+- `speed NAME FIELD`: a measured value of `speed_<NAME>.json`, FIELD a dotted path into its
+  `measured` entry (`speed hub_backbone_step ratio`: `1.05`; a field under
+  `milliseconds_per_step` in whole milliseconds: `412`).
 
 A marker that names no record, row, seed, metric or field stops the build with one line naming
 the page, the marker and the fix.
@@ -125,11 +128,32 @@ def reranking_value(samples, method, field):
     return f"{value:.0f}" if field.endswith(("seconds", "_mb")) else f"{value:.3f}"
 
 
+def speed_value(name, field):
+    """A value of `speed_<name>.json`'s `measured` entry at the dotted path `field`."""
+    path = os.path.join(RESULTS, f"speed_{name}.json")
+    if not os.path.exists(path):
+        raise MarkerError(
+            f"no record benchmarks/results/speed_{name}.json; run `python -m benchmarks.speed."
+            f"{name}` or name a speed_<NAME>.json there"
+        )
+    with open(path) as f:
+        value = json.load(f)["measured"]
+    for key in field.split("."):
+        if not isinstance(value, dict) or key not in value:
+            found = sorted(value) if isinstance(value, dict) else []
+            raise MarkerError(f"no field {field!r} in speed_{name}.json; use one of {found}")
+        value = value[key]
+    if not isinstance(value, int | float):
+        raise MarkerError(f"field {field!r} of speed_{name}.json is not a number; name one")
+    return f"{value:.0f}" if field.startswith("milliseconds") else f"{value:.2f}"
+
+
 KINDS = {
     "accuracy": (accuracy_value, (2, 3)),
     "difference": (difference_value, (2,)),
     "compare": (compare_word, (3,)),
     "reranking": (reranking_value, (3,)),
+    "speed": (speed_value, (2,)),
 }
 
 
@@ -165,7 +189,8 @@ def render_values(markdown, page_name="page", accuracy=ACCURACY):
         kind, *arguments = match.group(1).split()
         try:
             rows = records.get(accuracy, {})
-            if kind != "reranking" and len(arguments) > 2 and arguments[-2] == "in":
+            unread = ("reranking", "speed")  # read their own records
+            if kind not in unread and len(arguments) > 2 and arguments[-2] == "in":
                 rows, arguments = rows_of(arguments[-1]), arguments[:-2]
             if kind not in KINDS:
                 raise MarkerError(f"unknown kind {kind!r}; use one of {sorted(KINDS)}")
@@ -175,7 +200,7 @@ def render_values(markdown, page_name="page", accuracy=ACCURACY):
                     f"{kind} takes {' or '.join(map(str, counts))} arguments "
                     "(see docs/record_values.py)"
                 )
-            return function(*arguments) if kind == "reranking" else function(rows, *arguments)
+            return function(*arguments) if kind in unread else function(rows, *arguments)
         except MarkerError as error:
             raise ValueError(f"{page_name}: value marker {match.group(0)!r}: {error}") from None
 

@@ -146,6 +146,51 @@ MODEL_ABLATIONS = {
     },
 }
 
+# keras-hub backbones (`keras_dml.backbones.hub`) for the `<row>-<name>` rows: `HUB_ROWS` on that
+# backbone, from random initialisation at the budget, paired with the baseline on the same one.
+# Name -> (keras-hub class, its arguments, its image converter's scale and offset). Sized to
+# train in about the budget backbone's time on this project's CPU machine: ResNet-18's basic
+# blocks in full, a 4-block ViT with patch 4 at 32 px. `run.py` saves each as a preset folder
+# unless `--hub-preset NAME=PRESET` names another (a hub handle: its own weights).
+IMAGENET_SCALE = [1 / (255.0 * std) for std in (0.229, 0.224, 0.225)]
+IMAGENET_OFFSET = [-mean / std for mean, std in zip((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))]
+HUB_BACKBONES = {
+    "hub_resnet": (
+        "ResNetBackbone",
+        {
+            "input_conv_filters": [64],
+            "input_conv_kernel_sizes": [7],
+            "stackwise_num_filters": [64, 128, 256, 512],
+            "stackwise_num_blocks": [2, 2, 2, 2],
+            "stackwise_num_strides": [1, 2, 2, 2],
+            "block_type": "basic_block",
+            "use_pre_activation": False,
+            "image_shape": [None, None, 3],
+        },
+        {"scale": IMAGENET_SCALE, "offset": IMAGENET_OFFSET},
+    ),
+    "hub_vit": (
+        "ViTBackbone",
+        {
+            "image_shape": [32, 32, 3],
+            "patch_size": 4,
+            "num_layers": 4,
+            "num_heads": 3,
+            "hidden_dim": 96,
+            "mlp_dim": 192,
+        },
+        {"scale": 1 / 127.5, "offset": -1.0},
+    ),
+}
+# The rows each keras-hub backbone trains (`{best}`: the `--best-loss`).
+HUB_ROWS = ("baseline/{best}", "dc/best")
+
+
+def hub_backbone_of(row):
+    """The `HUB_BACKBONES` name a row trains on (`dc/best-hub_vit` -> `hub_vit`), or `None`."""
+    return next((name for name in HUB_BACKBONES if row.endswith(f"-{name}")), None)
+
+
 PML_RECIPES = (
     "normalized_softmax",
     "proxy_anchor",
@@ -192,11 +237,20 @@ def row_names(best_loss):
         names += [row for row in MODEL_ABLATIONS if row.startswith(f"{method}/")]
         names += [f"{method}/{loss}" for loss in METHOD_LOSSES if loss != best_loss]
     names += [f"pml/{recipe}" for recipe in PML_RECIPES]
+    for hub in HUB_BACKBONES:
+        names += [f"{row.format(best=best_loss)}-{hub}" for row in HUB_ROWS]
     return names
 
 
 def keras_config(
-    row, dataset, budget, best_loss, seed, dataset_options=None, backbone_weights=None
+    row,
+    dataset,
+    budget,
+    best_loss,
+    seed,
+    dataset_options=None,
+    backbone_weights=None,
+    hub_preset=None,
 ):
     """The run configuration of a keras-dml row.
 
@@ -208,8 +262,21 @@ def keras_config(
         seed: int.
         dataset_options: dict or `None`. Options of the dataset loader.
         backbone_weights: str or `None`. Weights file the backbone starts from (the
-            pretrained regime); not allowed for `defaults`, which sets nothing but the data.
+            pretrained regime), or `"imagenet"`: a keras-hub row's preset weights; not allowed
+            for `defaults`, which sets nothing but the data.
+        hub_preset: str or `None`. The preset of a `<row>-<hub>` row (`HUB_BACKBONES`).
+            Defaults to the hub name.
     """
+    hub = hub_backbone_of(row)
+    if hub is not None:
+        config = keras_config(
+            row.removesuffix(f"-{hub}"), dataset, budget, best_loss, seed, dataset_options
+        )
+        preset = hub_preset or hub
+        return {
+            **config,
+            "backbone": {"name": "keras_hub", "preset": preset, "weights": backbone_weights},
+        }
     common = {
         "dataset": dataset,
         "dataset_options": dict(dataset_options or {}),

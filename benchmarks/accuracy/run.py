@@ -28,6 +28,12 @@ fine-tunes from that backbone with the same budget. Its rows are recorded as `RO
 The papers' input size: `--set image_size=224 --dataset-option render_size=32` trains and tests
 at 224 px on the 32 px renders upscaled by the input pipeline (one small cache; a GPU's work).
 
+keras-hub backbones: `<row>-hub_resnet` and `<row>-hub_vit` (`rows.HUB_BACKBONES`: a ResNet-18
+and a small ViT) train the baseline and D&C on a keras-hub backbone from random initialisation,
+next to the budget backbone's rows. The script saves each as a preset folder,
+`OUTPUT/hub_presets/<name>`; `--hub-preset NAME=PRESET` (a folder or a `kaggle://` / `hf://`
+handle) trains NAME's rows from that preset's own weights instead, recorded as `ROW@preset`.
+
 With `--rerank aqe,alpha_qe,dba,k_reciprocal`, each row's test embeddings are also evaluated
 with each re-ranking (`keras_dml.search.rerank`, default parameters; Recall@K, MAP@R,
 R-Precision) and stored as `metrics_rerank` (`{method: metrics}`) next to `metrics`; the table
@@ -45,6 +51,10 @@ Usage:
     python -m benchmarks.accuracy.run --regime pretrained --set image_size=224 \
         --dataset-option render_size=32 --rows baseline/normalized_softmax,abe/best
     python -m benchmarks.accuracy.run --rows baseline/normalized_softmax --rerank aqe,k_reciprocal
+    python -m benchmarks.accuracy.run --rows '*-hub_resnet,*-hub_vit' --seeds 0
+    python -m benchmarks.accuracy.run --rows '*-hub_resnet' --set image_size=224 \
+        --dataset-option render_size=32 \
+        --hub-preset hub_resnet=kaggle://keras/resnetv1/keras/resnet_50_imagenet/3
     python -m benchmarks.accuracy.run --table
 """
 
@@ -59,7 +69,13 @@ import time
 import numpy as np
 
 # Sibling scripts: the rows (budget, losses, methods, run configs) and the table.
-from benchmarks.accuracy.rows import BUDGET, keras_config, row_names
+from benchmarks.accuracy.rows import (
+    BUDGET,
+    HUB_BACKBONES,
+    hub_backbone_of,
+    keras_config,
+    row_names,
+)
 from benchmarks.accuracy.table import print_table, table_key
 from benchmarks.records import machine
 from keras_dml.utils.sha256 import sha256_file
@@ -69,6 +85,48 @@ from keras_dml.utils.sha256 import sha256_file
 # every row and seed, as the papers fine-tune one ImageNet checkpoint).
 PRETRAIN = {"epochs": 2, "loss": "normalized_softmax", "seed": 0}
 REGIMES = ("scratch", "pretrained")
+# The regime of a keras-hub row trained from a `--hub-preset`'s own weights (`ROW@preset`).
+PRESET_REGIME = "preset"
+
+
+def hub_preset_folder(name, output, image_size):
+    """The preset folder of `HUB_BACKBONES[name]`, saved once as `OUTPUT/hub_presets/<name>`."""
+    # Its saved weights are never loaded: each row initialises its own from its seed.
+    class_name, arguments, converter = HUB_BACKBONES[name]
+    folder = os.path.join(output, "hub_presets", name)
+    config_path = os.path.join(folder, "config.json")
+    if os.path.exists(config_path):
+        with open(config_path) as f:
+            saved = json.load(f)["config"]
+        if all(saved.get(k) == v for k, v in arguments.items()):
+            return folder
+    import keras_hub
+
+    shape = {"image_shape": tuple(arguments["image_shape"])}
+    backbone = getattr(keras_hub.models, class_name)(**{**arguments, **shape})
+    layer = getattr(keras_hub.layers, class_name.replace("Backbone", "ImageConverter"))
+    os.makedirs(folder, exist_ok=True)
+    backbone.save_to_preset(folder)
+    layer(image_size=(image_size, image_size), **converter).save_to_preset(folder)
+    return folder
+
+
+def parse_hub_presets(items):
+    """`{name: preset}` of `--hub-preset NAME=PRESET` items.
+
+    Raises:
+        ValueError: an item without `=` or naming no `HUB_BACKBONES` entry (one line).
+    """
+    presets = {}
+    for item in items:
+        name, equals, preset = item.partition("=")
+        if not equals or not preset or name not in HUB_BACKBONES:
+            raise ValueError(
+                f"--hub-preset {item!r}: use NAME=PRESET with NAME one of {sorted(HUB_BACKBONES)} "
+                "and PRESET a preset folder or a kaggle:// or hf:// handle"
+            )
+        presets[name] = preset
+    return presets
 
 
 def pretrained_backbone(dataset, budget, output, dataset_options=None):
@@ -136,11 +194,22 @@ def pretrained_backbone(dataset, budget, output, dataset_options=None):
 
 
 def run_keras(
-    row, splits, dataset, budget, best_loss, seed, output, dataset_options=None, weights=None
+    row,
+    splits,
+    dataset,
+    budget,
+    best_loss,
+    seed,
+    output,
+    dataset_options=None,
+    weights=None,
+    hub_preset=None,
 ):
     from keras_dml.training import train
 
-    config = keras_config(row, dataset, budget, best_loss, seed, dataset_options, weights)
+    config = keras_config(
+        row, dataset, budget, best_loss, seed, dataset_options, weights, hub_preset
+    )
     run_dir = os.path.join(output, row.replace("/", "_"), f"seed{seed}")
     if weights is not None:
         run_dir = os.path.join(output, "pretrained_rows", row.replace("/", "_"), f"seed{seed}")
@@ -148,7 +217,7 @@ def run_keras(
     with open(os.path.join(run_dir, "config.json")) as f:
         used = json.load(f)  # what the run fitted to the data (the `defaults` row sets little)
     settings = {
-        "backbone": used["backbone"]["name"],
+        "backbone": backbone_name(row, used["backbone"], weights),
         "batch_size": used["batch_size"],
         "m_per_class": used["m_per_class"],
         "model": used["model"],
@@ -156,7 +225,21 @@ def run_keras(
         "optimizer": used["optimizer"],
         "method_options": used.get("method_options", {}),
     }
+    if hub_backbone_of(row):  # the preset's architecture, as keras-hub saved it
+        from keras_dml.backbones.hub.preset import preset_json
+
+        settings["hub_architecture"] = preset_json(used["backbone"]["preset"], "config.json")
     return run["metrics"], run["seconds"], settings, run["model"]
+
+
+def backbone_name(row, entry, weights):
+    """A record's backbone: its name, or `keras_hub:<hub name>` for a keras-hub row from random
+    initialisation and `keras_hub:<preset>` for one from a preset's weights, so that a row is
+    compared only with the baseline on the same backbone (`table.differences_from_baseline`)."""
+    hub = hub_backbone_of(row)
+    if hub is None:
+        return entry["name"]
+    return f"keras_hub:{entry['preset'] if weights == 'imagenet' else hub}"
 
 
 def test_embeddings(model, splits, image_size):
@@ -291,6 +374,15 @@ def build_parser():
     )
     parser.add_argument("--regime", choices=REGIMES, default="scratch")
     parser.add_argument(
+        "--hub-preset",
+        action="append",
+        default=[],
+        metavar="NAME=PRESET",
+        help="train the <row>-NAME rows from this keras-hub preset's own weights (a folder or a "
+        "kaggle:// or hf:// handle), e.g. hub_vit=kaggle://keras/vit/keras/"
+        "vit_base_patch16_224_imagenet/4",
+    )
+    parser.add_argument(
         "--rerank",
         default="",
         metavar="NAMES",
@@ -318,6 +410,10 @@ def main(argv=None):
         key, value = item.split("=", 1)
         budget[key] = type(BUDGET[key])(value) if key in BUDGET else value
     dataset_options = parse_dataset_options(args.dataset_option)
+    try:
+        hub_presets = parse_hub_presets(args.hub_preset)
+    except ValueError as error:
+        parser.error(str(error))
     names = row_names(args.best_loss)
     if args.list:
         print("\n".join(names))
@@ -339,8 +435,11 @@ def main(argv=None):
     if unknown:
         parser.error(f"no row matches {unknown}; see --list")
     if args.regime == "pretrained":
-        # PML's backbone is translated without weights, and `defaults` sets nothing but the data.
-        skipped = [n for n in selected if n.startswith("pml/") or n == "defaults"]
+        # PML's backbone is translated without weights, `defaults` sets nothing but the data,
+        # and the pretrained backbone is the budget's, not a keras-hub one.
+        skipped = [
+            n for n in selected if n.startswith("pml/") or n == "defaults" or hub_backbone_of(n)
+        ]
         selected = [n for n in selected if n not in skipped]
         if skipped:
             print(f"[accuracy] scratch regime only, skipped: {', '.join(skipped)}", flush=True)
@@ -362,6 +461,10 @@ def main(argv=None):
             args.dataset, budget, args.output, dataset_options
         )
         print(f"[accuracy] pretrained backbone {weights}: {pretrained}", flush=True)
+    presets = {
+        hub: hub_presets.get(hub) or hub_preset_folder(hub, args.output, budget["image_size"])
+        for hub in {hub_backbone_of(n) for n in selected} - {None}
+    }
     splits = {}
     for seed in [int(s) for s in args.seeds.split(",")]:
         for row in selected:
@@ -371,6 +474,8 @@ def main(argv=None):
             if seed not in splits:
                 splits[seed] = load_splits({**config, "image_size": budget["image_size"]})
             start, host = time.perf_counter(), machine()
+            hub = hub_backbone_of(row)
+            row_weights = "imagenet" if hub in hub_presets else weights
             # Fields of every record of this run, trained or diverged.
             common = {
                 "row": row,
@@ -378,6 +483,7 @@ def main(argv=None):
                 "dataset": args.dataset,
                 **({"dataset_options": dataset_options} if dataset_options else {}),
                 **({"regime": args.regime, "pretrained": pretrained} if pretrained else {}),
+                **({"regime": PRESET_REGIME} if row_weights == "imagenet" else {}),
                 "budget": budget,
             }
             try:
@@ -398,7 +504,8 @@ def main(argv=None):
                         seed,
                         args.output,
                         dataset_options,
-                        weights,
+                        row_weights,
+                        presets.get(hub),
                     )
             except NonFiniteEmbeddingsError as error:
                 # A run whose embeddings came out NaN or Inf diverged: a result of the table,

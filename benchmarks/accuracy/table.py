@@ -130,10 +130,10 @@ def signed_spread(entry, metric):
 def differences_from_baseline(rows):
     """Each row's difference from the baseline trained with the same loss.
 
-    A row is compared with the `baseline/<loss>` row of its regime whose recorded loss entry is
-    the same (`loss_of`), on the seeds both have (and, pretrained, the same backbone weights:
-    `pairing`), so the difference is the method's (or PML's)
-    and not the loss's or a seed's. Positive: the row is ahead of the baseline. Records written
+    A row is compared with the `baseline/<loss>` row of its regime whose recorded loss entry and
+    backbone are the same (`loss_of`), on the seeds both have (and, pretrained, the same
+    backbone weights: `pairing`), so the difference is the method's (or PML's) and not the
+    loss's, the backbone's or a seed's. Positive: the row is ahead of the baseline. Records written
     before records named their settings are left out: their loss is not on record.
 
     Args:
@@ -156,6 +156,7 @@ def differences_from_baseline(rows):
         losses = [loss_of(r) for r in records]
         if not losses or any(loss != losses[0] for loss in losses):
             continue  # no loss on record, or seeds trained with different losses
+        backbone = records[0]["settings"].get("backbone")
         for other, base in known.items():
             other_row, _, other_regime = other.partition("@")
             if not other_row.startswith("baseline/") or other_regime != regime:
@@ -163,6 +164,8 @@ def differences_from_baseline(rows):
             pml_pair = losses[0] == {"baseline": other_row}
             if not base or not (pml_pair or all(loss_of(b) == losses[0] for b in base)):
                 continue
+            if any(b["settings"].get("backbone") != backbone for b in base):
+                continue  # a keras-hub row's baseline is the one on its backbone
             shared = {pairing(r) for r in records} & {pairing(b) for b in base}
             if not shared:
                 continue

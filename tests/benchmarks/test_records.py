@@ -229,6 +229,7 @@ def test_the_training_scripts_write_their_records_at_tiny_size(tmp_path_factory)
 SPEED_SCRIPTS = [
     "speed.evaluation",
     "speed.train_step",
+    "speed.hub_backbone_step",
     "speed.inference",
     "speed.distributed_step",
 ]
