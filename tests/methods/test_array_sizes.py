@@ -10,6 +10,7 @@ import pytest
 from keras_dml.data.datasets import from_arrays
 from keras_dml.methods import list_methods
 from keras_dml.training import train
+from tests.support.ci_rotation import rotating
 
 SHAPES = {"gray28": (28, 28), "rgb40": (40, 40, 3)}
 
@@ -61,7 +62,7 @@ def test_division_pass_reads_the_run_image_size():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("shape", sorted(SHAPES))
-@pytest.mark.parametrize("method", list_methods())
+@pytest.mark.parametrize("method", rotating(list_methods()))
 def test_every_method_trains_on_arrays_of_another_size(method, shape, tmp_path):
     result = train_on(method, SHAPES[shape], tmp_path, epochs=2)
     assert np.isfinite(result["metrics"]["recall@1"])

@@ -69,7 +69,7 @@ def test_cli_defaults_train_every_method_on_digits(method, tmp_path, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", list_methods())
+@pytest.mark.parametrize("method", rotating(list_methods()))
 def test_plain_keras_script_trains_every_method(method, tmp_path):
     splits = array_splits()
     spec = get_method(method)

@@ -15,6 +15,7 @@ from keras_dml import backbones
 from keras_dml.methods import get_method, list_methods
 from keras_dml.methods.defaults import compile_with_config
 from keras_dml.training.precision import precision_policy
+from tests.support.ci_rotation import rotating
 from tests.support.configs import config_dict, resolved_dict
 
 POLICIES = ("mixed_float16", "mixed_bfloat16")
@@ -88,7 +89,7 @@ def test_hierarchical_dc_trains_under_mixed_precision(policy):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("policy", POLICIES)
-@pytest.mark.parametrize("name", list_methods())
+@pytest.mark.parametrize("name", rotating(list_methods()))
 def test_every_method_trains_under_mixed_precision(name, policy):
     model, history = fit_under(policy, name)
     check_mixed_model(model, history, policy)
