@@ -18,12 +18,12 @@ import argparse
 import os
 import statistics
 import tempfile
-import time
 
 import keras
 import numpy as np
 
 from benchmarks.records import add_record_option, write_record
+from benchmarks.speed.train_step import time_steps
 
 # keras-hub's resnet_50 preset configuration (`keras_hub.models.ResNetBackbone`).
 RESNET_50 = {
@@ -74,14 +74,6 @@ def build_models(backbone, variant, preset, image_size, embedding_dim, loss):
         model.compile(optimizer=keras.optimizers.Adam(1e-4), loss=losses.get(loss))
         models[name] = model
     return models
-
-
-def time_steps(model, images, labels, steps):
-    start = time.perf_counter()
-    for _ in range(steps):
-        logs = model.train_on_batch(images, labels, return_dict=True)
-    float(logs["loss"])  # wait for the last step
-    return (time.perf_counter() - start) / steps
 
 
 def build_parser():

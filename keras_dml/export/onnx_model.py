@@ -124,9 +124,6 @@ def _name_io(proto):
     _rename_constant_named_like_the_output(graph)
     renames = {graph.input[0].name: INPUT_NAME, graph.output[0].name: OUTPUT_NAME}
     for old, new in renames.items():
-        if old != new and new in _value_names(graph):  # an inner value took the name
-            _rename_value(graph, new, _unused_name(graph, f"{new}_inner"))
-    for old, new in renames.items():
         if old != new:
             _rename_value(graph, old, new)
     graph.input[0].name = INPUT_NAME

@@ -103,15 +103,3 @@ def token_graph(hub, images):
 
 
 GRAPHS = {"vit": vit_graph, "cnn": cnn_graph, "tokens": token_graph}
-
-
-def split_point_names(hub):
-    """The split points a built keras-hub backbone gives, in network order."""
-    family = family_of(hub)
-    if family == "vit":
-        names = set(vit_stages(len(hub.get_layer("vit_encoder").encoder_layers)).values())
-    elif family == "cnn":
-        names = {f"stage{key[1:]}" for key in getattr(hub, "pyramid_outputs", {})}
-    else:
-        names = set()
-    return tuple(point for point in POINTS if point in names or point == "features")
