@@ -125,6 +125,8 @@ ABLATIONS = {
     # which has no proxies, tells a proxy cost from the cost of dividing once.
     "dc/proxy_nca-fixed-clusters": {"recluster_every": 3},
     "dc/paper-fixed-clusters": {"recluster_every": 3},
+    # The pretrained regime's ablations (issue 47): divided once, at the start.
+    "dc/best-fixed-clusters": {"recluster_every": 3},
 }
 
 # Rows with one model argument or optimizer setting changed (`<method>/<variant>-<ablation>`,
@@ -144,6 +146,19 @@ MODEL_ABLATIONS = {
         "model": EARLY_BRANCH,
         "optimizer": {"lr_multipliers": {"attention": 10.0}},
     },
+    # Why D&C, hierarchical D&C, DCML and ABE trail their baselines when fine-tuned from the
+    # pretrained backbone (docs/benchmarks.md, "Why the ensembles trail in the pretrained
+    # regime"): the learners' size (two of 64 instead of four of 32), DCML's compositor count,
+    # ABE without its divergence loss, and the papers' fine-tuning, where the pretrained
+    # backbone learns 10x slower than the new layers (`^block`: the budget backbone's
+    # variables; the baseline row with it is the comparison).
+    "dc/best-2-learners": {"model": {"num_learners": 2}},
+    "dc/best-backbone-lr0.1": {"optimizer": {"lr_multipliers": {"^block": 0.1}}},
+    "baseline/normalized_softmax-backbone-lr0.1": {
+        "optimizer": {"lr_multipliers": {"^block": 0.1}}
+    },
+    "dcml/best-4-compositors": {"model": {"num_compositors": 4}},
+    "abe/best-no-divergence": {"model": {"lambda_div": 0.0}},
 }
 
 # keras-hub backbones (`keras_dml.backbones.hub`) for the `<row>-<name>` rows: `HUB_ROWS` on that
@@ -223,6 +238,11 @@ PML_RECIPES = (
 # "the same loss" leave them out.
 PML_DIFFERENT_DEFINITIONS = ("triplet", "abe_contrastive")
 
+# PyTorch rows of an ensemble method written apart from keras-dml (`torch_divide_and_conquer.py`:
+# D&C from the paper with PML's loss), at the settings of keras-dml's `<method>/best` row with
+# that recipe's loss; row -> (method, PML recipe). The table pairs each with `pml/<recipe>`.
+TORCH_METHOD_ROWS = {"pml/dc-normalized_softmax": ("dc", "normalized_softmax")}
+
 
 def row_names(best_loss):
     """Every row, in table order.
@@ -231,12 +251,14 @@ def row_names(best_loss):
     (e.g. `bier/arcface`), so a method's rows with several losses stay apart in one results file.
     """
     names = ["defaults"] + [f"baseline/{loss}" for loss in LOSSES] + list(LOSS_ABLATIONS)
+    names += [row for row in MODEL_ABLATIONS if row.startswith("baseline/")]
     for method in METHODS:
         names += [f"{method}/paper", f"{method}/best"]
         names += [row for row in ABLATIONS if row.startswith(f"{method}/")]
         names += [row for row in MODEL_ABLATIONS if row.startswith(f"{method}/")]
         names += [f"{method}/{loss}" for loss in METHOD_LOSSES if loss != best_loss]
     names += [f"pml/{recipe}" for recipe in PML_RECIPES]
+    names += list(TORCH_METHOD_ROWS)
     for hub in HUB_BACKBONES:
         names += [f"{row.format(best=best_loss)}-{hub}" for row in HUB_ROWS]
     return names
@@ -297,12 +319,15 @@ def keras_config(
         "optimizer": {"name": "adam", "learning_rate": budget["learning_rate"]},
     }
     method, variant = row.split("/")
+    changed = MODEL_ABLATIONS.get(row, {})
+    optimizer = {**config["optimizer"], **changed.get("optimizer", {})}
     if method == "baseline":
         return {
             **config,
             "method": "baseline",
             "model": {"embedding_dim": budget["embedding_dim"]},
             "loss": {**LOSSES[variant.split("-")[0]], **LOSS_ABLATIONS.get(row, {})},
+            "optimizer": optimizer,
         }
     model, paper_loss, options = METHODS[method]
     if method == "dcml":  # DCML sizes each learner; the others split one embedding
@@ -318,9 +343,7 @@ def keras_config(
     if base in ("paper", "best"):
         options = {**options, **REFERENCE_OPTIONS.get(method, {})}
     options = {**options, **ABLATIONS.get(row, {})}
-    changed = MODEL_ABLATIONS.get(row, {})
     model = {**model, **changed.get("model", {})}
-    optimizer = {**config["optimizer"], **changed.get("optimizer", {})}
     if base == "paper":
         loss = paper_loss
     else:  # best, best-<ablation>, a loss name, or <loss>-<ablation>

@@ -17,13 +17,17 @@ embedding size, backbone, image size) and seeds, and is tested on the unseen cla
   `<method>/<loss>-<ablation>` a `<method>/<loss>` row with one model argument changed
   (`MODEL_ABLATIONS`), to find out why an ensemble trails the baseline;
 - `pml/<recipe>`: PyTorch + pytorch-metric-learning on the same backbone architecture, batches and
-  budget (only when torch and PML are installed: `pip install torch pytorch-metric-learning`).
+  budget (only when torch and PML are installed: `pip install torch pytorch-metric-learning`);
+  `pml/dc-normalized_softmax` (`rows.TORCH_METHOD_ROWS`): D&C written in PyTorch apart from
+  keras-dml (`torch_divide_and_conquer.py`) at `dc/best`'s settings, compared with
+  `pml/normalized_softmax`.
 
 Two regimes (`--regime`): `scratch` (default) trains every row from a random initialisation;
 `pretrained` is the papers' setting on this machine's data: the baseline first trains the budget's
 backbone on the dataset's `pretrain` split (Hangul syllables in neither the training nor the test
-set; `PRETRAIN` gives its epochs and loss), once per output folder, and every keras-dml row then
-fine-tunes from that backbone with the same budget. Its rows are recorded as `ROW@pretrained`.
+set; `PRETRAIN` gives its epochs and loss), once per output folder, and every row then fine-tunes
+from that backbone with the same budget (a `pml/` row with its weights copied into the translated
+backbone). Its rows are recorded as `ROW@pretrained`.
 
 The papers' input size: `--set image_size=224 --dataset-option render_size=32` trains and tests
 at 224 px on the 32 px renders upscaled by the input pipeline (one small cache; a GPU's work).
@@ -72,6 +76,8 @@ import numpy as np
 from benchmarks.accuracy.rows import (
     BUDGET,
     HUB_BACKBONES,
+    METHODS,
+    TORCH_METHOD_ROWS,
     hub_backbone_of,
     keras_config,
     row_names,
@@ -277,7 +283,34 @@ def rerank_metrics(embeddings, methods):
     return out
 
 
-def run_pml(row, splits, budget, seed):
+def pml_settings(row, budget):
+    """A `pml/` row's recorded settings: its backbone and PML recipe and, for a
+    `TORCH_METHOD_ROWS` row, its method and the method's settings (`keras_config`'s for the
+    `<method>/best` row); `table.loss_of` pairs such a row with `pml/<recipe>`."""
+    if row not in TORCH_METHOD_ROWS:
+        return {"backbone": budget["backbone"], "recipe": row.split("/")[1]}
+    method, recipe = TORCH_METHOD_ROWS[row]
+    if method != "dc":
+        raise ValueError(f"{row}: no PyTorch implementation of {method!r}")
+    model, _, options = METHODS[method]
+    epochs = budget["epochs"]
+    method_options = {
+        "num_learners": model["num_learners"],
+        "recluster_every": options["recluster_every"],
+        # The last epoch is the conquer stage on all the data (as keras_config's dc rows).
+        "conquer_epoch": epochs - 1 if epochs > 1 else None,
+    }
+    return {
+        "backbone": budget["backbone"],
+        "recipe": recipe,
+        "method": method,
+        "method_options": method_options,
+    }
+
+
+def run_pml(row, splits, budget, seed, weights=None):
+    """Trains a `pml/` row (from the Keras backbone weights file `weights` when given) and
+    evaluates it: `(metrics, train seconds, (test embeddings, test labels))`."""
     from benchmarks.accuracy import torch_reference
     from keras_dml import backbones
     from keras_dml.evaluation import evaluate
@@ -285,15 +318,21 @@ def run_pml(row, splits, budget, seed):
     size = budget["image_size"]
     backbone = backbones.get(budget["backbone"], input_shape=(size, size, 3))
     train, test = splits["train"], splits["test"]
-    embeddings, seconds = torch_reference.train_and_embed(
-        row.split("/")[1],
-        backbone,
-        _images(train, size),
-        train.labels,
-        _images(test, size),
-        budget,
-        seed,
-    )
+    data = (backbone, _images(train, size), train.labels, _images(test, size), budget, seed)
+    if row in TORCH_METHOD_ROWS:
+        from benchmarks.accuracy import torch_divide_and_conquer
+
+        options = pml_settings(row, budget)["method_options"]
+        embeddings, seconds = torch_divide_and_conquer.train_and_embed_dc(
+            *data,
+            num_learners=options["num_learners"],
+            initial_weights=weights,
+            recluster_every=options["recluster_every"],
+        )
+    else:
+        embeddings, seconds = torch_reference.train_and_embed(
+            row.split("/")[1], *data, initial_weights=weights
+        )
     return evaluate(embeddings, test.labels), seconds, (embeddings, test.labels)
 
 
@@ -435,16 +474,14 @@ def main(argv=None):
     if unknown:
         parser.error(f"no row matches {unknown}; see --list")
     if args.regime == "pretrained":
-        # PML's backbone is translated without weights, `defaults` sets nothing but the data,
-        # and the pretrained backbone is the budget's, not a keras-hub one.
-        skipped = [
-            n for n in selected if n.startswith("pml/") or n == "defaults" or hub_backbone_of(n)
-        ]
+        # `defaults` sets nothing but the data, and the pretrained backbone is the budget's,
+        # not a keras-hub one; a `pml/` row copies its weights into the translated backbone.
+        skipped = [n for n in selected if n == "defaults" or hub_backbone_of(n)]
         selected = [n for n in selected if n not in skipped]
         if skipped:
             print(f"[accuracy] scratch regime only, skipped: {', '.join(skipped)}", flush=True)
         if not selected:
-            parser.error("no keras-dml row selected for --regime pretrained")
+            parser.error("no row of the budget backbone selected for --regime pretrained")
 
     from keras_dml.evaluation import NonFiniteEmbeddingsError
     from keras_dml.training import RunConfig, load_splits
@@ -488,9 +525,11 @@ def main(argv=None):
             }
             try:
                 if row.startswith("pml/"):
-                    settings = {"backbone": budget["backbone"], "recipe": row.split("/")[1]}
+                    settings = pml_settings(row, budget)
                     try:
-                        metrics, seconds, embeddings = run_pml(row, splits[seed], budget, seed)
+                        metrics, seconds, embeddings = run_pml(
+                            row, splits[seed], budget, seed, row_weights
+                        )
                     except ImportError as error:
                         print(f"[accuracy] {row}: skipped ({error})", flush=True)
                         continue

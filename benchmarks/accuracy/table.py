@@ -86,11 +86,14 @@ def loss_of(record):
     """The loss a record trained with, comparable across rows: the run config's `loss` entry
     without what the run fits to the data (`num_classes`). A PML row's recipe is the one its
     `baseline/<recipe>` row trains, by the benchmark's construction (`torch_reference.py`
-    translates each recipe's settings), so it stands for that row's loss. A method row without
-    a loss entry trained the loss built into its model (`BUILT_IN_LOSSES`, e.g. ABE's Eq. 10)."""
+    translates each recipe's settings), so it stands for that row's loss; a PyTorch method row
+    (`rows.TORCH_METHOD_ROWS`, settings with a `method`) is compared with PML's own row of its
+    recipe, `pml/<recipe>` (same framework). A method row without a loss entry trained the loss
+    built into its model (`BUILT_IN_LOSSES`, e.g. ABE's Eq. 10)."""
     settings = record["settings"]
     if "recipe" in settings:
-        return {"baseline": f"baseline/{settings['recipe']}"}
+        side = "pml" if "method" in settings else "baseline"
+        return {"baseline": f"{side}/{settings['recipe']}"}
     loss = settings.get("loss") or BUILT_IN_LOSSES.get(record["row"].split("/")[0]) or {}
     return {k: v for k, v in loss.items() if k != "num_classes"}
 
@@ -131,9 +134,10 @@ def differences_from_baseline(rows):
     """Each row's difference from the baseline trained with the same loss.
 
     A row is compared with the `baseline/<loss>` row of its regime whose recorded loss entry and
-    backbone are the same (`loss_of`), on the seeds both have (and, pretrained, the same
-    backbone weights: `pairing`), so the difference is the method's (or PML's) and not the
-    loss's, the backbone's or a seed's. Positive: the row is ahead of the baseline. Records written
+    backbone are the same (`loss_of`; a PyTorch method row with `pml/<recipe>`), on the seeds
+    both have (and, pretrained, the same backbone weights: `pairing`), so the difference is the
+    method's (or PML's) and not the loss's, the backbone's or a seed's; of those, one with the
+    row's optimizer settings first. Positive: the row is ahead of the baseline. Records written
     before records named their settings are left out: their loss is not on record.
 
     Args:
@@ -157,11 +161,18 @@ def differences_from_baseline(rows):
         if not losses or any(loss != losses[0] for loss in losses):
             continue  # no loss on record, or seeds trained with different losses
         backbone = records[0]["settings"].get("backbone")
-        for other, base in known.items():
+        # A baseline fine-tuned with the row's own optimizer settings (e.g. the same
+        # learning-rate multipliers) comes first; else the one with the library's defaults.
+        optimizer = records[0]["settings"].get("optimizer")
+        candidates = sorted(
+            known.items(),
+            key=lambda item: any(b["settings"].get("optimizer") != optimizer for b in item[1]),
+        )
+        for other, base in candidates:
             other_row, _, other_regime = other.partition("@")
-            if not other_row.startswith("baseline/") or other_regime != regime:
+            pml_pair = losses[0] == {"baseline": other_row}  # incl. pml/<recipe> (loss_of)
+            if not (other_row.startswith("baseline/") or pml_pair) or other_regime != regime:
                 continue
-            pml_pair = losses[0] == {"baseline": other_row}
             if not base or not (pml_pair or all(loss_of(b) == losses[0] for b in base)):
                 continue
             if any(b["settings"].get("backbone") != backbone for b in base):

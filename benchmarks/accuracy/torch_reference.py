@@ -2,7 +2,8 @@
 
 What a PyTorch user gets on the same data and budget: the same backbone (translated layer by layer
 from the keras-dml backbone, so the architecture is equal; PyTorch's own default initialisation,
-as a PyTorch user would have it), global average pooling, a linear embedding, the same
+as a PyTorch user would have it, or in the pretrained regime the pretrained Keras backbone's
+weights, copied by `copy_backbone_weights`), global average pooling, a linear embedding, the same
 class-balanced batches (`keras_dml.data.MPerClassSampler`, same seed), Adam, and a loss (with its
 miner) from pytorch-metric-learning (PML). Evaluation uses keras-dml's `evaluate` on the
 L2-normalised embeddings, so both sides are measured by the same code.
@@ -169,7 +170,8 @@ def translate_backbone(backbone):
 
     Supports the layer types of the plain ConvNets (`ImageNormalization`, `Conv2D`,
     `BatchNormalization`, `ReLU`, `MaxPooling2D`, `ZeroPadding2D`); BatchNorm momentum and epsilon
-    are carried over (PyTorch's momentum is `1 - keras_momentum`). Weights are not copied.
+    are carried over (PyTorch's momentum is `1 - keras_momentum`). Weights are not copied
+    (`copy_backbone_weights` does).
 
     Args:
         backbone: a functional `keras.Model` from `keras_dml.backbones.get`.
@@ -227,6 +229,59 @@ def translate_backbone(backbone):
     return torch.nn.Sequential(*modules), channels
 
 
+def _numpy(variable):
+    import keras
+
+    return keras.ops.convert_to_numpy(variable)
+
+
+def copy_backbone_weights(backbone, module):
+    """Copies a keras-dml backbone's weights into the module `translate_backbone` made of it.
+
+    Layer by layer, in the same order: a `Conv2D`'s kernel (Keras `[kh, kw, in, out]` to PyTorch
+    `[out, in, kh, kw]`) and bias, a `BatchNormalization`'s gamma, beta, moving mean and moving
+    variance (PyTorch's weight, bias, running mean and running variance). The other translated
+    layers hold no weights.
+
+    Args:
+        backbone: the functional `keras.Model` that `translate_backbone` translated.
+        module: the `torch.nn.Sequential` it returned.
+
+    Raises:
+        ValueError: `module` is not `backbone`'s translation (another layer count or kind).
+
+    Examples:
+    >>> module, _ = translate_backbone(backbone)  # doctest: +SKIP
+    >>> copy_backbone_weights(backbone, module)  # doctest: +SKIP
+    """
+    layers = backbone.layers[1:]
+    if len(layers) != len(module):
+        raise ValueError(
+            f"The module has {len(module)} layers, the backbone {len(layers)}: translate the "
+            "backbone with `translate_backbone` first."
+        )
+    with torch.no_grad():
+        for layer, target in zip(layers, module):
+            kind = type(layer).__name__
+            if kind == "Conv2D":
+                if not isinstance(target, torch.nn.Conv2d):
+                    raise ValueError(f"Layer {layer.name} (Conv2D) meets {target}.")
+                kernel = _numpy(layer.kernel).transpose(3, 2, 0, 1)
+                target.weight.copy_(torch.from_numpy(kernel.copy()))
+                if layer.use_bias:
+                    target.bias.copy_(torch.from_numpy(_numpy(layer.bias)))
+            elif kind == "BatchNormalization":
+                if not isinstance(target, torch.nn.BatchNorm2d):
+                    raise ValueError(f"Layer {layer.name} (BatchNormalization) meets {target}.")
+                # A Keras BatchNormalization without scale (center) has gamma 1 (beta 0).
+                if layer.gamma is not None:
+                    target.weight.copy_(torch.from_numpy(_numpy(layer.gamma)))
+                if layer.beta is not None:
+                    target.bias.copy_(torch.from_numpy(_numpy(layer.beta)))
+                target.running_mean.copy_(torch.from_numpy(_numpy(layer.moving_mean)))
+                target.running_var.copy_(torch.from_numpy(_numpy(layer.moving_variance)))
+
+
 class EmbeddingNet(torch.nn.Module):
     """Backbone, global average pooling, linear embedding (the keras-dml baseline's shape)."""
 
@@ -246,7 +301,35 @@ def _as_nchw(images):
     return torch.from_numpy(np.ascontiguousarray(images.transpose(0, 3, 1, 2)))
 
 
-def train_and_embed(recipe, backbone, train_images, train_labels, test_images, budget, seed):
+def translate_with_weights(backbone, initial_weights=None):
+    """`translate_backbone(backbone)`, starting from `initial_weights` when given.
+
+    Args:
+        backbone: the keras-dml backbone.
+        initial_weights: str or `None`. A Keras weights file of `backbone` (e.g. the pretrained
+            regime's `backbone.weights.h5`): loaded into `backbone`, then copied into the
+            module (`copy_backbone_weights`). `None`: PyTorch's default initialisation.
+
+    Returns:
+        `(module, channels)`, as `translate_backbone`.
+    """
+    module, channels = translate_backbone(backbone)
+    if initial_weights is not None:
+        backbone.load_weights(initial_weights)
+        copy_backbone_weights(backbone, module)
+    return module, channels
+
+
+def train_and_embed(
+    recipe,
+    backbone,
+    train_images,
+    train_labels,
+    test_images,
+    budget,
+    seed,
+    initial_weights=None,
+):
     """Trains one PML recipe and embeds the test images.
 
     Args:
@@ -258,6 +341,8 @@ def train_and_embed(recipe, backbone, train_images, train_labels, test_images, b
         budget: dict with `epochs`, `batch_size`, `m_per_class`, `learning_rate`,
             `embedding_dim`, `steps_per_epoch`.
         seed: int.
+        initial_weights: str or `None`. A Keras weights file of `backbone` the translated
+            backbone starts from (the pretrained regime); `None`: PyTorch's initialisation.
 
     Returns:
         `(test_embeddings float32 [M, D], train_seconds)`.
@@ -269,7 +354,7 @@ def train_and_embed(recipe, backbone, train_images, train_labels, test_images, b
     # A GPU when PyTorch sees one (the benchmark's GPU runs), else the CPU.
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     make_loss, make_miner, proxy_factor = RECIPES[recipe]
-    module, channels = translate_backbone(backbone)
+    module, channels = translate_with_weights(backbone, initial_weights)
     net = EmbeddingNet(module, channels, budget["embedding_dim"]).to(device)
     num_classes = int(np.max(train_labels)) + 1
     loss_fn = make_loss(num_classes, budget["embedding_dim"]).to(device)

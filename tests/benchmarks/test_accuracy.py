@@ -2,9 +2,11 @@
 (slow)."""
 
 import contextlib
+import importlib.util
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -155,6 +157,39 @@ def test_ablation_rows_change_one_setting_and_keep_their_loss():
     assert paper["loss"] is None  # ABE's built-in Eq. 10, not the best loss
     best = module.keras_config("abe/best-early-branch", "hangul", module.BUDGET, "arcface", 0)
     assert best["loss"] == {"name": "arcface"}
+
+
+def test_pretrained_regime_ablations_change_one_setting_of_their_row():
+    """The rows that look for why an ensemble trails in the pretrained regime (issue 47): each
+    is its plain row with one setting changed, and the backbone-lr rows slow exactly the budget
+    backbone's variables (vgg_small's are named `block...`), on the baseline as on D&C."""
+    module = accuracy_module()
+    slow_backbone = {"lr_multipliers": {"^block": 0.1}}
+    for row, plain_row, part, change in (
+        ("dc/best-fixed-clusters", "dc/best", "method_options", {"recluster_every": 3}),
+        ("dc/best-2-learners", "dc/best", "model", {"num_learners": 2}),
+        ("dc/best-backbone-lr0.1", "dc/best", "optimizer", slow_backbone),
+        (
+            "baseline/normalized_softmax-backbone-lr0.1",
+            "baseline/normalized_softmax",
+            "optimizer",
+            slow_backbone,
+        ),
+        ("dcml/best-4-compositors", "dcml/best", "model", {"num_compositors": 4}),
+        ("abe/best-no-divergence", "abe/best", "model", {"lambda_div": 0.0}),
+    ):
+        assert row in module.row_names("normalized_softmax")
+        plain = module.keras_config(plain_row, "hangul", module.BUDGET, "normalized_softmax", 0)
+        config = module.keras_config(row, "hangul", module.BUDGET, "normalized_softmax", 0)
+        assert config[part] == {**plain[part], **change}, row
+        assert {k: v for k, v in config.items() if k != part} == {
+            k: v for k, v in plain.items() if k != part
+        }, row
+    import keras_dml.backbones
+
+    backbone = keras_dml.backbones.get(module.BUDGET["backbone"], input_shape=(32, 32, 3))
+    paths = [variable.path for variable in backbone.trainable_variables]
+    assert paths and all(re.search("^block", path) for path in paths)
 
 
 def test_a_loss_ablation_row_changes_one_option_of_its_baseline_loss():
@@ -403,8 +438,12 @@ def test_pretrained_regime_end_to_end_records_its_rows(tmp_path, monkeypatch):
     )
     with open(os.path.join(out, "results.jsonl")) as f:
         records = [json.loads(line) for line in f]
-    # defaults and the PML rows run from scratch only: they are skipped, not recorded.
-    assert [r["row"] for r in records] == ["baseline/normalized_softmax", "dc/best"]
+    # defaults runs from scratch only: it is skipped, not recorded. The PML row starts from the
+    # same weights, copied into its translated backbone (skipped without torch and PML).
+    expected = ["baseline/normalized_softmax", "dc/best"]
+    if importlib.util.find_spec("torch") and importlib.util.find_spec("pytorch_metric_learning"):
+        expected.append("pml/normalized_softmax")
+    assert [r["row"] for r in records] == expected
     assert all(r["regime"] == "pretrained" and r["pretrained"]["classes"] == 8 for r in records)
     table = run("run", "--output", out, "--table")
     assert "dc/best@pretrained" in table

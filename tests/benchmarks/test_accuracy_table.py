@@ -221,3 +221,36 @@ def test_pretrained_rows_pair_only_with_a_baseline_fine_tuned_from_the_same_weig
     assert found["abe/best@pretrained"]["seeds"] == [0]
     assert found["abe/best@pretrained"]["recall@1"] == pytest.approx(0.85 - 0.80)
     assert found["dc/best@pretrained"]["recall@1"] == pytest.approx(0.95 - 0.90)
+
+
+def test_a_row_pairs_with_the_baseline_fine_tuned_with_its_own_optimizer_settings():
+    slow_backbone = {"name": "adam", "learning_rate": 1e-3, "lr_multipliers": {"^block": 0.1}}
+    plain = {"name": "adam", "learning_rate": 1e-3}
+
+    def with_optimizer(found, optimizer):
+        found["settings"]["optimizer"] = optimizer
+        return found
+
+    # The plain baseline is listed first: order alone would pair both rows with it.
+    rows = rows_of(
+        [
+            with_optimizer(record("baseline/normalized_softmax", 0, 0.9, 0.6, SOFTMAX), plain),
+            with_optimizer(
+                record("baseline/normalized_softmax-backbone-lr0.1", 0, 0.8, 0.5, SOFTMAX),
+                slow_backbone,
+            ),
+            with_optimizer(record("dc/best-backbone-lr0.1", 0, 0.8, 0.45, SOFTMAX), slow_backbone),
+            with_optimizer(record("dc/best", 0, 0.9, 0.5, SOFTMAX), plain),
+        ]
+    )
+    found = {e["row"]: e for e in table_module().differences_from_baseline(rows)}
+    slowed = found["dc/best-backbone-lr0.1"]
+    assert slowed["baseline"] == "baseline/normalized_softmax-backbone-lr0.1"
+    assert slowed["map@r"] == pytest.approx(-0.05)
+    assert found["dc/best"]["baseline"] == "baseline/normalized_softmax"
+    # A row whose optimizer no baseline shares still has the baseline with its loss.
+    rows["abe/best-attention-lr10"] = [
+        with_optimizer(record("abe/best-attention-lr10", 0, 0.9, 0.7, SOFTMAX), {"name": "sgd"})
+    ]
+    found = {e["row"]: e for e in table_module().differences_from_baseline(rows)}
+    assert found["abe/best-attention-lr10"]["baseline"] is not None
