@@ -4,9 +4,13 @@
 import keras
 import pytest
 
+from tests.support.ci_rotation import rotate_slow_items
+
 
 def pytest_collection_modifyitems(config, items):
-    """Skips `@pytest.mark.tf_only("reason")` tests on a backend other than TensorFlow."""
+    """Skips `@pytest.mark.tf_only("reason")` tests on a backend other than TensorFlow, and under
+    the CI budget the slow tests of another run's share (`rotate_slow_items`)."""
+    rotate_slow_items(items)
     backend = keras.backend.backend()
     for item in items:
         marker = item.get_closest_marker("tf_only")

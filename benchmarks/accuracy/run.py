@@ -17,7 +17,7 @@ embedding size, backbone, image size) and seeds, and is tested on the unseen cla
   `<method>/<loss>-<ablation>` a `<method>/<loss>` row with one model argument changed
   (`MODEL_ABLATIONS`), to find out why an ensemble trails the baseline;
 - `pml/<recipe>`: PyTorch + pytorch-metric-learning on the same backbone architecture, batches and
-  budget (only when torch and PML are installed: `pip install torch pytorch-metric-learning`);
+  budget (only when torch and PML are installed: the `pml` extra, `pip install -e ".[pml]"`);
   `pml/dc-normalized_softmax` (`rows.TORCH_METHOD_ROWS`): D&C written in PyTorch apart from
   keras-dml (`torch_divide_and_conquer.py`) at `dc/best`'s settings, compared with
   `pml/normalized_softmax`.

@@ -8,8 +8,8 @@ class-balanced batches (`keras_dml.data.MPerClassSampler`, same seed), Adam, and
 miner) from pytorch-metric-learning (PML). Evaluation uses keras-dml's `evaluate` on the
 L2-normalised embeddings, so both sides are measured by the same code.
 
-Imported only when torch and PML are installed (the benchmark's own dependencies, never the
-tests'): `pip install torch pytorch-metric-learning`.
+Imported only when torch and PML are installed (the `pml` extra: `pip install -e ".[pml]"`;
+CI installs it, and the tests of this module skip without it).
 """
 
 import time

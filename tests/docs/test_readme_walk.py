@@ -257,6 +257,7 @@ def size_mismatches(cwd, env):
 
 
 @pytest.mark.slow
+@pytest.mark.ci_every_run
 def test_readme_runs_top_to_bottom_in_a_fresh_copy(tmp_path):
     copy = tmp_path / "keras-dml"
     copy.mkdir()

@@ -100,6 +100,7 @@ def test_run_interrupted_in_process_resumes_exactly(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.ci_every_run  # also .ci/run's JAX turn, which would otherwise take it 1 run in 6
 def test_run_killed_mid_epoch_after_a_division_resumes_exactly(tmp_path, uninterrupted):
     # Epoch 2 re-divides at its start; the kill comes after 3 of its 5 batches.
     assert_same_run(killed_and_resumed(tmp_path / "run", "2:3"), uninterrupted)

@@ -110,3 +110,40 @@ def missing_node_reason(node_id, root):
         if unknown:
             return f"{node_id}: parameter id parts {unknown} are not parametrize values; fix it."
     return None
+
+
+# Markers that take a test out of the README's command (`pyproject.toml`'s `addopts`).
+OUTSIDE_DEFAULT_SUITE = ("slow", "backends")
+
+
+def outside_default_suite_reason(node_id, root):
+    """Why the test `node_id` is not in the default suite (a `slow` or `backends` mark on it or
+    on its module), or `None`: CI runs the catalogue without the runner's baseline because the
+    default suite has just passed every listed test (`.ci/run`).
+
+    Args:
+        node_id: str. A node id that `missing_node_reason` accepts.
+        root: `pathlib.Path` of a repository root.
+
+    Returns:
+        str, a one-line message; or `None`.
+    """
+    path_part, _, rest = node_id.partition("::")
+    module = ast.parse((root / path_part).read_text())
+    marked = [
+        statement.value
+        for statement in module.body
+        if isinstance(statement, ast.Assign)
+        and any(getattr(target, "id", None) == "pytestmark" for target in statement.targets)
+    ]
+    scope = module.body
+    for part in rest.partition("[")[0].split("::"):
+        node = next(n for n in scope if getattr(n, "name", None) == part)
+        marked += node.decorator_list
+        scope = node.body
+    for expression in marked:
+        names = {n.attr for n in ast.walk(expression) if isinstance(n, ast.Attribute)}
+        found = names & set(OUTSIDE_DEFAULT_SUITE)
+        if found:
+            return f"{node_id}: marked {sorted(found)}, not a default-suite test; list one that is."
+    return None

@@ -16,6 +16,7 @@ from tests.mutations.catalogue import (
     CATALOGUE,
     load_catalogue,
     missing_node_reason,
+    outside_default_suite_reason,
     stale_reason,
 )
 from tests.support.paths import REPO_ROOT
@@ -56,6 +57,34 @@ def test_original_text_occurs_exactly_once(record):
 def test_listed_test_nodes_exist(record):
     reasons = [missing_node_reason(node, ROOT) for node in record["tests"]]
     assert not any(reasons), "; ".join(r for r in reasons if r)
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=[record["id"] for record in RECORDS])
+def test_listed_tests_are_in_the_default_suite(record):
+    reasons = [outside_default_suite_reason(node, ROOT) for node in record["tests"]]
+    assert not any(reasons), "; ".join(r for r in reasons if r)
+
+
+def test_a_slow_or_backends_mark_takes_a_test_out_of_the_default_suite(tmp_path):
+    (tmp_path / "test_a.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.slow\n"
+        "def test_slow(): pass\n"
+        "@pytest.mark.parametrize('x', [1])\n"
+        "def test_fast(x): pass\n"
+        "class TestGroup:\n"
+        "    @pytest.mark.backends\n"
+        "    def test_other_backend(self): pass\n"
+    )
+    (tmp_path / "test_b.py").write_text(
+        "import pytest\npytestmark = pytest.mark.slow\ndef test_x(): pass\n"
+    )
+    assert "slow" in outside_default_suite_reason("test_a.py::test_slow", tmp_path)
+    assert outside_default_suite_reason("test_a.py::test_fast[1]", tmp_path) is None
+    assert "backends" in outside_default_suite_reason(
+        "test_a.py::TestGroup::test_other_backend", tmp_path
+    )
+    assert "slow" in outside_default_suite_reason("test_b.py::test_x", tmp_path)
 
 
 def test_static_checks_catch_stale_entries_and_unknown_nodes(tmp_path):

@@ -36,10 +36,11 @@ def array_splits(num_classes=12, per_class=5, size=32):
     }
 
 
-# The default suite runs the regression (hierarchical D&C); the slow suite runs every method.
-IN_MEMORY_CASES = [
-    pytest.param(m, marks=() if m == "hdc" else pytest.mark.slow) for m in list_methods()
-]
+# The default suite runs the regression (hierarchical D&C); the slow suite runs every method
+# (CI's bounded run a rotating third of them).
+IN_MEMORY_CASES = ["hdc"] + rotating(
+    [m for m in list_methods() if m != "hdc"], marks=(pytest.mark.slow,)
+)
 
 
 @pytest.mark.parametrize("method", IN_MEMORY_CASES)
