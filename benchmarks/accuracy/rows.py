@@ -125,7 +125,7 @@ ABLATIONS = {
     # which has no proxies, tells a proxy cost from the cost of dividing once.
     "dc/proxy_nca-fixed-clusters": {"recluster_every": 3},
     "dc/paper-fixed-clusters": {"recluster_every": 3},
-    # The pretrained regime's ablations (issue 47): divided once, at the start.
+    # The pretrained regime's ablations: divided once, at the start.
     "dc/best-fixed-clusters": {"recluster_every": 3},
 }
 

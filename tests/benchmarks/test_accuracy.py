@@ -160,7 +160,7 @@ def test_ablation_rows_change_one_setting_and_keep_their_loss():
 
 
 def test_pretrained_regime_ablations_change_one_setting_of_their_row():
-    """The rows that look for why an ensemble trails in the pretrained regime (issue 47): each
+    """The rows that look for why an ensemble trails in the pretrained regime: each
     is its plain row with one setting changed, and the backbone-lr rows slow exactly the budget
     backbone's variables (vgg_small's are named `block...`), on the baseline as on D&C."""
     module = accuracy_module()
