@@ -14,7 +14,9 @@ and the build replaces it with the value read from `benchmarks/results/`. The ki
 - `compare ROW OTHER METRIC`: the comparison word the records decide: `ahead of` when ROW's
   METRIC beats OTHER's on every seed both have (pretrained: from the same backbone weights),
   `behind` when it trails on every one, else `level with`;
-- any of the three above ending in `in NAME` reads `benchmarks/results/NAME.jsonl` instead (e.g.
+- `gaps ROW OTHER METRIC`: ROW minus OTHER seed by seed, on the seeds both have (pretrained:
+  from the same backbone weights), in seed order (`-0.013, -0.026, -0.015`);
+- any of the four above ending in `in NAME` reads `benchmarks/results/NAME.jsonl` instead (e.g.
   `difference abe/best@pretrained map@r in accuracy_hangul_pretrained`), and `in NAME+NAME2`
   reads both, a record of NAME2 replacing NAME's of the same row and seed, as the reality-check
   table reads them (`compare baseline/ntxent+xbm baseline/ntxent map@r in
@@ -108,6 +110,16 @@ def compare_word(rows, row, other, metric):
     return "level with"
 
 
+def seed_gaps(rows, row, other, metric):
+    """`row` minus `other` on each seed both have, signed, in seed order."""
+    for name in (row, other):
+        seed_values(rows, name, metric)
+    differences = paired_differences(rows[row], rows[other], metric)
+    if not differences:
+        raise MarkerError(f"rows {row!r} and {other!r} share no seed; compare rows that do")
+    return ", ".join(f"{d:+.3f}" for d in differences)
+
+
 def reranking_value(samples, method, field):
     """A field of the re-ranking benchmark's row of `method` (`none` for the plain run)."""
     path = os.path.join(RESULTS, f"reranking_{samples}.json")
@@ -152,6 +164,7 @@ KINDS = {
     "accuracy": (accuracy_value, (2, 3)),
     "difference": (difference_value, (2,)),
     "compare": (compare_word, (3,)),
+    "gaps": (seed_gaps, (3,)),
     "reranking": (reranking_value, (3,)),
     "speed": (speed_value, (2,)),
 }

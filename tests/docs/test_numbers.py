@@ -152,6 +152,7 @@ def test_value_markers_are_the_records_means_differences_and_comparisons(tmp_pat
     assert render("compare mheads/proxy_nca baseline/proxy_nca recall@1") == "ahead of"
     assert render("compare mheads/proxy_nca baseline/proxy_nca map@r") == "behind"
     assert render("compare dc/proxy_nca baseline/proxy_nca recall@1") == "level with"
+    assert render("gaps dc/proxy_nca mheads/proxy_nca map@r") == "+0.040, +0.000"
     # `in NAME`: another records file of benchmarks/results/.
     kanji = os.path.join(ROOT, "benchmarks", "results", "accuracy_kanji.jsonl")
     with open(kanji) as f:
@@ -202,6 +203,7 @@ def test_value_markers_are_the_records_means_differences_and_comparisons(tmp_pat
         ("accuracy baseline/proxy_nca recall@1 7", "has no seed 7; use one of"),
         ("accuracy baseline/proxy_nca", "accuracy takes 2 or 3 arguments"),
         ("difference baseline/proxy_nca map@r", "is a baseline or has none with its loss"),
+        ("gaps baseline/proxy_nca dc/nosuch map@r", "no row 'dc/nosuch' in the records"),
         ("reranking 123 none cpu_seconds", "no record benchmarks/results/reranking_123.json"),
         ("reranking 40000 nosuch cpu_seconds", "no re-ranking 'nosuch' on record"),
     ],
