@@ -66,7 +66,8 @@ def test_dev_extra_holds_every_extra_but_gpu_and_backends():
     # development environment's Keras backend is `tensorflow`); `beam` pins protobuf, pillow and
     # pyarrow below what TensorFlow's environment holds, so .ci/run gives it a venv of its own;
     # `hub`'s keras-hub requires the full `tensorflow` wheel and tensorflow-text, which .ci/run
-    # leaves out by installing keras-hub with --no-deps.
+    # leaves out by installing keras-hub with --no-deps; `pml` (the benchmark's PyTorch rows)
+    # brings `torch`, which .ci/run installs as its CPU wheel first.
     import os
     import re
 
@@ -75,7 +76,7 @@ def test_dev_extra_holds_every_extra_but_gpu_and_backends():
         text = f.read()
     section = text.split("[project.optional-dependencies]")[1].split("\n[")[0]
     extras = set(re.findall(r"^([\w-]+) = \[", section, re.M))
-    extras -= {"dev", "gpu", "backends", "jax", "torch", "beam", "hub"}
+    extras -= {"dev", "gpu", "backends", "jax", "torch", "beam", "hub", "pml"}
     dev_entry = re.search(r"^dev = \[(.*?)^\]", section, re.M | re.S).group(1)
     dev = set(re.search(r'"keras-dml\[([\w,-]+)\]"', dev_entry).group(1).split(","))
     assert dev == extras
