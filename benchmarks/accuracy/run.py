@@ -70,6 +70,7 @@ import os
 import platform
 import time
 
+import keras
 import numpy as np
 
 # Sibling scripts: the rows (budget, losses, methods, run configs) and the table.
@@ -80,6 +81,7 @@ from benchmarks.accuracy.rows import (
     TORCH_METHOD_ROWS,
     hub_backbone_of,
     keras_config,
+    pml_recipe_and_start,
     row_names,
 )
 from benchmarks.accuracy.table import print_table, table_key
@@ -288,7 +290,9 @@ def pml_settings(row, budget):
     `TORCH_METHOD_ROWS` row, its method and the method's settings (`keras_config`'s for the
     `<method>/best` row); `table.loss_of` pairs such a row with `pml/<recipe>`."""
     if row not in TORCH_METHOD_ROWS:
-        return {"backbone": budget["backbone"], "recipe": row.split("/")[1]}
+        recipe, start = pml_recipe_and_start(row)
+        settings = {"backbone": budget["backbone"], "recipe": recipe}
+        return settings if start == "pytorch" else {**settings, "start": start}
     method, recipe = TORCH_METHOD_ROWS[row]
     if method != "dc":
         raise ValueError(f"{row}: no PyTorch implementation of {method!r}")
@@ -316,6 +320,9 @@ def run_pml(row, splits, budget, seed, weights=None):
     from keras_dml.evaluation import evaluate
 
     size = budget["image_size"]
+    recipe, start = pml_recipe_and_start(row)
+    if start == "keras":
+        keras.utils.set_random_seed(seed)  # the Keras initialisation the row starts from
     backbone = backbones.get(budget["backbone"], input_shape=(size, size, 3))
     train, test = splits["train"], splits["test"]
     data = (backbone, _images(train, size), train.labels, _images(test, size), budget, seed)
@@ -331,7 +338,7 @@ def run_pml(row, splits, budget, seed, weights=None):
         )
     else:
         embeddings, seconds = torch_reference.train_and_embed(
-            row.split("/")[1], *data, initial_weights=weights
+            recipe, *data, initial_weights=weights, start=start
         )
     return evaluate(embeddings, test.labels), seconds, (embeddings, test.labels)
 

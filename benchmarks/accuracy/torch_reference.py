@@ -14,6 +14,7 @@ CI installs it, and the tests of this module skip without it).
 
 import time
 
+import keras
 import numpy as np
 import torch
 from pytorch_metric_learning import distances as pml_distances
@@ -294,6 +295,23 @@ class EmbeddingNet(torch.nn.Module):
         return self.head(self.backbone(images).mean(dim=(2, 3)))
 
 
+# Each framework's default Adam epsilon: PyTorch's, and Keras's (`keras.optimizers.Adam`).
+ADAM_EPSILON = {"pytorch": 1e-8, "keras": 1e-7}
+STARTS = tuple(ADAM_EPSILON)
+
+
+def keras_start(backbone, net):
+    """Gives `net` the Keras initialisation: `backbone`'s weights as built (Glorot-uniform
+    kernels, zero biases, unit BatchNorm scales) and a Keras `Dense` layer's for the embedding
+    (where PyTorch draws Kaiming-uniform weights and non-zero biases)."""
+    copy_backbone_weights(backbone, net.backbone)
+    dense = keras.layers.Dense(net.head.out_features)
+    dense.build((None, net.head.in_features))
+    with torch.no_grad():
+        net.head.weight.copy_(torch.from_numpy(_numpy(dense.kernel).T.copy()))
+        net.head.bias.copy_(torch.from_numpy(_numpy(dense.bias)))
+
+
 def _as_nchw(images):
     images = np.asarray(images, np.float32)
     if images.shape[-1] == 1:
@@ -329,6 +347,7 @@ def train_and_embed(
     budget,
     seed,
     initial_weights=None,
+    start="pytorch",
 ):
     """Trains one PML recipe and embeds the test images.
 
@@ -343,10 +362,14 @@ def train_and_embed(
         seed: int.
         initial_weights: str or `None`. A Keras weights file of `backbone` the translated
             backbone starts from (the pretrained regime); `None`: PyTorch's initialisation.
+        start: `"pytorch"` (PyTorch's initialisation and Adam) or `"keras"`: where a Keras
+            user starts (`keras_start`), to measure what the start is worth.
 
     Returns:
         `(test_embeddings float32 [M, D], train_seconds)`.
     """
+    if start not in STARTS:
+        raise ValueError(f"`start` must be one of {STARTS}. Received: start={start!r}")
     from keras_dml.data import MPerClassSampler
 
     torch.manual_seed(seed)
@@ -355,7 +378,10 @@ def train_and_embed(
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     make_loss, make_miner, proxy_factor = RECIPES[recipe]
     module, channels = translate_with_weights(backbone, initial_weights)
-    net = EmbeddingNet(module, channels, budget["embedding_dim"]).to(device)
+    net = EmbeddingNet(module, channels, budget["embedding_dim"])
+    if start == "keras":
+        keras_start(backbone, net)
+    net = net.to(device)
     num_classes = int(np.max(train_labels)) + 1
     loss_fn = make_loss(num_classes, budget["embedding_dim"]).to(device)
     miner = make_miner() if make_miner else None
@@ -363,7 +389,7 @@ def train_and_embed(
     loss_params = list(loss_fn.parameters())
     if loss_params:
         groups.append({"params": loss_params, "lr": budget["learning_rate"] * proxy_factor})
-    optimizer = torch.optim.Adam(groups)
+    optimizer = torch.optim.Adam(groups, eps=ADAM_EPSILON[start])
     sampler = MPerClassSampler(
         train_labels,
         m=budget["m_per_class"],

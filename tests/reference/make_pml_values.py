@@ -398,15 +398,20 @@ def new_cases(batches, pair_batches):
     return center_batches, center_cases, fast_ap_cases
 
 
-def pml_pair_value(pml_class, pml_arguments, labels, embeddings):
-    """PML's float64 value of a pair loss (no miner: every pair)."""
+def pml_pair_loss(pml_class, pml_arguments):
+    """PML's pair loss `pml_class` built from a case's stored `pml_arguments` (no miner)."""
     arguments = dict(pml_arguments)
     if "distance" in arguments:
         name, _, raw = arguments["distance"].partition(":")
         arguments["distance"] = getattr(pml_distances, name)(normalize_embeddings=raw != "raw")
     if pml_class == "TupletMarginLoss":
         arguments["margin"] = float(np.degrees(arguments["margin"]))  # PML takes degrees
-    loss_fn = getattr(pml_losses, pml_class)(**arguments)
+    return getattr(pml_losses, pml_class)(**arguments)
+
+
+def pml_pair_value(pml_class, pml_arguments, labels, embeddings):
+    """PML's float64 value of a pair loss (no miner: every pair)."""
+    loss_fn = pml_pair_loss(pml_class, pml_arguments)
     value = loss_fn(
         torch.tensor(embeddings, dtype=torch.float64), torch.tensor(labels, dtype=torch.long)
     )
