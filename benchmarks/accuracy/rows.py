@@ -259,6 +259,13 @@ def pml_recipe_and_start(row):
     return recipe, "pytorch"
 
 
+def conquer_epoch_of(epochs):
+    """The D&C rows' conquer epoch: Algorithm 1 of the paper ends by merging the learners and
+    fine-tuning the full embedding on the entire dataset, here the budget's last epoch (`None`,
+    no conquer stage, with a one-epoch budget)."""
+    return epochs - 1 if epochs > 1 else None
+
+
 def row_names(best_loss):
     """Every row, in table order.
 
@@ -350,11 +357,11 @@ def keras_config(
         model = {**model, "learner_dim": budget["embedding_dim"] // model["num_learners"]}
     else:
         model = {**model, "embedding_dim": budget["embedding_dim"]}
-    if method == "dc" and budget["epochs"] > 1:
-        # Algorithm 1 of the paper ends by merging the learners and fine-tuning the full
-        # embedding on the entire dataset: here the budget's last epoch. Set explicitly (the
-        # library's "auto" gives the same at 3 epochs) so each record names the epoch it used.
-        options = {**options, "conquer_epoch": budget["epochs"] - 1, "conquer_sampling": "all"}
+    if method == "dc" and conquer_epoch_of(budget["epochs"]) is not None:
+        # Set explicitly (the library's "auto" gives the same at 3 epochs) so each record names
+        # the epoch it used.
+        conquer = conquer_epoch_of(budget["epochs"])
+        options = {**options, "conquer_epoch": conquer, "conquer_sampling": "all"}
     base = variant.split("-")[0]  # paper, best or a loss name, before any ablation suffix
     if base in ("paper", "best"):
         options = {**options, **REFERENCE_OPTIONS.get(method, {})}

@@ -79,6 +79,7 @@ from benchmarks.accuracy.rows import (
     HUB_BACKBONES,
     METHODS,
     TORCH_METHOD_ROWS,
+    conquer_epoch_of,
     hub_backbone_of,
     keras_config,
     pml_recipe_and_start,
@@ -301,8 +302,7 @@ def pml_settings(row, budget):
     method_options = {
         "num_learners": model["num_learners"],
         "recluster_every": options["recluster_every"],
-        # The last epoch is the conquer stage on all the data (as keras_config's dc rows).
-        "conquer_epoch": epochs - 1 if epochs > 1 else None,
+        "conquer_epoch": conquer_epoch_of(epochs),  # as keras_config's dc rows
     }
     return {
         "backbone": budget["backbone"],
@@ -335,6 +335,7 @@ def run_pml(row, splits, budget, seed, weights=None):
             num_learners=options["num_learners"],
             initial_weights=weights,
             recluster_every=options["recluster_every"],
+            conquer_epoch=options["conquer_epoch"],
         )
     else:
         embeddings, seconds = torch_reference.train_and_embed(

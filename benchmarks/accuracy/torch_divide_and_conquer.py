@@ -189,14 +189,15 @@ def train_and_embed_dc(
     num_learners=4,
     initial_weights=None,
     recluster_every=1,
+    conquer_epoch=None,
     on_batch=None,
 ):
     """Trains D&C with one PML `NormalizedSoftmaxLoss` per learner and embeds the test images.
 
-    Algorithm 1 of the paper: epochs `0 .. epochs-2` are divided (re-clustered every
+    Algorithm 1 of the paper: the epochs before `conquer_epoch` are divided (re-clustered every
     `recluster_every` epochs, batches round-robin over the clusters, each training its
-    learner's chunk), the last epoch is the conquer stage (the full embedding, a new loss over
-    all dimensions, all the data); with a 1-epoch budget there is no conquer epoch. Each epoch has
+    learner's chunk), the epochs from it on are the conquer stage (the full embedding, a new loss
+    over all dimensions, all the data). Each epoch has
     the baseline's number of batches (`MPerClassSampler` on all the data, `steps_per_epoch` when
     the budget sets it). Adam at the budget's learning rate for the network and every proxy.
 
@@ -212,6 +213,8 @@ def train_and_embed_dc(
         initial_weights: str or `None`. A Keras weights file of `backbone` the translated
             backbone starts from (the pretrained regime). Defaults to `None`.
         recluster_every: int. T, the epochs between two clusterings. Defaults to `1`.
+        conquer_epoch: int or `None`. The first conquer epoch; `None` (the default): divided
+            to the end, no conquer stage.
         on_batch: callable or `None`. Called as `on_batch(epoch, learner, indices, net)` after
             each backward pass, before the optimizer step (`learner` is `None` in the conquer
             epoch); for tests and logging.
@@ -258,7 +261,6 @@ def train_and_embed_dc(
         num_batches=budget.get("steps_per_epoch"),
     )
     epochs = budget["epochs"]
-    conquer_epoch = epochs - 1 if epochs > 1 else None
     images = _as_nchw(train_images).to(device)
     targets = torch.from_numpy(labels).to(device)
     start = time.perf_counter()

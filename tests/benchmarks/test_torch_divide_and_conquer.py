@@ -155,7 +155,14 @@ def test_divided_epochs_train_one_learners_chunk_and_the_conquer_epoch_trains_al
         steps.append((epoch, learner, batch, (grad > 0).tolist()))
 
     embeddings, seconds = module.train_and_embed_dc(
-        small_backbone(), images, labels, images[:10], BUDGET, seed=0, on_batch=on_batch
+        small_backbone(),
+        images,
+        labels,
+        images[:10],
+        BUDGET,
+        seed=0,
+        conquer_epoch=2,
+        on_batch=on_batch,
     )
     # Re-clustered before each divided epoch (T = 1), the last epoch the conquer stage.
     assert len(clusterings) == 2 and len(plans) == 2
@@ -174,6 +181,21 @@ def test_divided_epochs_train_one_learners_chunk_and_the_conquer_epoch_trains_al
     assert embeddings.shape == (10, 16) and seconds > 0
     norms = np.linalg.norm(embeddings.reshape(10, 4, 4), axis=-1)
     np.testing.assert_allclose(norms, 1.0, atol=1e-5)
+
+
+def test_without_a_conquer_epoch_every_epoch_is_divided():
+    images, labels = tiny_data()
+    learners = []
+    dc_module().train_and_embed_dc(
+        small_backbone(),
+        images,
+        labels,
+        images[:4],
+        {**BUDGET, "epochs": 2},
+        seed=0,
+        on_batch=lambda epoch, learner, batch, net: learners.append(learner),
+    )
+    assert len(learners) == 12 and None not in learners
 
 
 def spy(monkeypatch, owner, name, calls):
@@ -216,6 +238,7 @@ def test_run_dispatches_the_row_and_records_it_in_the_pretrained_regime(tmp_path
     assert [name for name, _ in calls] == ["train_and_embed", "train_and_embed_dc"]
     assert all(kwargs["initial_weights"] == weights for _, kwargs in calls)
     assert calls[1][1]["num_learners"] == 4 and calls[1][1]["recluster_every"] == 1
+    assert calls[1][1]["conquer_epoch"] == 1  # the last of the 2 epochs, as recorded
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert [r["row"] for r in records] == ["pml/normalized_softmax", ROW]
     assert all(r["regime"] == "pretrained" and r["pretrained"] == info for r in records)
