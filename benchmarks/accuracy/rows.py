@@ -159,6 +159,9 @@ MODEL_ABLATIONS = {
     },
     "dcml/best-4-compositors": {"model": {"num_compositors": 4}},
     "abe/best-no-divergence": {"model": {"lambda_div": 0.0}},
+    # Why FastAP trails PML (docs/benchmarks.md, "Reality check"): Adam with PyTorch's epsilon,
+    # next to the PML rows with Keras's (`PML_STARTS`).
+    "baseline/fast_ap-pytorch-epsilon": {"optimizer": {"epsilon": 1e-8}},
 }
 
 # keras-hub backbones (`keras_dml.backbones.hub`) for the `<row>-<name>` rows: `HUB_ROWS` on that
@@ -243,19 +246,21 @@ PML_DIFFERENT_DEFINITIONS = ("triplet", "abe_contrastive")
 # that recipe's loss; row -> (method, PML recipe). The table pairs each with `pml/<recipe>`.
 TORCH_METHOD_ROWS = {"pml/dc-normalized_softmax": ("dc", "normalized_softmax")}
 
-# PML rows that start where Keras starts (`torch_reference.train_and_embed(start="keras")`):
-# Keras's initialisation of the backbone and embedding layer, and Keras Adam's epsilon. Against
-# `pml/<recipe>` they measure what PyTorch's own start is worth: `pml/<recipe>-keras-start`.
-KERAS_START_SUFFIX = "-keras-start"
-PML_KERAS_START_RECIPES = ("circle", "fast_ap", "normalized_softmax")
+# PML rows that start where Keras starts, or partly (`torch_reference.train_and_embed`'s
+# `start`): `pml/<recipe>-keras-start` with Keras's initialisation of the backbone and embedding
+# layer and Keras Adam's epsilon, `pml/<recipe>-keras-epsilon` with that epsilon alone. Against
+# `pml/<recipe>` they measure what PyTorch's own start is worth. Suffix -> start.
+PML_STARTS = {"-keras-start": "keras", "-keras-epsilon": "keras-epsilon"}
+PML_START_RECIPES = ("circle", "fast_ap", "normalized_softmax")
 
 
 def pml_recipe_and_start(row):
     """`(recipe, start)` of a plain `pml/` row: `("circle", "keras")` for
     `pml/circle-keras-start`, `("circle", "pytorch")` for `pml/circle`."""
     recipe = row.split("/", 1)[1]
-    if recipe.endswith(KERAS_START_SUFFIX):
-        return recipe[: -len(KERAS_START_SUFFIX)], "keras"
+    for suffix, start in PML_STARTS.items():
+        if recipe.endswith(suffix):
+            return recipe[: -len(suffix)], start
     return recipe, "pytorch"
 
 
@@ -280,7 +285,7 @@ def row_names(best_loss):
         names += [row for row in MODEL_ABLATIONS if row.startswith(f"{method}/")]
         names += [f"{method}/{loss}" for loss in METHOD_LOSSES if loss != best_loss]
     names += [f"pml/{recipe}" for recipe in PML_RECIPES]
-    names += [f"pml/{recipe}{KERAS_START_SUFFIX}" for recipe in PML_KERAS_START_RECIPES]
+    names += [f"pml/{recipe}{suffix}" for recipe in PML_START_RECIPES for suffix in PML_STARTS]
     names += list(TORCH_METHOD_ROWS)
     for hub in HUB_BACKBONES:
         names += [f"{row.format(best=best_loss)}-{hub}" for row in HUB_ROWS]

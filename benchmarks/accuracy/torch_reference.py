@@ -296,8 +296,13 @@ class EmbeddingNet(torch.nn.Module):
 
 
 # Each framework's default Adam epsilon: PyTorch's, and Keras's (`keras.optimizers.Adam`).
-ADAM_EPSILON = {"pytorch": 1e-8, "keras": 1e-7}
-STARTS = tuple(ADAM_EPSILON)
+PYTORCH_EPSILON, KERAS_EPSILON = 1e-8, 1e-7
+# start -> (whose initialisation, Adam's epsilon).
+STARTS = {
+    "pytorch": ("pytorch", PYTORCH_EPSILON),
+    "keras": ("keras", KERAS_EPSILON),
+    "keras-epsilon": ("pytorch", KERAS_EPSILON),
+}
 
 
 def keras_start(backbone, net):
@@ -362,14 +367,17 @@ def train_and_embed(
         seed: int.
         initial_weights: str or `None`. A Keras weights file of `backbone` the translated
             backbone starts from (the pretrained regime); `None`: PyTorch's initialisation.
-        start: `"pytorch"` (PyTorch's initialisation and Adam) or `"keras"`: where a Keras
-            user starts (`keras_start`), to measure what the start is worth.
+        start: `"pytorch"` (PyTorch's initialisation and Adam epsilon), `"keras"` (where a
+            Keras user starts: `keras_start`'s initialisation and Keras's epsilon) or
+            `"keras-epsilon"` (PyTorch's initialisation, Keras's epsilon): what the start is
+            worth.
 
     Returns:
         `(test_embeddings float32 [M, D], train_seconds)`.
     """
     if start not in STARTS:
-        raise ValueError(f"`start` must be one of {STARTS}. Received: start={start!r}")
+        raise ValueError(f"`start` must be one of {tuple(STARTS)}. Received: start={start!r}")
+    initialisation, epsilon = STARTS[start]
     from keras_dml.data import MPerClassSampler
 
     torch.manual_seed(seed)
@@ -379,7 +387,7 @@ def train_and_embed(
     make_loss, make_miner, proxy_factor = RECIPES[recipe]
     module, channels = translate_with_weights(backbone, initial_weights)
     net = EmbeddingNet(module, channels, budget["embedding_dim"])
-    if start == "keras":
+    if initialisation == "keras":
         keras_start(backbone, net)
     net = net.to(device)
     num_classes = int(np.max(train_labels)) + 1
@@ -389,7 +397,7 @@ def train_and_embed(
     loss_params = list(loss_fn.parameters())
     if loss_params:
         groups.append({"params": loss_params, "lr": budget["learning_rate"] * proxy_factor})
-    optimizer = torch.optim.Adam(groups, eps=ADAM_EPSILON[start])
+    optimizer = torch.optim.Adam(groups, eps=epsilon)
     sampler = MPerClassSampler(
         train_labels,
         m=budget["m_per_class"],

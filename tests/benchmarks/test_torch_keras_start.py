@@ -44,7 +44,7 @@ def test_keras_start_copies_the_keras_backbone_and_a_keras_dense_initialisation(
     assert not net.head.bias.detach().numpy().any()  # Keras's zero bias
 
 
-def test_keras_start_trains_with_keras_adam_epsilon_and_pytorch_start_with_pytorchs(monkeypatch):
+def test_each_start_trains_with_its_adam_epsilon(monkeypatch):
     module = reference()
     train = tiny_splits()["train"]
     epsilons = []
@@ -55,14 +55,18 @@ def test_keras_start_trains_with_keras_adam_epsilon_and_pytorch_start_with_pytor
         return adam(params, **kwargs)
 
     monkeypatch.setattr(torch.optim, "Adam", recorded)
+    keras_starts = []
+    copy = module.keras_start
+    monkeypatch.setattr(module, "keras_start", lambda *a: keras_starts.append(1) or copy(*a))
     budget = {**BUDGET, "epochs": 1}
     images = np.asarray(train.images)
-    for start in ("keras", "pytorch"):
+    for start in ("keras", "pytorch", "keras-epsilon"):
         embeddings, _ = module.train_and_embed(
             "circle", small_backbone(), images, train.labels, images[:4], budget, 0, start=start
         )
         assert embeddings.shape == (4, 16) and np.isfinite(embeddings).all()
-    assert epsilons == [1e-7, 1e-8]
+    assert epsilons == [1e-7, 1e-8, 1e-7]
+    assert len(keras_starts) == 1  # the Keras initialisation for the `keras` start only
     with pytest.raises(ValueError, match="`start` must be one of"):
         module.train_and_embed(
             "circle", small_backbone(), images, train.labels, images[:4], budget, 0, start="tf"
