@@ -240,3 +240,38 @@ def test_an_ablation_that_does_not_close_the_gap_still_trails_the_baseline(sente
     baseline = PRETRAINED_ROWS["baseline/normalized_softmax@pretrained"]
     gaps = paired_differences(PRETRAINED_ROWS[row], baseline, "map@r")
     assert gaps and all(d < 0 for d in gaps)
+
+
+def test_the_papers_fine_tuning_lifts_d_and_c_and_the_baseline_alike():
+    page_says("The papers' fine-tuning lifts D&C and the baseline alike")
+    slowed = {
+        row: PRETRAINED_ROWS[f"{row}-backbone-lr0.1@pretrained"]
+        for row in ("dc/best", "baseline/normalized_softmax")
+    }
+    for row, records in slowed.items():
+        gains = paired_differences(records, PRETRAINED_ROWS[f"{row}@pretrained"], "map@r")
+        assert gains and all(d > 0 for d in gains), row
+    gaps = paired_differences(slowed["dc/best"], slowed["baseline/normalized_softmax"], "map@r")
+    assert gaps and all(d < 0 for d in gaps)
+
+
+def test_d_and_c_written_apart_from_keras_dml_trails_its_baseline_by_more():
+    page_says("by more than keras-dml's D&C trails keras-dml's")
+    torch_gaps = paired_differences(
+        PRETRAINED_ROWS["pml/dc-normalized_softmax@pretrained"],
+        PRETRAINED_ROWS["pml/normalized_softmax@pretrained"],
+        "map@r",
+    )
+    keras_gaps = dict(
+        zip(
+            sorted(r["seed"] for r in PRETRAINED_ROWS["dc/best@pretrained"]),
+            paired_differences(
+                PRETRAINED_ROWS["dc/best@pretrained"],
+                PRETRAINED_ROWS["baseline/normalized_softmax@pretrained"],
+                "map@r",
+            ),
+        )
+    )
+    torch_seeds = sorted(r["seed"] for r in PRETRAINED_ROWS["pml/dc-normalized_softmax@pretrained"])
+    assert torch_gaps and all(d < 0 for d in torch_gaps)
+    assert all(gap < keras_gaps[seed] for seed, gap in zip(torch_seeds, torch_gaps))
