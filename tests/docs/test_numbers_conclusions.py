@@ -275,3 +275,30 @@ def test_d_and_c_written_apart_from_keras_dml_trails_its_baseline_by_more():
     torch_seeds = sorted(r["seed"] for r in PRETRAINED_ROWS["pml/dc-normalized_softmax@pretrained"])
     assert torch_gaps and all(d < 0 for d in torch_gaps)
     assert all(gap < keras_gaps[seed] for seed, gap in zip(torch_seeds, torch_gaps))
+
+
+START = [
+    f"{hooks.ROOT}/benchmarks/results/reality_check_hangul.jsonl",
+    f"{hooks.ROOT}/benchmarks/results/reality_check_start_hangul.jsonl",
+]
+
+
+def seed_0_map_at_r(records, row):
+    (record,) = [r for r in records[row] if r["seed"] == 0]
+    return record["metrics"]["map@r"]
+
+
+def test_fast_aps_gap_is_pmls_start_and_circles_is_not():
+    page_says("FastAP's gap is PML's start: with Keras's epsilon alone")
+    page_says("Circle's gap is not the start")
+    rows = hooks.reality_check_table.latest_per_seed(START)
+    keras_dml = seed_0_map_at_r(rows, "baseline/fast_ap")
+    pml = seed_0_map_at_r(rows, "pml/fast_ap")
+    assert pml - keras_dml > 0.01  # the gap this explains
+    assert abs(seed_0_map_at_r(rows, "pml/fast_ap-keras-epsilon") - keras_dml) < 0.01
+    assert seed_0_map_at_r(rows, "pml/fast_ap-keras-start") < keras_dml
+    assert abs(seed_0_map_at_r(rows, "baseline/fast_ap-pytorch-epsilon") - keras_dml) < 0.01
+    circle_moved = seed_0_map_at_r(rows, "pml/circle-keras-start") - seed_0_map_at_r(
+        rows, "pml/circle"
+    )
+    assert abs(circle_moved) < 0.01
