@@ -212,7 +212,12 @@ def test_recorded_rows_name_the_model_their_row_builds_now():
     (the ABE rows pinned to the block1 cut), no record keeps its name with the old ones. (A
     library default that moves is not in the arguments; its records are renamed by hand.)"""
     module = accuracy_module()
-    for name in ("accuracy_hangul", "accuracy_kanji", "accuracy_hangul_pretrained"):
+    for name in (
+        "accuracy_hangul",
+        "accuracy_kanji",
+        "accuracy_hangul_pretrained",
+        "accuracy_hangul_pretrained_6_epochs",
+    ):
         path = os.path.join(ROOT, "benchmarks", "results", f"{name}.jsonl")
         with open(path) as f:
             records = [json.loads(line) for line in f]

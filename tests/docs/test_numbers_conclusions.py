@@ -233,6 +233,8 @@ def test_hierarchical_d_and_c_trails_because_its_backbone_is_frozen_after_each_d
     [
         ("fewer compositors do not close its gap either", "dcml/best-4-compositors@pretrained"),
         ("D&C is still", "dc/best-2-learners@pretrained"),
+        ("Nor is re-clustering", "dc/best-fixed-clusters@pretrained"),
+        ("with half the compositors it trails the baseline", "dcml/best-4-compositors@pretrained"),
     ],
 )
 def test_an_ablation_that_does_not_close_the_gap_still_trails_the_baseline(sentence, row):
@@ -302,3 +304,20 @@ def test_fast_aps_gap_is_pmls_start_and_circles_is_not():
         rows, "pml/circle"
     )
     assert abs(circle_moved) < 0.01
+
+
+def test_twice_the_epochs_does_not_narrow_d_and_cs_gap():
+    page_says("it does not narrow")
+    six = hooks.read_records(
+        f"{hooks.ROOT}/benchmarks/results/accuracy_hangul_pretrained_6_epochs.jsonl"
+    )
+    assert all(r["budget"]["epochs"] == 6 for rows in six.values() for r in rows)
+    baseline = "baseline/normalized_softmax@pretrained"
+    longer = paired_differences(six["dc/best@pretrained"], six[baseline], "map@r")
+    shorter = paired_differences(
+        PRETRAINED_ROWS["dc/best@pretrained"], PRETRAINED_ROWS[baseline], "map@r"
+    )
+    gains = paired_differences(six[baseline], PRETRAINED_ROWS[baseline], "map@r")
+    assert longer and all(d < 0 for d in longer)
+    assert max(longer) <= max(shorter)  # as wide as the narrowest gap at three epochs, or wider
+    assert gains and all(d > 0 for d in gains)  # the longer fine-tune does train more
