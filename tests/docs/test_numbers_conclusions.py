@@ -321,3 +321,10 @@ def test_twice_the_epochs_does_not_narrow_d_and_cs_gap():
     assert longer and all(d < 0 for d in longer)
     assert max(longer) <= max(shorter)  # as wide as the narrowest gap at three epochs, or wider
     assert gains and all(d > 0 for d in gains)  # the longer fine-tune does train more
+
+
+def test_circles_small_gap_held_on_a_third_seed():
+    page_says("Circle's gap is small and held on a third seed")
+    rows = hooks.reality_check_table.latest_per_seed(START)
+    gaps = paired_differences(rows["baseline/circle"], rows["pml/circle"], "map@r")
+    assert len(gaps) == 3 and all(-0.02 < d < 0 for d in gaps)
