@@ -147,8 +147,8 @@ MODEL_ABLATIONS = {
         "optimizer": {"lr_multipliers": {"attention": 10.0}},
     },
     # Why D&C, hierarchical D&C, DCML and ABE trail their baselines when fine-tuned from the
-    # pretrained backbone (docs/benchmarks.md, "Why the ensembles trail in the pretrained
-    # regime"): the learners' size (two of 64 instead of four of 32), DCML's compositor count,
+    # pretrained backbone (docs/benchmarks.md, "Why D&C and its relatives trail here:
+    # ablations"): the learners' size (two of 64 instead of four of 32), DCML's compositor count,
     # ABE without its divergence loss, and the papers' fine-tuning, where the pretrained
     # backbone learns 10x slower than the new layers (`^block`: the budget backbone's
     # variables; the baseline row with it is the comparison).

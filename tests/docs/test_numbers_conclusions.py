@@ -328,3 +328,12 @@ def test_circles_small_gap_held_on_a_third_seed():
     rows = hooks.reality_check_table.latest_per_seed(START)
     gaps = paired_differences(rows["baseline/circle"], rows["pml/circle"], "map@r")
     assert len(gaps) == 3 and all(-0.02 < d < 0 for d in gaps)
+
+
+def test_abe_without_its_divergence_loss_is_where_it_was_and_behind_m_heads():
+    page_says("Without its divergence loss ABE is where it was (within 0.01)")
+    plain = PRETRAINED_ROWS["abe/best-no-divergence@pretrained"]
+    moved = paired_differences(plain, PRETRAINED_ROWS["abe/best@pretrained"], "map@r")
+    to_m_heads = paired_differences(plain, PRETRAINED_ROWS["mheads/best@pretrained"], "map@r")
+    assert moved and all(abs(d) < 0.01 for d in moved)
+    assert to_m_heads and all(d < 0 for d in to_m_heads)
