@@ -362,10 +362,10 @@ def keras_config(
         model = {**model, "learner_dim": budget["embedding_dim"] // model["num_learners"]}
     else:
         model = {**model, "embedding_dim": budget["embedding_dim"]}
-    if method == "dc" and conquer_epoch_of(budget["epochs"]) is not None:
+    conquer = conquer_epoch_of(budget["epochs"])
+    if method == "dc" and conquer is not None:
         # Set explicitly (the library's "auto" gives the same at 3 epochs) so each record names
         # the epoch it used.
-        conquer = conquer_epoch_of(budget["epochs"])
         options = {**options, "conquer_epoch": conquer, "conquer_sampling": "all"}
     base = variant.split("-")[0]  # paper, best or a loss name, before any ablation suffix
     if base in ("paper", "best"):

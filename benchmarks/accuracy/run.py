@@ -321,8 +321,7 @@ def run_pml(row, splits, budget, seed, weights=None):
 
     size = budget["image_size"]
     recipe, start = pml_recipe_and_start(row)
-    if start != "pytorch":
-        keras.utils.set_random_seed(seed)  # the Keras initialisation a keras-start row takes
+    keras.utils.set_random_seed(seed)  # the Keras initialisation a keras-start row copies
     backbone = backbones.get(budget["backbone"], input_shape=(size, size, 3))
     train, test = splits["train"], splits["test"]
     data = (backbone, _images(train, size), train.labels, _images(test, size), budget, seed)

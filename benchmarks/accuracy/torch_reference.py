@@ -12,6 +12,7 @@ Imported only when torch and PML are installed (the `pml` extra: `pip install -e
 CI installs it, and the tests of this module skip without it).
 """
 
+import inspect
 import time
 
 import keras
@@ -295,8 +296,9 @@ class EmbeddingNet(torch.nn.Module):
         return self.head(self.backbone(images).mean(dim=(2, 3)))
 
 
-# Each framework's default Adam epsilon: PyTorch's, and Keras's (`keras.optimizers.Adam`).
-PYTORCH_EPSILON, KERAS_EPSILON = 1e-8, 1e-7
+# Each framework's default Adam epsilon, read from its own signature (1e-8 and 1e-7 today).
+PYTORCH_EPSILON = inspect.signature(torch.optim.Adam).parameters["eps"].default
+KERAS_EPSILON = inspect.signature(keras.optimizers.Adam).parameters["epsilon"].default
 # start -> (whose initialisation, Adam's epsilon).
 STARTS = {
     "pytorch": ("pytorch", PYTORCH_EPSILON),

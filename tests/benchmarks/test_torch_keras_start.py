@@ -99,3 +99,11 @@ def test_run_records_a_keras_start_row_with_its_start(tmp_path, monkeypatch):
         "pml/circle-keras-start": {"backbone": "convnet", "recipe": "circle", "start": "keras"},
         "pml/circle": {"backbone": "convnet", "recipe": "circle"},
     }
+
+
+def test_every_start_a_row_names_is_one_train_and_embed_takes():
+    from benchmarks.accuracy.rows import PML_STARTS
+
+    starts = reference().STARTS
+    assert set(PML_STARTS.values()) | {"pytorch"} == set(starts)
+    assert starts["pytorch"][1] == 1e-8 and starts["keras"][1] == 1e-7  # the two defaults
