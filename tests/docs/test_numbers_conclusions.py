@@ -145,8 +145,8 @@ REALITY_PATHS = [hooks.ACCURACY, hooks.REALITY_CHECK]
 REALITY = hooks.reality_check_table.latest_per_seed(REALITY_PATHS)
 
 
-def test_keras_dml_trails_pml_on_map_at_r_with_circle_and_fast_ap_only():
-    page_says("keras-dml trails PML with two losses whose definitions agree")
+def test_keras_dml_trails_pml_on_map_at_r_with_fast_ap_only():
+    page_says("keras-dml trails PML with one loss whose definitions agree, FastAP")
     trailing, table = set(), hooks.reality_check_table
     for loss in table.PML_RECIPES:
         pml = f"pml/{loss}"
@@ -154,7 +154,7 @@ def test_keras_dml_trails_pml_on_map_at_r_with_circle_and_fast_ap_only():
             continue
         if compare_word(REALITY, f"baseline/{loss}", pml, "map@r") == "behind":
             trailing.add(loss)
-    assert trailing == {"circle", "fast_ap"}
+    assert trailing == {"fast_ap"}
 
 
 def test_every_memory_comparison_is_on_one_runtime_per_seed():
@@ -317,11 +317,17 @@ def test_twice_the_epochs_does_not_narrow_d_and_cs_gap():
     assert gains and all(d > 0 for d in gains)  # the longer fine-tune does train more
 
 
-def test_circles_small_gap_held_on_a_third_seed():
-    page_says("Circle's gap is small and held on a third seed")
-    rows = hooks.reality_check_table.latest_per_seed(START)
-    gaps = paired_differences(rows["baseline/circle"], rows["pml/circle"], "map@r")
-    assert len(gaps) == 3 and all(-0.02 < d < 0 for d in gaps)
+def test_circles_gap_was_the_seeds():
+    page_says("Behind by little on the first three seeds, keras-dml is ahead on a later one")
+    page_says("The mean of these differences is smaller than their own standard deviation")
+    keras_dml, pml = REALITY["baseline/circle"], REALITY["pml/circle"]
+    gaps = paired_differences(keras_dml, pml, "map@r")
+    assert len(gaps) >= 4 and all(-0.02 < d < 0 for d in gaps[:3]) and max(gaps[3:]) > 0
+    shared = {r["seed"] for r in keras_dml}
+    pml_values = [r["metrics"]["map@r"] for r in pml if r["seed"] in shared]
+    assert abs(np.mean(gaps)) < np.std(gaps, ddof=1)
+    assert abs(np.mean(gaps)) < np.std(pml_values, ddof=1)
+    assert compare_word(REALITY, "baseline/circle", "pml/circle", "map@r") == "level with"
 
 
 def test_abe_without_its_divergence_loss_is_where_it_was_and_behind_m_heads():
