@@ -259,6 +259,7 @@ def test_the_papers_fine_tuning_lifts_d_and_c_and_the_baseline_alike():
 
 def test_d_and_c_written_apart_from_keras_dml_trails_its_baseline_by_more():
     page_says("by more than keras-dml's D&C trails keras-dml's")
+    page_says("trails its own baseline too, by more, on each of three seeds")
 
     def gaps_by_seed(row, baseline):
         mine = {r["seed"]: r["metrics"]["map@r"] for r in PRETRAINED_ROWS[row]}
@@ -269,7 +270,7 @@ def test_d_and_c_written_apart_from_keras_dml_trails_its_baseline_by_more():
         "pml/dc-normalized_softmax@pretrained", "pml/normalized_softmax@pretrained"
     )
     keras_gaps = gaps_by_seed("dc/best@pretrained", "baseline/normalized_softmax@pretrained")
-    assert torch_gaps and all(gap < 0 for gap in torch_gaps.values())
+    assert len(torch_gaps) >= 3 and all(gap < 0 for gap in torch_gaps.values())
     assert all(gap < keras_gaps[seed] for seed, gap in torch_gaps.items())
 
 
