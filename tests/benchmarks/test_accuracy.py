@@ -217,6 +217,7 @@ def test_recorded_rows_name_the_model_their_row_builds_now():
         "accuracy_kanji",
         "accuracy_hangul_pretrained",
         "accuracy_hangul_pretrained_6_epochs",
+        "accuracy_kanji_pretrained",
     ):
         path = os.path.join(ROOT, "benchmarks", "results", f"{name}.jsonl")
         with open(path) as f:

@@ -157,6 +157,29 @@ def test_readme_says_which_claims_hold_seed_by_seed():
         assert verdict == expected, f"{claim}: README {verdict!r}, records {expected!r}"
 
 
+KANJI_PRETRAINED = os.path.join(ROOT, "benchmarks", "results", "accuracy_kanji_pretrained.jsonl")
+
+
+def test_readme_kanji_sentence_is_the_records():
+    """D&C behind the baseline on every kanji seed (three of them), and the unfrozen
+    hierarchical D&C level with it on the seeds it has."""
+    text = " ".join(results_section(1).split())
+    assert "D&C trails the baseline on each of three seeds too, and the unfrozen" in text
+    assert "hierarchical D&C is level with it on seed 0" in text
+    records = hooks.read_records(KANJI_PRETRAINED)
+    baseline = "baseline/normalized_softmax@pretrained"
+    divided = accuracy_table.paired_differences(
+        records["dc/best@pretrained"], records[baseline], "map@r"
+    )
+    assert len(divided) == 3
+    assert record_values.compare_word(records, "dc/best@pretrained", baseline, "map@r") == "behind"
+    unfrozen = "hdc/best-unfrozen@pretrained"
+    assert [r["seed"] for r in records[unfrozen]] == [0]
+    assert record_values.compare_word(records, unfrozen, baseline, "map@r") != "behind"
+    level = accuracy_table.paired_differences(records[unfrozen], records[baseline], "map@r")
+    assert all(abs(d) < 0.01 for d in level)
+
+
 def test_accuracy_tables_have_one_row_per_recorded_row():
     records = hooks.read_records(hooks.ACCURACY)
     table = hooks.accuracy_table().splitlines()
