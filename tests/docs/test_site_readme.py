@@ -175,7 +175,6 @@ def test_readme_kanji_sentence_is_the_records():
     assert record_values.compare_word(records, "dc/best@pretrained", baseline, "map@r") == "behind"
     unfrozen = "hdc/best-unfrozen@pretrained"
     assert [r["seed"] for r in records[unfrozen]] == [0]
-    assert record_values.compare_word(records, unfrozen, baseline, "map@r") != "behind"
     level = accuracy_table.paired_differences(records[unfrozen], records[baseline], "map@r")
     assert all(abs(d) < 0.01 for d in level)
 
