@@ -159,6 +159,11 @@ MODEL_ABLATIONS = {
     },
     "dcml/best-4-compositors": {"model": {"num_compositors": 4}},
     "abe/best-no-divergence": {"model": {"lambda_div": 0.0}},
+    # M-heads split at ABE's cut (block2): separate `G_m` (block3 each) against ABE's attention
+    # masks and one shared `G` over the same `S`; DCML without its composites' losses (Eq. 8
+    # with every `lambda_m` = 0): `J_dis` on the concatenation alone, the baseline's objective.
+    "mheads/best-block2": {"model": {"branch_point": "block2"}},
+    "dcml/best-no-subtasks": {"model": {"lambda_subtask": 0.0}},
     # Why FastAP trails PML (docs/benchmarks.md, "Reality check"): Adam with PyTorch's epsilon,
     # next to the PML rows with Keras's (`PML_STARTS`).
     "baseline/fast_ap-pytorch-epsilon": {"optimizer": {"epsilon": 1e-8}},

@@ -363,3 +363,47 @@ def test_d_and_c_trails_the_baseline_on_kanji_too_and_unfrozen_hierarchical_d_an
     assert [r["seed"] for r in unfrozen] == [0]
     assert all(d > 0 for d in paired_differences(unfrozen, divided, "map@r"))
     assert all(abs(d) < 0.01 for d in paired_differences(unfrozen, baseline, "map@r"))
+
+
+def test_dcml_without_its_composites_losses_is_where_it_was_and_level_with_the_baseline():
+    page_says("DCML's composites' losses neither help nor hurt it here")
+    page_says("without its composites' losses (three seeds) it is where it was, level with the")
+    plain = "dcml/best-no-subtasks@pretrained"
+    baseline = "baseline/normalized_softmax@pretrained"
+    assert len(PRETRAINED_ROWS[plain]) >= 3
+    moved = paired_differences(
+        PRETRAINED_ROWS["dcml/best@pretrained"], PRETRAINED_ROWS[plain], "map@r"
+    )
+    assert len(moved) >= 3 and all(abs(d) < 0.015 for d in moved)
+    assert compare_word(PRETRAINED_ROWS, "dcml/best@pretrained", plain, "map@r") == "level with"
+    assert compare_word(PRETRAINED_ROWS, plain, baseline, "map@r") == "level with"
+
+
+def test_abe_trails_m_heads_split_where_its_shared_layers_end():
+    page_says("ABE trails M-heads at the paper's comparison too")
+    page_says("at the paper's comparison too (M-heads sharing ABE's bottom layers, three seeds)")
+    same_cut = PRETRAINED_ROWS["mheads/best-block2@pretrained"]
+    behind = paired_differences(PRETRAINED_ROWS["abe/best@pretrained"], same_cut, "map@r")
+    assert len(behind) >= 3 and all(d < 0 for d in behind)
+    assert (
+        compare_word(
+            PRETRAINED_ROWS, "mheads/best-block2@pretrained", "mheads/best@pretrained", "map@r"
+        )
+        == "level with"
+    )
+
+
+def test_m_heads_split_where_abes_shared_layers_end_has_more_parameters_than_abe():
+    page_says("Those copies are also why M-heads has more parameters than ABE")
+    import keras_dml
+
+    def built(model_class, **options):
+        backbone = keras_dml.backbones.get("vgg_small", input_shape=(32, 32, 3))
+        model = model_class(backbone, num_learners=4, embedding_dim=128, **options)
+        model(np.zeros((1, 32, 32, 3), "float32"))
+        return model
+
+    abe = built(keras_dml.models.ABE)
+    m_heads = built(keras_dml.models.MHeads, branch_point="block2")
+    assert abe.branch_point == m_heads.branch_point  # the rows' shared `S` is the same
+    assert abe.count_params() < m_heads.count_params()
