@@ -112,7 +112,7 @@ def accuracy_table(path=ACCURACY):
             [
                 f"`{row}`",
                 describe_loss(loss) if loss else "",
-                ", ".join(str(r["seed"]) for r in records),
+                ", ".join(str(seed) for seed in sorted(r["seed"] for r in records)),
                 *(f"{m:.3f}" for m in means),
                 train_time(records),
             ]

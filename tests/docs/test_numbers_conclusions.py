@@ -348,7 +348,8 @@ KANJI_PRETRAINED = hooks.read_records(
 def test_d_and_c_trails_the_baseline_on_kanji_too_and_unfrozen_hierarchical_d_and_c_does_not():
     page_says("On kanji too, D&C trails the baseline fine-tuned from the same weights on every")
     page_says("on every seed, as on `hangul`: the measured reason above holds")
-    page_says("is ahead of D&C there too, and within 0.01 of the baseline (seed 0 only)")
+    page_says("is ahead of D&C on every seed there too, and within 0.01 of the baseline")
+    page_says("that recipe holds on three seeds of both datasets")
     baseline = KANJI_PRETRAINED["baseline/normalized_softmax@pretrained"]
     divided = KANJI_PRETRAINED["dc/best@pretrained"]
     unfrozen = KANJI_PRETRAINED["hdc/best-unfrozen@pretrained"]
@@ -360,9 +361,36 @@ def test_d_and_c_trails_the_baseline_on_kanji_too_and_unfrozen_hierarchical_d_an
         "map@r",
     )
     assert hangul and all(d < 0 for d in hangul)
-    assert [r["seed"] for r in unfrozen] == [0]
-    assert all(d > 0 for d in paired_differences(unfrozen, divided, "map@r"))
+    ahead = paired_differences(unfrozen, divided, "map@r")
+    assert len(ahead) >= 3 and all(d > 0 for d in ahead)
     assert all(abs(d) < 0.01 for d in paired_differences(unfrozen, baseline, "map@r"))
+    on_hangul = paired_differences(
+        PRETRAINED_ROWS["hdc/best-unfrozen@pretrained"],
+        PRETRAINED_ROWS["dc/best@pretrained"],
+        "map@r",
+    )
+    assert len(on_hangul) >= 3 and all(d > 0 for d in on_hangul)
+
+
+def test_dcml_loses_to_the_baseline_on_kanji_by_its_composites_losses():
+    page_says("its composites' losses are what it loses by: without them it is ahead of DCML")
+    page_says("On neither dataset does DCML's compositional objective give anything at this")
+    baseline = KANJI_PRETRAINED["baseline/normalized_softmax@pretrained"]
+    composed = KANJI_PRETRAINED["dcml/best@pretrained"]
+    plain = KANJI_PRETRAINED["dcml/best-no-subtasks@pretrained"]
+    behind = paired_differences(composed, baseline, "map@r")
+    assert len(behind) >= 3 and all(d < 0 for d in behind)
+    cost = paired_differences(plain, composed, "map@r")
+    assert len(cost) >= 3 and all(d > 0 for d in cost)
+    assert (
+        compare_word(
+            KANJI_PRETRAINED,
+            "dcml/best-no-subtasks@pretrained",
+            "baseline/normalized_softmax@pretrained",
+            "map@r",
+        )
+        == "level with"
+    )
 
 
 def test_dcml_without_its_composites_losses_is_where_it_was_and_level_with_the_baseline():
