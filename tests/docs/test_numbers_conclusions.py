@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 
+from benchmarks.accuracy.rows import MODEL_ABLATIONS
 from tests.support.docs_site import load_hooks
 
 hooks = load_hooks()
@@ -345,6 +346,9 @@ KANJI_PRETRAINED = hooks.read_records(
 )
 
 
+BASELINE = "baseline/normalized_softmax@pretrained"
+
+
 def three_seed_gaps(records, other):
     """MAP@R of `records` minus `other`, seed by seed; fails unless they share three seeds."""
     gaps = paired_differences(records, other, "map@r")
@@ -352,68 +356,50 @@ def three_seed_gaps(records, other):
     return gaps
 
 
+def word_on_three_seeds(rows, row, other):
+    """The page's comparison word for `row` against `other` (`compare_word`: ahead or behind on
+    every seed, else level), once they share three seeds."""
+    three_seed_gaps(rows[row], rows[other])
+    return compare_word(rows, row, other, "map@r")
+
+
 def test_d_and_c_trails_the_baseline_on_kanji_too_and_unfrozen_hierarchical_d_and_c_does_not():
     page_says("On kanji too, D&C trails the baseline fine-tuned from the same weights on every")
     page_says("on every seed, as on `hangul`: the measured reason above holds")
     page_says("is ahead of D&C on every seed there too, as on `hangul`, and within 0.01 of the")
     page_says("that recipe holds on three seeds of both datasets")
-    baseline = KANJI_PRETRAINED["baseline/normalized_softmax@pretrained"]
-    divided = KANJI_PRETRAINED["dc/best@pretrained"]
+    for rows in (KANJI_PRETRAINED, PRETRAINED_ROWS):
+        assert word_on_three_seeds(rows, "dc/best@pretrained", BASELINE) == "behind"
+        assert word_on_three_seeds(rows, "hdc/best-unfrozen@pretrained", "dc/best@pretrained") == (
+            "ahead of"
+        )
     unfrozen = KANJI_PRETRAINED["hdc/best-unfrozen@pretrained"]
-    assert all(d < 0 for d in three_seed_gaps(divided, baseline))
-    hangul = PRETRAINED_ROWS
-    divided_hangul = hangul["dc/best@pretrained"]
-    assert all(
-        d < 0
-        for d in three_seed_gaps(divided_hangul, hangul["baseline/normalized_softmax@pretrained"])
-    )
-    assert all(d > 0 for d in three_seed_gaps(unfrozen, divided))
-    assert all(abs(d) < 0.01 for d in three_seed_gaps(unfrozen, baseline))
-    assert all(
-        d > 0 for d in three_seed_gaps(hangul["hdc/best-unfrozen@pretrained"], divided_hangul)
-    )
+    assert all(abs(d) < 0.01 for d in three_seed_gaps(unfrozen, KANJI_PRETRAINED[BASELINE]))
 
 
 def test_dcml_loses_to_the_baseline_on_kanji_by_its_composites_losses():
     page_says("its composites' losses are what it loses by: without them it is ahead of DCML")
     page_says("On neither dataset does DCML's compositional objective give anything at this")
-    baseline = KANJI_PRETRAINED["baseline/normalized_softmax@pretrained"]
-    composed = KANJI_PRETRAINED["dcml/best@pretrained"]
-    plain = KANJI_PRETRAINED["dcml/best-no-subtasks@pretrained"]
-    assert all(d < 0 for d in three_seed_gaps(composed, baseline))
-    assert all(d > 0 for d in three_seed_gaps(plain, composed))
-    assert (
-        compare_word(
-            KANJI_PRETRAINED,
-            "dcml/best-no-subtasks@pretrained",
-            "baseline/normalized_softmax@pretrained",
-            "map@r",
-        )
-        == "level with"
-    )
+    plain = "dcml/best-no-subtasks@pretrained"
+    assert word_on_three_seeds(KANJI_PRETRAINED, "dcml/best@pretrained", BASELINE) == "behind"
+    assert word_on_three_seeds(KANJI_PRETRAINED, plain, "dcml/best@pretrained") == "ahead of"
+    assert word_on_three_seeds(KANJI_PRETRAINED, plain, BASELINE) == "level with"
 
 
 def test_dcml_without_its_composites_losses_is_where_it_was_and_level_with_the_baseline():
     page_says("DCML's composites' losses neither help nor hurt it here")
     page_says("without its composites' losses (three seeds) it is where it was, level with the")
     plain = "dcml/best-no-subtasks@pretrained"
-    baseline = "baseline/normalized_softmax@pretrained"
-    three_seed_gaps(PRETRAINED_ROWS["dcml/best@pretrained"], PRETRAINED_ROWS[plain])
-    assert compare_word(PRETRAINED_ROWS, "dcml/best@pretrained", plain, "map@r") == "level with"
-    assert compare_word(PRETRAINED_ROWS, plain, baseline, "map@r") == "level with"
+    assert word_on_three_seeds(PRETRAINED_ROWS, "dcml/best@pretrained", plain) == "level with"
+    assert word_on_three_seeds(PRETRAINED_ROWS, plain, BASELINE) == "level with"
 
 
 def test_abe_trails_m_heads_split_where_its_shared_layers_end():
     page_says("ABE trails M-heads at the paper's comparison too")
     page_says("at the paper's comparison too (M-heads sharing ABE's bottom layers, three seeds)")
-    same_cut = PRETRAINED_ROWS["mheads/best-block2@pretrained"]
-    assert all(d < 0 for d in three_seed_gaps(PRETRAINED_ROWS["abe/best@pretrained"], same_cut))
-    assert (
-        compare_word(
-            PRETRAINED_ROWS, "mheads/best-block2@pretrained", "mheads/best@pretrained", "map@r"
-        )
-        == "level with"
-    )
+    same_cut = "mheads/best-block2@pretrained"
+    assert word_on_three_seeds(PRETRAINED_ROWS, "abe/best@pretrained", same_cut) == "behind"
+    assert word_on_three_seeds(PRETRAINED_ROWS, same_cut, "mheads/best@pretrained") == "level with"
 
 
 def test_m_heads_split_where_abes_shared_layers_end_has_more_parameters_than_abe():
@@ -427,6 +413,6 @@ def test_m_heads_split_where_abes_shared_layers_end_has_more_parameters_than_abe
         return model
 
     abe = built(keras_dml.models.ABE)
-    m_heads = built(keras_dml.models.MHeads, branch_point="block2")
+    m_heads = built(keras_dml.models.MHeads, **MODEL_ABLATIONS["mheads/best-block2"]["model"])
     assert abe.branch_point == m_heads.branch_point  # the rows' shared `S` is the same
     assert abe.count_params() < m_heads.count_params()
